@@ -1,0 +1,191 @@
+package io.relaypinner.relay;
+
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.relay.api.HealthRoute;
+import io.relaypinner.relay.api.MetricsHttpsStatus;
+import io.relaypinner.relay.api.MetricsRoute;
+import io.relaypinner.relay.api.NodeStatus;
+import io.relaypinner.relay.config.InvalidConfigException;
+import io.relaypinner.relay.config.MetricsHttpsEndpoint;
+import io.relaypinner.relay.config.RelayConfig;
+import io.relaypinner.relay.http.HttpMetrics;
+import io.relaypinner.relay.http.HttpResponses;
+import io.relaypinner.relay.http.RelayHttpServer;
+import io.relaypinner.relay.http.Router;
+import io.relaypinner.relay.net.EventLoops;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.OptionalInt;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One running relay: wires the parts that exist so far (the HTTP listener of spec 1 with
+ * {@code /health} and {@code /metrics}, JVM and HTTP metrics) from a {@link RelayConfig}.
+ *
+ * <pre>
+ *   RelayConfig config = RelayConfig.fromEnvironment(env);      // InvalidConfigException: exit 2
+ *   NodeStatus status = NodeStatus.fixed(peerId, servingZone);  // from the loaded identity
+ *   try (RelayNode node = new RelayNode(config, status, new PrometheusRegistry(),
+ *       Clock.systemUTC())) {                                   // InvalidConfigException: exit 2
+ *     node.start();                                             // returns once bound
+ *     awaitShutdownSignal();
+ *   }                                                           // close(): bounded, graceful
+ * </pre>
+ *
+ * <p>The registry belongs to the caller and holds this node's metrics only (one registry per
+ * node: registering twice fails). Event loops are created by the node unless shared loops are
+ * passed in, which the node then never shuts down.
+ */
+public final class RelayNode implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(RelayNode.class);
+  private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(3);
+
+  private enum State { NEW, STARTED, CLOSED }
+
+  private final RelayConfig config;
+  private final NodeStatus status;
+  private final PrometheusRegistry registry;
+  private final Clock clock;
+  private final EventLoops sharedLoops;
+  private final HttpResponses responses;
+  private final HttpMetrics httpMetrics;
+  private final MetricsHttpsStatus metricsHttps;
+
+  private State state = State.NEW;
+  private EventLoops ownLoops;
+  private ExecutorService scrapeExecutor;
+  private RelayHttpServer httpServer;
+
+  /**
+   * A node with its own event loops (one per processor).
+   *
+   * @throws InvalidConfigException when a setting is bad for this identity
+   *     ({@code METRICS_HTTPS_PUBLIC_HOST} not under the serving zone)
+   */
+  public RelayNode(final RelayConfig config, final NodeStatus status,
+      final PrometheusRegistry registry, final Clock clock) {
+    this(config, status, registry, clock, null);
+  }
+
+  /**
+   * A node on shared event loops ({@code null}: its own), which it does not shut down.
+   *
+   * @throws InvalidConfigException when a setting is bad for this identity
+   */
+  public RelayNode(final RelayConfig config, final NodeStatus status,
+      final PrometheusRegistry registry, final Clock clock, final EventLoops sharedLoops) {
+    this.config = Objects.requireNonNull(config, "config");
+    this.status = Objects.requireNonNull(status, "status");
+    this.registry = Objects.requireNonNull(registry, "registry");
+    this.clock = Objects.requireNonNull(clock, "clock");
+    this.sharedLoops = sharedLoops;
+    final MetricsHttpsEndpoint endpoint =
+        MetricsHttpsEndpoint.resolve(config, status.autoTlsServingZone());
+    // The HTTPS listener comes with a later issue; until then it never listens.
+    this.metricsHttps = MetricsHttpsStatus.notListening(config.https().enabled(), endpoint);
+    this.responses = new HttpResponses(HttpResponses.newObjectMapper());
+    this.httpMetrics = new HttpMetrics(registry);
+  }
+
+  /**
+   * Starts the HTTP listener unless {@code METRICS_DISABLED}, and returns once it is bound.
+   *
+   * @throws java.io.UncheckedIOException when the listener cannot bind (the node is then closed)
+   * @throws IllegalStateException when called twice or after {@link #close()}
+   */
+  public synchronized void start() {
+    if (state != State.NEW) {
+      throw new IllegalStateException("relay node is " + state.name().toLowerCase(Locale.ROOT));
+    }
+    state = State.STARTED;
+    if (config.http().disabled()) {
+      JvmMetrics.builder().register(registry);
+      LOG.info("HTTP listener disabled (METRICS_DISABLED)");
+      return;
+    }
+    try {
+      final EventLoops loops = sharedLoops != null ? sharedLoops : ownLoops();
+      scrapeExecutor = Executors.newSingleThreadExecutor(
+          new DefaultThreadFactory("relay-metrics-scrape", true));
+      final Router router = Router.builder()
+          .get("/health", new HealthRoute(RelayVersion.VERSION, status, () -> metricsHttps,
+              clock, responses))
+          .get("/metrics", new MetricsRoute(registry, scrapeExecutor))
+          .build();
+      httpServer = new RelayHttpServer(config.http(), config.cors(), router, responses,
+          httpMetrics, loops);
+      // Start-up time matters (ready in <= 0.8 s): class loading for the first request and the
+      // JVM collectors (~100 ms each on a cold JVM) run on the scrape thread while this thread
+      // binds. Scrapes queue behind the registration on that single thread, so none misses it.
+      final RelayHttpServer server = httpServer;
+      scrapeExecutor.execute(() -> server.warmUp("/health"));
+      scrapeExecutor.execute(() -> JvmMetrics.builder().register(registry));
+      httpServer.start();
+    } catch (final RuntimeException e) {
+      close();
+      throw e;
+    }
+  }
+
+  private EventLoops ownLoops() {
+    ownLoops = EventLoops.create("relay-io");
+    return ownLoops;
+  }
+
+  /** The bound HTTP port; empty when the listener is disabled or not running. */
+  public OptionalInt httpPort() {
+    final RelayHttpServer server = currentServer();
+    final int port = server == null ? -1 : server.port();
+    return port < 0 ? OptionalInt.empty() : OptionalInt.of(port);
+  }
+
+  /** The {@code metricsHttps} object (spec 2.2) as served now. */
+  public MetricsHttpsStatus metricsHttps() {
+    return metricsHttps;
+  }
+
+  public RelayConfig config() {
+    return config;
+  }
+
+  private synchronized RelayHttpServer currentServer() {
+    return httpServer;
+  }
+
+  /** Stops the listener, then the node's own loops and executor; waits a bounded time. */
+  @Override
+  public synchronized void close() {
+    if (state == State.CLOSED) {
+      return;
+    }
+    state = State.CLOSED;
+    if (httpServer != null) {
+      httpServer.close();
+      httpServer = null;
+    }
+    if (ownLoops != null) {
+      if (!ownLoops.shutdownGracefully(SHUTDOWN_TIMEOUT)) {
+        LOG.warn("event loops did not stop within {} ms", SHUTDOWN_TIMEOUT.toMillis());
+      }
+      ownLoops = null;
+    }
+    if (scrapeExecutor != null) {
+      scrapeExecutor.shutdownNow();
+      try {
+        scrapeExecutor.awaitTermination(SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (final InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      scrapeExecutor = null;
+    }
+    LOG.info("relay node stopped");
+  }
+}

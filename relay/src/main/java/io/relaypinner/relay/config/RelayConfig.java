@@ -1,0 +1,533 @@
+package io.relaypinner.relay.config;
+
+import io.relaypinner.relay.config.EnvReader.Value;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+/**
+ * Every setting of one relay, immutable. Implements the environment table of CONTRACT.md (which
+ * completes spec 1, 4 and 8); {@link #fromEnvironment} is the only place in the code base that
+ * reads environment variables, and the CLI maps its options onto the {@link Builder}.
+ *
+ * <p>Rules: booleans are {@code true/1/yes/on} or {@code false/0/no/off} in any case; durations
+ * are milliseconds; lists are comma-separated with items trimmed and empty items dropped; values
+ * are trimmed and an empty value counts as unset; when a variable and its alias are both set, the
+ * primary name wins. A bad value fails with an {@link InvalidConfigException} naming the variable.
+ * Unknown variables are ignored.
+ */
+public record RelayConfig(
+    StorageConfig storage,
+    IdentityConfig identity,
+    NetworkConfig network,
+    DeploymentConfig deployment,
+    HttpConfig http,
+    HttpsConfig https,
+    CorsConfig cors,
+    TlsConfig tls,
+    SyncConfig sync,
+    GatewayConfig gateway,
+    LoggingConfig logging) {
+
+  /** The embedded defaults: what {@code ./relay-pinner} runs with an empty environment. */
+  public static final RelayConfig DEFAULT = builder().build();
+
+  public RelayConfig {
+    Objects.requireNonNull(storage, "storage");
+    Objects.requireNonNull(identity, "identity");
+    Objects.requireNonNull(network, "network");
+    Objects.requireNonNull(deployment, "deployment");
+    Objects.requireNonNull(http, "http");
+    Objects.requireNonNull(https, "https");
+    Objects.requireNonNull(cors, "cors");
+    Objects.requireNonNull(tls, "tls");
+    Objects.requireNonNull(sync, "sync");
+    Objects.requireNonNull(gateway, "gateway");
+    Objects.requireNonNull(logging, "logging");
+  }
+
+  /** Spec 4.2: any of {@code PROXY_HOSTNAME}, {@code PUBLIC_IPV4} or an external port is set. */
+  public boolean deployedMode() {
+    return deployment.deployedMode();
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * A builder holding this configuration's values. The TLS directory is carried over as it is, so
+   * a data directory changed on the builder does not move it.
+   */
+  public Builder toBuilder() {
+    final Builder b = new Builder();
+    b.dataDir = storage.dataDir();
+    b.privateKeyHex = identity.privateKeyHex().orElse(null);
+    b.listenIpv4 = network.listenIpv4();
+    b.listenIpv6 = network.listenIpv6();
+    b.ipv6Disabled = network.ipv6Disabled();
+    b.tcpPort = network.tcpPort();
+    b.wsPort = network.wsPort();
+    b.bootstrapPeers = network.bootstrapPeers();
+    b.bootstrapDisabled = network.bootstrapDisabled();
+    b.announce = network.announce();
+    b.publicIpv4 = deployment.publicIpv4().orElse(null);
+    b.publicIpv6 = deployment.publicIpv6().orElse(null);
+    b.proxyHostname = deployment.proxyHostname().orElse(null);
+    b.externalTcpPort = boxed(deployment.externalTcpPort());
+    b.externalWsPort = boxed(deployment.externalWsPort());
+    b.externalWebrtcPort = boxed(deployment.externalWebrtcPort());
+    b.externalQuicPort = boxed(deployment.externalQuicPort());
+    b.externalMetricsPort = boxed(deployment.externalMetricsPort());
+    b.externalMetricsHttpsPort = boxed(deployment.externalMetricsHttpsPort());
+    b.metricsHost = http.host();
+    b.metricsPort = http.port();
+    b.metricsDisabled = http.disabled();
+    b.apiToken = http.apiToken().orElse(null);
+    b.httpIdleTimeout = http.idleTimeout();
+    b.httpMaxInitialLineLength = http.maxInitialLineLength();
+    b.httpMaxHeaderSize = http.maxHeaderSize();
+    b.httpMaxBodySize = http.maxBodySize();
+    b.metricsHttpsEnabled = https.enabled();
+    b.metricsHttpsPort = https.port();
+    b.metricsHttpsPublicHost = https.publicHost().orElse(null);
+    b.corsOrigins = cors.allowedOrigins();
+    b.corsAllowHeaders = cors.allowHeaders();
+    b.corsMaxAgeSeconds = cors.maxAgeSeconds();
+    b.tlsCertDir = tls.certDir();
+    b.autoTlsDomain = tls.autoTlsDomain();
+    b.autoTlsDisabled = tls.autoTlsDisabled();
+    b.pinningSyncTimeout = sync.pinningSyncTimeout();
+    b.syncCooldown = sync.syncCooldown();
+    b.syncSlots = sync.slots();
+    b.mediaCidFields = sync.mediaCidFields();
+    b.gatewayMode = gateway.mode();
+    b.ipfsFallbackTimeout = gateway.fallbackTimeout();
+    b.logLevel = logging.level();
+    b.logFormat = logging.format();
+    return b;
+  }
+
+  private static Integer boxed(final OptionalInt value) {
+    return value.isPresent() ? value.getAsInt() : null;
+  }
+
+  /**
+   * Reads every variable of CONTRACT.md's table from {@code env} (normally
+   * {@code System.getenv()} merged over an {@code --env-file} by the CLI).
+   *
+   * @throws InvalidConfigException naming the first variable with a bad value
+   */
+  public static RelayConfig fromEnvironment(final Map<String, String> env) {
+    final EnvReader in = new EnvReader(Objects.requireNonNull(env, "env"));
+    final Builder b = builder();
+
+    in.get("DATASTORE_PATH", "RELAY_DATASTORE_PATH").map(EnvReader::path).ifPresent(b::dataDir);
+    in.get("RELAY_PRIV_KEY").map(Value::text).ifPresent(b::privateKeyHex);
+
+    in.get("RELAY_LISTEN_IPV4").map(v -> Checks.ipv4(v.variable(), v.text()))
+        .ifPresent(b::listenIpv4);
+    in.get("RELAY_LISTEN_IPV6").map(v -> Checks.ipv6(v.variable(), v.text()))
+        .ifPresent(b::listenIpv6);
+    in.get("RELAY_DISABLE_IPV6").map(EnvReader::bool).ifPresent(b::ipv6Disabled);
+    in.get("RELAY_TCP_PORT").map(EnvReader::port).ifPresent(b::tcpPort);
+    in.get("RELAY_WS_PORT").map(EnvReader::port).ifPresent(b::wsPort);
+    multiaddrs(in.get("RELAY_BOOTSTRAP_PEERS")).ifPresent(b::bootstrapPeers);
+    in.get("RELAY_DISABLE_BOOTSTRAP").map(EnvReader::bool).ifPresent(b::bootstrapDisabled);
+    multiaddrs(in.get("RELAY_ANNOUNCE", "VITE_APPEND_ANNOUNCE")).ifPresent(b::announce);
+
+    in.get("PUBLIC_IPV4").map(v -> Checks.ipv4(v.variable(), v.text())).ifPresent(b::publicIpv4);
+    in.get("PUBLIC_IPV6").map(v -> Checks.ipv6(v.variable(), v.text())).ifPresent(b::publicIpv6);
+    in.get("PROXY_HOSTNAME").map(v -> Checks.hostname(v.variable(), v.text()))
+        .ifPresent(b::proxyHostname);
+    in.get("EXTERNAL_RELAY_TCP_PORT").map(EnvReader::publicPort).ifPresent(b::externalTcpPort);
+    in.get("EXTERNAL_RELAY_WS_PORT").map(EnvReader::publicPort).ifPresent(b::externalWsPort);
+    in.get("EXTERNAL_RELAY_WEBRTC_PORT").map(EnvReader::publicPort)
+        .ifPresent(b::externalWebrtcPort);
+    in.get("EXTERNAL_RELAY_QUIC_PORT").map(EnvReader::publicPort).ifPresent(b::externalQuicPort);
+    in.get("EXTERNAL_METRICS_PORT").map(EnvReader::publicPort).ifPresent(b::externalMetricsPort);
+    in.get("EXTERNAL_METRICS_HTTPS_PORT").map(EnvReader::publicPort)
+        .ifPresent(b::externalMetricsHttpsPort);
+
+    in.get("METRICS_HOST").map(v -> Checks.host(v.variable(), v.text())).ifPresent(b::metricsHost);
+    in.get("METRICS_PORT").map(EnvReader::port).ifPresent(b::metricsPort);
+    in.get("METRICS_DISABLED").map(EnvReader::bool).ifPresent(b::metricsDisabled);
+    in.get("RELAY_API_TOKEN").map(Value::text).ifPresent(b::apiToken);
+    in.get("METRICS_HTTPS_ENABLED").map(EnvReader::bool).ifPresent(b::metricsHttpsEnabled);
+    in.get("METRICS_HTTPS_PORT").map(EnvReader::port).ifPresent(b::metricsHttpsPort);
+    in.get("METRICS_HTTPS_PUBLIC_HOST").map(v -> Checks.hostname(v.variable(), v.text()))
+        .ifPresent(b::metricsHttpsPublicHost);
+
+    EnvReader.list(in.get("METRICS_CORS_ORIGIN")).ifPresent(b::corsOrigins);
+    EnvReader.list(in.get("METRICS_CORS_ALLOW_HEADERS")).ifPresent(b::corsAllowHeaders);
+    in.get("METRICS_CORS_MAX_AGE").map(v -> EnvReader.integer(v, 0,
+        CorsConfig.MAX_MAX_AGE_SECONDS,
+        "a number of seconds (an integer in 0-" + CorsConfig.MAX_MAX_AGE_SECONDS + ")"))
+        .ifPresent(b::corsMaxAgeSeconds);
+
+    in.get("RELAY_TLS_CERT_DIR").map(EnvReader::path).ifPresent(b::tlsCertDir);
+    in.get("RELAY_AUTOTLS_DOMAIN").map(v -> Checks.hostname(v.variable(), v.text()))
+        .ifPresent(b::autoTlsDomain);
+    in.get("disableAutoTLS").map(EnvReader::bool).ifPresent(b::autoTlsDisabled);
+
+    in.get("RELAY_PINNING_SYNC_TIMEOUT_MS").map(v -> EnvReader.millis(v, 1,
+        SyncConfig.MAX_TIMEOUT_MS)).ifPresent(b::pinningSyncTimeout);
+    in.get("RELAY_ORBITDB_SYNC_COOLDOWN_MS").map(v -> EnvReader.millis(v, 0,
+        SyncConfig.MAX_COOLDOWN_MS)).ifPresent(b::syncCooldown);
+    in.get("RELAY_SYNC_SLOTS").map(v -> (int) EnvReader.integer(v, 1, SyncConfig.MAX_SLOTS,
+        Checks.intExpectation(1, SyncConfig.MAX_SLOTS))).ifPresent(b::syncSlots);
+    EnvReader.list(in.get("RELAY_MEDIA_CID_FIELDS")).ifPresent(b::mediaCidFields);
+
+    in.get("RELAY_IPFS_GATEWAY_MODE").map(v -> GatewayMode.parse(v.variable(), v.text()))
+        .ifPresent(b::gatewayMode);
+    in.get("RELAY_IPFS_FALLBACK_TIMEOUT_MS").map(v -> EnvReader.millis(v, 1,
+        GatewayConfig.MAX_FALLBACK_TIMEOUT_MS)).ifPresent(b::ipfsFallbackTimeout);
+
+    in.get("LOG_LEVEL").map(v -> LogLevel.parse(v.variable(), v.text())).ifPresent(b::logLevel);
+    in.get("LOG_FORMAT").map(v -> LogFormat.parse(v.variable(), v.text()))
+        .ifPresent(b::logFormat);
+    return b.build();
+  }
+
+  /** Checked here too so that a bad item names the variable it came from (maybe an alias). */
+  private static Optional<List<String>> multiaddrs(final Optional<Value> value) {
+    return EnvReader.list(value).map(items -> Checks.multiaddrs(value.get().variable(), items));
+  }
+
+  /**
+   * Collects settings; {@link #build()} validates them. Setters taking an object accept
+   * {@code null} for "unset, use the default".
+   */
+  public static final class Builder {
+    private Path dataDir = Path.of("./relay-data");
+    private String privateKeyHex;
+    private String listenIpv4 = "0.0.0.0";
+    private String listenIpv6 = "::";
+    private boolean ipv6Disabled;
+    private int tcpPort = 9091;
+    private int wsPort = 9092;
+    private List<String> bootstrapPeers = List.of();
+    private boolean bootstrapDisabled;
+    private List<String> announce = List.of();
+    private String publicIpv4;
+    private String publicIpv6;
+    private String proxyHostname;
+    private Integer externalTcpPort;
+    private Integer externalWsPort;
+    private Integer externalWebrtcPort;
+    private Integer externalQuicPort;
+    private Integer externalMetricsPort;
+    private Integer externalMetricsHttpsPort;
+    private String metricsHost = "0.0.0.0";
+    private int metricsPort = 9090;
+    private boolean metricsDisabled;
+    private String apiToken;
+    private Duration httpIdleTimeout = HttpConfig.DEFAULT_IDLE_TIMEOUT;
+    private int httpMaxInitialLineLength = HttpConfig.DEFAULT_MAX_INITIAL_LINE_LENGTH;
+    private int httpMaxHeaderSize = HttpConfig.DEFAULT_MAX_HEADER_SIZE;
+    private int httpMaxBodySize = HttpConfig.DEFAULT_MAX_BODY_SIZE;
+    private boolean metricsHttpsEnabled;
+    private int metricsHttpsPort = 9443;
+    private String metricsHttpsPublicHost;
+    private List<String> corsOrigins = List.of(CorsConfig.ANY_ORIGIN);
+    private List<String> corsAllowHeaders = CorsConfig.DEFAULT_ALLOW_HEADERS;
+    private long corsMaxAgeSeconds = CorsConfig.DEFAULT_MAX_AGE_SECONDS;
+    private Path tlsCertDir;
+    private String autoTlsDomain = TlsConfig.DEFAULT_AUTOTLS_DOMAIN;
+    private boolean autoTlsDisabled;
+    private Duration pinningSyncTimeout = Duration.ofMillis(30_000);
+    private Duration syncCooldown = Duration.ofMillis(60_000);
+    private int syncSlots = 2;
+    private List<String> mediaCidFields = SyncConfig.DEFAULT_MEDIA_CID_FIELDS;
+    private GatewayMode gatewayMode = GatewayMode.PINNED_FIRST;
+    private Duration ipfsFallbackTimeout = Duration.ofMillis(60_000);
+    private LogLevel logLevel = LogLevel.INFO;
+    private LogFormat logFormat = LogFormat.TEXT;
+
+    private Builder() {}
+
+    /** {@code DATASTORE_PATH}; default {@code ./relay-data}. */
+    public Builder dataDir(final Path value) {
+      this.dataDir = value == null ? Path.of("./relay-data") : value;
+      return this;
+    }
+
+    /** {@code RELAY_PRIV_KEY}, hex. */
+    public Builder privateKeyHex(final String value) {
+      this.privateKeyHex = value;
+      return this;
+    }
+
+    public Builder listenIpv4(final String value) {
+      this.listenIpv4 = value == null ? "0.0.0.0" : value;
+      return this;
+    }
+
+    public Builder listenIpv6(final String value) {
+      this.listenIpv6 = value == null ? "::" : value;
+      return this;
+    }
+
+    public Builder ipv6Disabled(final boolean value) {
+      this.ipv6Disabled = value;
+      return this;
+    }
+
+    public Builder tcpPort(final int value) {
+      this.tcpPort = value;
+      return this;
+    }
+
+    public Builder wsPort(final int value) {
+      this.wsPort = value;
+      return this;
+    }
+
+    public Builder bootstrapPeers(final List<String> value) {
+      this.bootstrapPeers = value == null ? List.of() : value;
+      return this;
+    }
+
+    public Builder bootstrapDisabled(final boolean value) {
+      this.bootstrapDisabled = value;
+      return this;
+    }
+
+    public Builder announce(final List<String> value) {
+      this.announce = value == null ? List.of() : value;
+      return this;
+    }
+
+    public Builder publicIpv4(final String value) {
+      this.publicIpv4 = value;
+      return this;
+    }
+
+    public Builder publicIpv6(final String value) {
+      this.publicIpv6 = value;
+      return this;
+    }
+
+    public Builder proxyHostname(final String value) {
+      this.proxyHostname = value;
+      return this;
+    }
+
+    public Builder externalTcpPort(final Integer value) {
+      this.externalTcpPort = value;
+      return this;
+    }
+
+    public Builder externalWsPort(final Integer value) {
+      this.externalWsPort = value;
+      return this;
+    }
+
+    public Builder externalWebrtcPort(final Integer value) {
+      this.externalWebrtcPort = value;
+      return this;
+    }
+
+    public Builder externalQuicPort(final Integer value) {
+      this.externalQuicPort = value;
+      return this;
+    }
+
+    public Builder externalMetricsPort(final Integer value) {
+      this.externalMetricsPort = value;
+      return this;
+    }
+
+    public Builder externalMetricsHttpsPort(final Integer value) {
+      this.externalMetricsHttpsPort = value;
+      return this;
+    }
+
+    public Builder metricsHost(final String value) {
+      this.metricsHost = value == null ? "0.0.0.0" : value;
+      return this;
+    }
+
+    /** {@code METRICS_PORT}; 0 = ephemeral. */
+    public Builder metricsPort(final int value) {
+      this.metricsPort = value;
+      return this;
+    }
+
+    public Builder metricsDisabled(final boolean value) {
+      this.metricsDisabled = value;
+      return this;
+    }
+
+    /** {@code RELAY_API_TOKEN}. */
+    public Builder apiToken(final String value) {
+      this.apiToken = value;
+      return this;
+    }
+
+    /** Not an environment variable; tests shorten it. Default 60 s. */
+    public Builder httpIdleTimeout(final Duration value) {
+      this.httpIdleTimeout = value == null ? HttpConfig.DEFAULT_IDLE_TIMEOUT : value;
+      return this;
+    }
+
+    /** Not an environment variable. Default 8 KiB. */
+    public Builder httpMaxInitialLineLength(final int value) {
+      this.httpMaxInitialLineLength = value;
+      return this;
+    }
+
+    /** Not an environment variable. Default 16 KiB. */
+    public Builder httpMaxHeaderSize(final int value) {
+      this.httpMaxHeaderSize = value;
+      return this;
+    }
+
+    /** Not an environment variable. Default 64 KiB. */
+    public Builder httpMaxBodySize(final int value) {
+      this.httpMaxBodySize = value;
+      return this;
+    }
+
+    public Builder metricsHttpsEnabled(final boolean value) {
+      this.metricsHttpsEnabled = value;
+      return this;
+    }
+
+    public Builder metricsHttpsPort(final int value) {
+      this.metricsHttpsPort = value;
+      return this;
+    }
+
+    public Builder metricsHttpsPublicHost(final String value) {
+      this.metricsHttpsPublicHost = value;
+      return this;
+    }
+
+    /** {@code METRICS_CORS_ORIGIN}: {@code ["*"]} or exact origins. */
+    public Builder corsOrigins(final List<String> value) {
+      this.corsOrigins = value == null ? List.of(CorsConfig.ANY_ORIGIN) : value;
+      return this;
+    }
+
+    public Builder corsAllowHeaders(final List<String> value) {
+      this.corsAllowHeaders = value == null ? CorsConfig.DEFAULT_ALLOW_HEADERS : value;
+      return this;
+    }
+
+    public Builder corsMaxAgeSeconds(final long value) {
+      this.corsMaxAgeSeconds = value;
+      return this;
+    }
+
+    /** {@code RELAY_TLS_CERT_DIR}; {@code null} = {@code <data dir>/tls}. */
+    public Builder tlsCertDir(final Path value) {
+      this.tlsCertDir = value;
+      return this;
+    }
+
+    public Builder autoTlsDomain(final String value) {
+      this.autoTlsDomain = value == null ? TlsConfig.DEFAULT_AUTOTLS_DOMAIN : value;
+      return this;
+    }
+
+    public Builder autoTlsDisabled(final boolean value) {
+      this.autoTlsDisabled = value;
+      return this;
+    }
+
+    public Builder pinningSyncTimeout(final Duration value) {
+      this.pinningSyncTimeout = value == null ? Duration.ofMillis(30_000) : value;
+      return this;
+    }
+
+    public Builder syncCooldown(final Duration value) {
+      this.syncCooldown = value == null ? Duration.ofMillis(60_000) : value;
+      return this;
+    }
+
+    public Builder syncSlots(final int value) {
+      this.syncSlots = value;
+      return this;
+    }
+
+    /**
+     * {@code RELAY_MEDIA_CID_FIELDS}: replaces the built-in list; the item {@code default} stands
+     * for the built-in list, so {@code default,coverCid} adds one field.
+     */
+    public Builder mediaCidFields(final List<String> value) {
+      this.mediaCidFields = value == null ? SyncConfig.DEFAULT_MEDIA_CID_FIELDS : value;
+      return this;
+    }
+
+    public Builder gatewayMode(final GatewayMode value) {
+      this.gatewayMode = value == null ? GatewayMode.PINNED_FIRST : value;
+      return this;
+    }
+
+    public Builder ipfsFallbackTimeout(final Duration value) {
+      this.ipfsFallbackTimeout = value == null ? Duration.ofMillis(60_000) : value;
+      return this;
+    }
+
+    public Builder logLevel(final LogLevel value) {
+      this.logLevel = value == null ? LogLevel.INFO : value;
+      return this;
+    }
+
+    public Builder logFormat(final LogFormat value) {
+      this.logFormat = value == null ? LogFormat.TEXT : value;
+      return this;
+    }
+
+    /**
+     * Validates and builds.
+     *
+     * @throws InvalidConfigException naming the first bad setting's environment variable
+     */
+    public RelayConfig build() {
+      return new RelayConfig(
+          new StorageConfig(dataDir),
+          new IdentityConfig(Optional.ofNullable(privateKeyHex)),
+          new NetworkConfig(listenIpv4, listenIpv6, ipv6Disabled, tcpPort, wsPort,
+              bootstrapPeers, bootstrapDisabled, announce),
+          new DeploymentConfig(Optional.ofNullable(publicIpv4), Optional.ofNullable(publicIpv6),
+              Optional.ofNullable(proxyHostname), optional(externalTcpPort),
+              optional(externalWsPort), optional(externalWebrtcPort), optional(externalQuicPort),
+              optional(externalMetricsPort), optional(externalMetricsHttpsPort)),
+          new HttpConfig(metricsHost, metricsPort, metricsDisabled, Optional.ofNullable(apiToken),
+              httpIdleTimeout, httpMaxInitialLineLength, httpMaxHeaderSize, httpMaxBodySize),
+          new HttpsConfig(metricsHttpsEnabled, metricsHttpsPort,
+              Optional.ofNullable(metricsHttpsPublicHost)),
+          new CorsConfig(corsOrigins, corsAllowHeaders, corsMaxAgeSeconds),
+          new TlsConfig(tlsCertDir != null ? tlsCertDir : dataDir.resolve("tls"), autoTlsDomain,
+              autoTlsDisabled),
+          new SyncConfig(pinningSyncTimeout, syncCooldown, syncSlots,
+              expandMediaFields(mediaCidFields)),
+          new GatewayConfig(gatewayMode, ipfsFallbackTimeout),
+          new LoggingConfig(logLevel, logFormat));
+    }
+
+    private static OptionalInt optional(final Integer value) {
+      return value == null ? OptionalInt.empty() : OptionalInt.of(value);
+    }
+
+    private static List<String> expandMediaFields(final List<String> fields) {
+      final List<String> out = new ArrayList<>();
+      for (final String field : fields) {
+        if (field.equals(SyncConfig.DEFAULT_FIELDS_TOKEN)) {
+          SyncConfig.DEFAULT_MEDIA_CID_FIELDS.stream().filter(f -> !out.contains(f))
+              .forEach(out::add);
+        } else if (!out.contains(field)) {
+          out.add(field);
+        }
+      }
+      return out;
+    }
+  }
+}

@@ -1,0 +1,20 @@
+package io.relaypinner.relay.http;
+
+/**
+ * The {@code code} values of JSON errors ({@code {"ok":false,"code":…,"error":…}}), CONTRACT.md
+ * "HTTP details". Codes are snake_case; the ones marked "ours" are not in the JavaScript relay.
+ */
+public final class ErrorCodes {
+  /** 405: known path, method not served there. */
+  public static final String METHOD_NOT_ALLOWED = "method_not_allowed";
+  /** 413: request body above the limit. */
+  public static final String PAYLOAD_TOO_LARGE = "payload_too_large";
+  /** 431 (ours): request line or header block above the limit. */
+  public static final String HEADERS_TOO_LARGE = "headers_too_large";
+  /** 400 (ours): bytes that are not HTTP/1.1 (bad request line, bad chunk, bad header). */
+  public static final String BAD_REQUEST = "bad_request";
+  /** 500 (ours): a route failed in a way it did not handle itself; details go to the log. */
+  public static final String INTERNAL_ERROR = "internal_error";
+
+  private ErrorCodes() {}
+}

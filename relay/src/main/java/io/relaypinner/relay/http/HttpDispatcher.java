@@ -1,0 +1,355 @@
+package io.relaypinner.relay.http;
+
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.DuplexChannel;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.util.ReferenceCountUtil;
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The last handler of an HTTP connection: answers {@code OPTIONS} for any path (spec 4.7), routes
+ * everything else through the {@link Router} (404 plain text, 405 JSON with {@code Allow}), turns
+ * {@link RejectedRequest}s into JSON errors, and writes the response with {@code Content-Length},
+ * the keep-alive decision, and no body for {@code HEAD}.
+ *
+ * <p>Ordering: HTTP/1.1 responses must leave in request order, but routes may answer
+ * asynchronously. One request is served at a time; requests that arrive meanwhile (pipelining)
+ * wait in a queue, and reading pauses when the queue is full. Synchronous answers are written
+ * without a flush and flushed once per read batch.
+ *
+ * <p>Closing: after a request that cannot be trusted further (413, 431, 400) the response is sent
+ * with {@code Connection: close}, our side is shut down for output, and the connection is closed
+ * once the client closes or after a short linger; closing at once while the client is still
+ * sending would make the kernel reset the connection and the client could lose the answer.
+ */
+final class HttpDispatcher extends ChannelInboundHandlerAdapter {
+  private static final Logger LOG = LoggerFactory.getLogger(HttpDispatcher.class);
+  /** Pipelined requests buffered per connection before reading pauses. */
+  private static final int MAX_QUEUED = 16;
+  /** How long a rejected client may keep sending before the connection is closed. */
+  private static final long LINGER_MILLIS = 2_000;
+  private static final ChannelFutureListener LINGER_AND_CLOSE = HttpDispatcher::lingerAndClose;
+
+  /** The facts about a request the response needs once the route answers. */
+  private record Exchange(
+      FullHttpRequest request, String route, HttpMethod method, boolean keepAlive,
+      boolean http10) {}
+
+  private final Router router;
+  private final HttpResponses responses;
+  private final HttpMetrics metrics;
+  private final ArrayDeque<Object> queued = new ArrayDeque<>();
+  private boolean inFlight;
+  private boolean closing;
+  private boolean inReadBatch;
+  private boolean flushNeeded;
+  private boolean readPaused;
+
+  HttpDispatcher(final Router router, final HttpResponses responses, final HttpMetrics metrics) {
+    this.router = router;
+    this.responses = responses;
+    this.metrics = metrics;
+  }
+
+  @Override
+  public void channelActive(final ChannelHandlerContext ctx) {
+    metrics.connectionOpened();
+    ctx.fireChannelActive();
+  }
+
+  @Override
+  public void channelInactive(final ChannelHandlerContext ctx) {
+    metrics.connectionClosed();
+    closing = true;
+    releaseQueued();
+    ctx.fireChannelInactive();
+  }
+
+  @Override
+  public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
+    inReadBatch = true;
+    if (closing) {
+      ReferenceCountUtil.release(msg);
+      return;
+    }
+    if (inFlight || !queued.isEmpty()) {
+      queued.add(msg);
+      if (queued.size() >= MAX_QUEUED && !readPaused) {
+        readPaused = true;
+        ctx.channel().config().setAutoRead(false);
+      }
+      return;
+    }
+    dispatch(ctx, msg);
+  }
+
+  @Override
+  public void channelReadComplete(final ChannelHandlerContext ctx) {
+    inReadBatch = false;
+    if (flushNeeded) {
+      flushNeeded = false;
+      ctx.flush();
+    }
+    ctx.fireChannelReadComplete();
+  }
+
+  @Override
+  public void userEventTriggered(final ChannelHandlerContext ctx, final Object evt) {
+    if (evt instanceof IdleStateEvent) {
+      // A slow route (a sync waiting for its timeout) is not idleness on the client's part.
+      if (!inFlight && queued.isEmpty()) {
+        LOG.debug("closing idle HTTP connection from {}", ctx.channel().remoteAddress());
+        ctx.close();
+      }
+      return;
+    }
+    ctx.fireUserEventTriggered(evt);
+  }
+
+  @Override
+  public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause) {
+    if (cause instanceof IOException) {
+      // Resets and broken pipes are the network's or the client's doing: no stack trace.
+      LOG.debug("HTTP connection from {} failed: {}", ctx.channel().remoteAddress(),
+          cause.toString());
+    } else {
+      LOG.error("HTTP connection from {} failed", ctx.channel().remoteAddress(), cause);
+    }
+    closing = true;
+    ctx.close();
+  }
+
+  private void dispatch(final ChannelHandlerContext ctx, final Object msg) {
+    if (msg instanceof FullHttpRequest request) {
+      serve(ctx, request);
+    } else if (msg instanceof RejectedRequest rejected) {
+      reject(ctx, rejected);
+    } else {
+      // Nothing else is produced by the handlers in front of us.
+      LOG.debug("dropping unexpected message {}", msg.getClass().getName());
+      ReferenceCountUtil.release(msg);
+    }
+  }
+
+  private void serve(final ChannelHandlerContext ctx, final FullHttpRequest request) {
+    final HttpMethod method = request.method();
+    final String path = pathOf(request.uri());
+    final boolean keepAlive = HttpUtil.isKeepAlive(request);
+    final boolean http10 = request.protocolVersion().equals(HttpVersion.HTTP_1_0);
+
+    if (HttpMethod.OPTIONS.equals(method)) {
+      final String route = router.routeOf(path);
+      final Exchange exchange = new Exchange(request,
+          route == null ? HttpMetrics.ROUTE_UNMATCHED : route, method, keepAlive, http10);
+      complete(ctx, exchange, HttpResponses.noContent());
+      return;
+    }
+
+    final Router.Match match = router.match(method, path);
+    if (match instanceof Router.Found found) {
+      final Exchange exchange = new Exchange(request, found.route(), method, keepAlive, http10);
+      invoke(ctx, exchange, found.handler(), new RouteRequest(ctx.channel(), request, path));
+    } else if (match instanceof Router.MethodNotAllowed notAllowed) {
+      final Exchange exchange =
+          new Exchange(request, notAllowed.route(), method, keepAlive, http10);
+      final FullHttpResponse response = responses.error(HttpResponseStatus.METHOD_NOT_ALLOWED,
+          ErrorCodes.METHOD_NOT_ALLOWED,
+          "method " + method.name() + " is not allowed on " + notAllowed.route()
+              + " (allowed: " + notAllowed.allow() + ")");
+      response.headers().set(HttpHeaderNames.ALLOW, notAllowed.allow());
+      metrics.error(ErrorCodes.METHOD_NOT_ALLOWED);
+      complete(ctx, exchange, response);
+    } else {
+      final Exchange exchange =
+          new Exchange(request, HttpMetrics.ROUTE_UNMATCHED, method, keepAlive, http10);
+      metrics.error(HttpMetrics.REASON_NOT_FOUND);
+      complete(ctx, exchange, HttpResponses.notFound());
+    }
+  }
+
+  private void invoke(final ChannelHandlerContext ctx, final Exchange exchange,
+      final RouteHandler handler, final RouteRequest routeRequest) {
+    CompletableFuture<FullHttpResponse> future;
+    try {
+      future = handler.handle(routeRequest);
+      if (future == null) {
+        future = CompletableFuture.failedFuture(
+            new IllegalStateException("route " + exchange.route() + " returned no future"));
+      }
+    } catch (final RuntimeException e) {
+      future = CompletableFuture.failedFuture(e);
+    }
+    if (future.isDone()) {
+      complete(ctx, exchange, outcome(exchange, future));
+      return;
+    }
+    inFlight = true;
+    final CompletableFuture<FullHttpResponse> pending = future;
+    // Always hop through the loop's queue, even when completed on the loop: no re-entrance
+    // into channelRead or drain.
+    pending.whenComplete((response, error) -> {
+      try {
+        ctx.executor().execute(() -> completeAsync(ctx, exchange, pending));
+      } catch (final RejectedExecutionException e) {
+        // The loop is shutting down: the connection is gone with it.
+        if (response != null) {
+          response.release();
+        }
+        ReferenceCountUtil.release(exchange.request());
+      }
+    });
+  }
+
+  private void completeAsync(final ChannelHandlerContext ctx, final Exchange exchange,
+      final CompletableFuture<FullHttpResponse> future) {
+    inFlight = false;
+    complete(ctx, exchange, outcome(exchange, future));
+    drain(ctx);
+  }
+
+  private FullHttpResponse outcome(
+      final Exchange exchange, final CompletableFuture<FullHttpResponse> future) {
+    Throwable failure;
+    try {
+      final FullHttpResponse response = future.join();
+      if (response != null) {
+        return response;
+      }
+      failure = new IllegalStateException("route " + exchange.route() + " answered null");
+    } catch (final CompletionException e) {
+      failure = e.getCause() != null ? e.getCause() : e;
+    } catch (final CancellationException e) {
+      failure = e;
+    }
+    LOG.error("HTTP route {} {} failed", exchange.method(), exchange.route(), failure);
+    metrics.error(ErrorCodes.INTERNAL_ERROR);
+    return responses.error(HttpResponseStatus.INTERNAL_SERVER_ERROR, ErrorCodes.INTERNAL_ERROR,
+        "internal error");
+  }
+
+  private void reject(final ChannelHandlerContext ctx, final RejectedRequest rejected) {
+    LOG.debug("rejecting HTTP request from {}: {} {}", ctx.channel().remoteAddress(),
+        rejected.status().code(), rejected.message());
+    metrics.error(rejected.code());
+    metrics.requestCompleted(HttpMetrics.ROUTE_REJECTED, null, rejected.status().code());
+    final FullHttpResponse response =
+        responses.error(rejected.status(), rejected.code(), rejected.message());
+    response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+    closing = true;
+    releaseQueued();
+    ctx.writeAndFlush(response).addListener(LINGER_AND_CLOSE);
+  }
+
+  private void complete(final ChannelHandlerContext ctx, final Exchange exchange,
+      final FullHttpResponse response) {
+    ReferenceCountUtil.release(exchange.request());
+    final int status = response.status().code();
+    FullHttpResponse out = response;
+    if (status >= 200 && status != 204 && status != 304) {
+      HttpUtil.setContentLength(out, out.content().readableBytes());
+    }
+    if (HttpMethod.HEAD.equals(exchange.method()) && out.content().isReadable()) {
+      // Same status and headers as GET, Content-Length included, and no body (RFC 9110 9.3.2).
+      out = response.replace(Unpooled.EMPTY_BUFFER);
+      response.release();
+    }
+    final boolean close = !exchange.keepAlive() || closing
+        || out.headers().containsValue(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE, true);
+    if (close) {
+      out.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+    } else if (exchange.http10()) {
+      out.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
+    }
+    metrics.requestCompleted(exchange.route(), exchange.method(), status);
+    if (close) {
+      closing = true;
+      releaseQueued();
+      ctx.writeAndFlush(out).addListener(ChannelFutureListener.CLOSE);
+    } else if (inReadBatch) {
+      ctx.write(out, ctx.voidPromise());
+      flushNeeded = true;
+    } else {
+      ctx.writeAndFlush(out, ctx.voidPromise());
+    }
+  }
+
+  /** Serves queued requests after an asynchronous answer, in order. */
+  private void drain(final ChannelHandlerContext ctx) {
+    while (!inFlight && !closing && !queued.isEmpty()) {
+      dispatch(ctx, queued.poll());
+    }
+    if (readPaused && queued.size() < MAX_QUEUED && !closing) {
+      readPaused = false;
+      ctx.channel().config().setAutoRead(true);
+    }
+    if (flushNeeded && !inReadBatch) {
+      flushNeeded = false;
+      ctx.flush();
+    }
+  }
+
+  private void releaseQueued() {
+    Object msg;
+    while ((msg = queued.poll()) != null) {
+      ReferenceCountUtil.release(msg);
+    }
+  }
+
+  private static void lingerAndClose(final ChannelFuture written) {
+    final Channel channel = written.channel();
+    if (written.isSuccess() && channel instanceof DuplexChannel duplex && channel.isActive()) {
+      duplex.shutdownOutput();
+      channel.eventLoop().schedule(() -> {
+        channel.close();
+      }, LINGER_MILLIS, TimeUnit.MILLISECONDS);
+    } else {
+      channel.close();
+    }
+  }
+
+  /** The path of a request target: origin form, or absolute form as sent to proxies. */
+  static String pathOf(final String uri) {
+    int start = 0;
+    if (!uri.startsWith("/")) {
+      final int scheme = uri.indexOf("://");
+      if (scheme > 0) {
+        final int slash = uri.indexOf('/', scheme + 3);
+        if (slash < 0) {
+          return "/";
+        }
+        start = slash;
+      }
+    }
+    int end = uri.length();
+    final int query = uri.indexOf('?', start);
+    if (query >= 0) {
+      end = query;
+    }
+    final int fragment = uri.indexOf('#', start);
+    if (fragment >= 0 && fragment < end) {
+      end = fragment;
+    }
+    return uri.substring(start, end);
+  }
+}

@@ -1,0 +1,149 @@
+package io.relaypinner.relay.http;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.util.concurrent.ImmediateEventExecutor;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.relay.config.CorsConfig;
+import io.relaypinner.relay.config.HttpConfig;
+import io.relaypinner.relay.net.EventLoops;
+import java.io.UncheckedIOException;
+import java.net.BindException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The plain HTTP listener of spec 1 (the "metrics server") on Netty: binds
+ * {@code METRICS_HOST:METRICS_PORT} on the given event loops and serves the {@link Router}'s
+ * routes through the pipeline of {@link HttpServerInitializer}. It does not own the loops.
+ */
+public final class RelayHttpServer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(RelayHttpServer.class);
+  private static final int BACKLOG = 1024;
+  private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(2);
+
+  private final HttpConfig config;
+  private final EventLoops loops;
+  private final ChannelInitializer<Channel> initializer;
+  private final ChannelInitializer<Channel> warmUpInitializer;
+  private final ChannelGroup channels =
+      new DefaultChannelGroup("relay-http", ImmediateEventExecutor.INSTANCE);
+  private volatile Channel serverChannel;
+
+  public RelayHttpServer(final HttpConfig config, final CorsConfig cors, final Router router,
+      final HttpResponses responses, final HttpMetrics metrics, final EventLoops loops) {
+    this.config = Objects.requireNonNull(config, "config");
+    this.loops = Objects.requireNonNull(loops, "loops");
+    final CorsPolicy corsPolicy = new CorsPolicy(cors);
+    this.initializer = new HttpServerInitializer(config, corsPolicy,
+        Objects.requireNonNull(router, "router"), Objects.requireNonNull(responses, "responses"),
+        Objects.requireNonNull(metrics, "metrics"));
+    // Same pipeline, but its requests are not counted in the node's metrics.
+    this.warmUpInitializer = new HttpServerInitializer(config, corsPolicy, router, responses,
+        new HttpMetrics(new PrometheusRegistry()));
+  }
+
+  /**
+   * Sends {@code GET} and {@code HEAD} for {@code path} through an in-memory copy of the
+   * pipeline, so that the classes and serializers of the first real request are loaded already.
+   * Run it on a spare thread while the node starts: a cold JVM otherwise spends most of the time
+   * of its first answer loading classes. Never touches the network; failures are only logged.
+   */
+  public void warmUp(final String path) {
+    final EmbeddedChannel channel = new EmbeddedChannel(warmUpInitializer);
+    try {
+      channel.writeInbound(Unpooled.copiedBuffer("GET " + path + " HTTP/1.1\r\nHost: warm-up\r\n"
+          + "Origin: http://warm-up\r\n\r\nHEAD " + path + " HTTP/1.1\r\nHost: warm-up\r\n\r\n",
+          StandardCharsets.US_ASCII));
+      channel.runPendingTasks();
+    } catch (final RuntimeException e) {
+      LOG.debug("HTTP warm-up of {} failed (harmless): {}", path, e.toString());
+    } finally {
+      channel.finishAndReleaseAll();
+    }
+  }
+
+  /**
+   * Binds and returns once the port accepts connections. Must not be called on an event loop.
+   *
+   * @return the bound address (with the real port when 0 was configured)
+   * @throws UncheckedIOException when the address cannot be bound (in use, no permission)
+   * @throws IllegalStateException when already started
+   */
+  public synchronized InetSocketAddress start() {
+    if (serverChannel != null) {
+      throw new IllegalStateException("HTTP listener already started");
+    }
+    final ServerBootstrap bootstrap = new ServerBootstrap()
+        .group(loops.group())
+        .channel(loops.serverChannelType())
+        .option(ChannelOption.SO_BACKLOG, BACKLOG)
+        .option(ChannelOption.SO_REUSEADDR, true)
+        .childOption(ChannelOption.TCP_NODELAY, true)
+        .childOption(ChannelOption.SO_KEEPALIVE, true)
+        .childHandler(new ChannelInitializer<Channel>() {
+          @Override
+          protected void initChannel(final Channel channel) {
+            channels.add(channel);
+            channel.pipeline().addLast(initializer);
+          }
+        });
+    final ChannelFuture bind = bootstrap.bind(config.host(), config.port());
+    try {
+      bind.sync();
+    } catch (final InterruptedException e) {
+      Thread.currentThread().interrupt();
+      bind.channel().close();
+      throw new IllegalStateException("interrupted while binding the HTTP listener", e);
+    } catch (final Exception e) {
+      // Netty rethrows the bind failure (a checked IOException) undeclared.
+      final BindException bindException = new BindException(
+          "cannot bind the HTTP listener to " + config.host() + ":" + config.port() + ": "
+              + e.getMessage());
+      bindException.initCause(e);
+      throw new UncheckedIOException(bindException);
+    }
+    serverChannel = bind.channel();
+    final InetSocketAddress address = (InetSocketAddress) serverChannel.localAddress();
+    LOG.info("HTTP listener started on http://{}:{} ({})", hostForUrl(config.host()),
+        address.getPort(), loops.transport());
+    return address;
+  }
+
+  /** The bound port, or -1 before {@link #start()} and after {@link #close()}. */
+  public int port() {
+    final Channel channel = serverChannel;
+    return channel == null ? -1 : ((InetSocketAddress) channel.localAddress()).getPort();
+  }
+
+  /** Stops accepting, closes open connections and waits a bounded time for both. */
+  @Override
+  public synchronized void close() {
+    final Channel channel = serverChannel;
+    if (channel == null) {
+      return;
+    }
+    final int port = port();
+    serverChannel = null;
+    final long deadline = System.nanoTime() + CLOSE_TIMEOUT.toNanos();
+    channel.close().awaitUninterruptibly(CLOSE_TIMEOUT.toMillis());
+    channels.close().awaitUninterruptibly(
+        Math.max(0, (deadline - System.nanoTime()) / 1_000_000));
+    LOG.info("HTTP listener stopped on port {}", port);
+  }
+
+  private static String hostForUrl(final String host) {
+    return host.indexOf(':') >= 0 ? "[" + host + "]" : host;
+  }
+}

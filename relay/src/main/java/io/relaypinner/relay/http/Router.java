@@ -1,0 +1,170 @@
+package io.relaypinner.relay.http;
+
+import io.netty.handler.codec.http.HttpMethod;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Maps (method, path) to a {@link RouteHandler}, spec 4. Exact paths win over prefixes; among
+ * prefixes the longest wins. {@code HEAD} is served by the {@code GET} handler unless a
+ * {@code HEAD} handler is registered; {@code OPTIONS} is answered for every path by the dispatcher
+ * and cannot be routed. Immutable once built; adding a route is one line on the {@link Builder}.
+ */
+public final class Router {
+  /** What a request resolves to. */
+  public sealed interface Match permits Found, MethodNotAllowed, NotFound {}
+
+  /**
+   * @param route the registered pattern, used as the metrics label ({@code /ipfs/*} for prefixes)
+   */
+  public record Found(String route, RouteHandler handler) implements Match {}
+
+  /** The path is known but not for this method; {@code allow} is the {@code Allow} header. */
+  public record MethodNotAllowed(String route, String allow) implements Match {}
+
+  /** No route has this path. */
+  public enum NotFound implements Match {
+    INSTANCE
+  }
+
+  private static final List<HttpMethod> ALLOW_ORDER = List.of(HttpMethod.GET, HttpMethod.HEAD,
+      HttpMethod.POST, HttpMethod.PUT, HttpMethod.PATCH, HttpMethod.DELETE);
+
+  private record Entry(String label, Map<HttpMethod, RouteHandler> handlers, String allow) {}
+
+  private final Map<String, Entry> exact;
+  private final List<Map.Entry<String, Entry>> prefixes;
+
+  private Router(final Builder builder) {
+    final Map<String, Entry> exactEntries = new HashMap<>();
+    builder.exact.forEach((path, handlers) -> exactEntries.put(path, entry(path, handlers)));
+    this.exact = Map.copyOf(exactEntries);
+    final List<Map.Entry<String, Entry>> prefixEntries = new ArrayList<>();
+    builder.prefixes.forEach((prefix, handlers) ->
+        prefixEntries.add(Map.entry(prefix, entry(prefix + "*", handlers))));
+    prefixEntries.sort(Comparator.comparingInt(
+        (Map.Entry<String, Entry> e) -> e.getKey().length()).reversed());
+    this.prefixes = List.copyOf(prefixEntries);
+  }
+
+  private static Entry entry(final String label, final Map<HttpMethod, RouteHandler> handlers) {
+    final List<String> allow = new ArrayList<>();
+    for (final HttpMethod method : ALLOW_ORDER) {
+      if (handlers.containsKey(method)
+          || method.equals(HttpMethod.HEAD) && handlers.containsKey(HttpMethod.GET)) {
+        allow.add(method.name());
+      }
+    }
+    handlers.keySet().stream().filter(m -> !ALLOW_ORDER.contains(m)).map(HttpMethod::name)
+        .sorted().forEach(allow::add);
+    allow.add(HttpMethod.OPTIONS.name());
+    return new Entry(label, Map.copyOf(handlers), String.join(", ", allow));
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Resolves a request; {@code path} excludes the query string. */
+  public Match match(final HttpMethod method, final String path) {
+    final Entry entry = find(path);
+    if (entry == null) {
+      return NotFound.INSTANCE;
+    }
+    RouteHandler handler = entry.handlers().get(method);
+    if (handler == null && HttpMethod.HEAD.equals(method)) {
+      handler = entry.handlers().get(HttpMethod.GET);
+    }
+    return handler == null
+        ? new MethodNotAllowed(entry.label(), entry.allow())
+        : new Found(entry.label(), handler);
+  }
+
+  /** The route label of a path whatever the method, or {@code null} when no route has it. */
+  public String routeOf(final String path) {
+    final Entry entry = find(path);
+    return entry == null ? null : entry.label();
+  }
+
+  private Entry find(final String path) {
+    final Entry entry = exact.get(path);
+    if (entry != null) {
+      return entry;
+    }
+    for (final Map.Entry<String, Entry> prefix : prefixes) {
+      if (path.startsWith(prefix.getKey())) {
+        return prefix.getValue();
+      }
+    }
+    return null;
+  }
+
+  /** The registered patterns, for logs. */
+  public List<String> routes() {
+    final List<String> all = new ArrayList<>(exact.keySet());
+    prefixes.forEach(p -> all.add(p.getValue().label()));
+    Collections.sort(all);
+    return all;
+  }
+
+  /** Collects routes; a duplicate (method, path) is a programming error. */
+  public static final class Builder {
+    private final Map<String, Map<HttpMethod, RouteHandler>> exact = new LinkedHashMap<>();
+    private final Map<String, Map<HttpMethod, RouteHandler>> prefixes = new LinkedHashMap<>();
+
+    private Builder() {}
+
+    public Builder get(final String path, final RouteHandler handler) {
+      return route(HttpMethod.GET, path, handler);
+    }
+
+    public Builder post(final String path, final RouteHandler handler) {
+      return route(HttpMethod.POST, path, handler);
+    }
+
+    /** A route for one exact path such as {@code /health}. */
+    public Builder route(final HttpMethod method, final String path, final RouteHandler handler) {
+      add(exact, method, path, handler);
+      return this;
+    }
+
+    /** {@code GET} (and {@code HEAD}) for every path starting with {@code prefix}. */
+    public Builder getPrefix(final String prefix, final RouteHandler handler) {
+      return prefix(HttpMethod.GET, prefix, handler);
+    }
+
+    /** A route for every path starting with {@code prefix}, such as {@code /ipfs/}. */
+    public Builder prefix(final HttpMethod method, final String prefix,
+        final RouteHandler handler) {
+      add(prefixes, method, prefix, handler);
+      return this;
+    }
+
+    private static void add(final Map<String, Map<HttpMethod, RouteHandler>> table,
+        final HttpMethod method, final String path, final RouteHandler handler) {
+      Objects.requireNonNull(method, "method");
+      Objects.requireNonNull(handler, "handler");
+      if (path == null || !path.startsWith("/")) {
+        throw new IllegalArgumentException("route path must start with '/': " + path);
+      }
+      if (HttpMethod.OPTIONS.equals(method)) {
+        throw new IllegalArgumentException("OPTIONS is answered for every path; not routable");
+      }
+      final Map<HttpMethod, RouteHandler> handlers =
+          table.computeIfAbsent(path, p -> new LinkedHashMap<>());
+      if (handlers.putIfAbsent(method, handler) != null) {
+        throw new IllegalArgumentException("duplicate route " + method + " " + path);
+      }
+    }
+
+    public Router build() {
+      return new Router(this);
+    }
+  }
+}

@@ -1,0 +1,90 @@
+package io.relaypinner.relay.net;
+
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One Netty 4.2 event loop group and the channel classes that match its transport: native epoll
+ * when available (Linux), NIO otherwise. The node creates one and shares it between its listeners
+ * (HTTP now, libp2p later) so that all network I/O runs on the same few threads.
+ *
+ * @param group the loops; whoever created it shuts it down ({@link #shutdownGracefully})
+ * @param serverChannelType the server socket channel class for {@code ServerBootstrap.channel}
+ * @param socketChannelType the client socket channel class for {@code Bootstrap.channel}
+ * @param transport {@code "epoll"} or {@code "nio"}, for logs
+ */
+public record EventLoops(
+    EventLoopGroup group,
+    Class<? extends ServerChannel> serverChannelType,
+    Class<? extends SocketChannel> socketChannelType,
+    String transport) {
+
+  public EventLoops {
+    Objects.requireNonNull(group, "group");
+    Objects.requireNonNull(serverChannelType, "serverChannelType");
+    Objects.requireNonNull(socketChannelType, "socketChannelType");
+    Objects.requireNonNull(transport, "transport");
+  }
+
+  /**
+   * Creates a group of {@code threads} loops named {@code <name>-<n>}, epoll when
+   * {@code Epoll.isAvailable()}.
+   */
+  public static EventLoops create(final int threads, final String name) {
+    return Epoll.isAvailable() ? epoll(threads, name) : nio(threads, name);
+  }
+
+  /** One loop per available processor: the loops never block, so more would only contend. */
+  public static EventLoops create(final String name) {
+    return create(Math.max(1, Runtime.getRuntime().availableProcessors()), name);
+  }
+
+  /** NIO loops, whatever the platform (tests of the fallback path). */
+  public static EventLoops nio(final int threads, final String name) {
+    return new EventLoops(group(threads, name, NioIoHandler.newFactory()),
+        NioServerSocketChannel.class, NioSocketChannel.class, "nio");
+  }
+
+  private static EventLoops epoll(final int threads, final String name) {
+    return new EventLoops(group(threads, name, EpollIoHandler.newFactory()),
+        EpollServerSocketChannel.class, EpollSocketChannel.class, "epoll");
+  }
+
+  private static EventLoopGroup group(
+      final int threads, final String name, final IoHandlerFactory factory) {
+    if (threads < 1) {
+      throw new IllegalArgumentException("threads must be >= 1: " + threads);
+    }
+    return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(name), factory);
+  }
+
+  /**
+   * Stops the loops: no quiet period (the listeners are closed first), waiting at most
+   * {@code timeout}.
+   *
+   * @return true when the loops terminated in time
+   */
+  public boolean shutdownGracefully(final Duration timeout) {
+    group.shutdownGracefully(0, timeout.toMillis(), TimeUnit.MILLISECONDS);
+    try {
+      return group.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (final InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+}

@@ -1,0 +1,540 @@
+package io.relaypinner.relay.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class RelayConfigTest {
+  private static final String ZONE =
+      "k51qzi5uqu5dgutdk6i1ynyzgkqngpha5xpgia3a5qqp4jsh0u4csozksxel3r.libp2p.direct";
+
+  private static RelayConfig env(final String... keyValues) {
+    final Map<String, String> env = new HashMap<>();
+    for (int i = 0; i < keyValues.length; i += 2) {
+      env.put(keyValues[i], keyValues[i + 1]);
+    }
+    return RelayConfig.fromEnvironment(env);
+  }
+
+  private static InvalidConfigException rejected(final String... keyValues) {
+    try {
+      env(keyValues);
+    } catch (final InvalidConfigException e) {
+      return e;
+    }
+    throw new AssertionError("accepted " + List.of(keyValues));
+  }
+
+  @Nested
+  class Defaults {
+    @Test
+    void fromEnvironment_shouldEqualDefault_whenEnvironmentIsEmpty() {
+      assertThat(RelayConfig.fromEnvironment(Map.of())).isEqualTo(RelayConfig.DEFAULT);
+    }
+
+    @Test
+    void fromEnvironment_shouldIgnoreUnknownVariables_whenProcessEnvironmentHasMany() {
+      assertThat(env("PATH", "/usr/bin", "HOME", "/root", "METRICS_PORTS", "x"))
+          .isEqualTo(RelayConfig.DEFAULT);
+    }
+
+    @Test
+    void default_shouldMatchContract_forEveryVariable() {
+      final RelayConfig c = RelayConfig.DEFAULT;
+      assertThat(c.storage().dataDir()).isEqualTo(Path.of("./relay-data"));
+      assertThat(c.identity().privateKeyHex()).isEmpty();
+      assertThat(c.network().listenIpv4()).isEqualTo("0.0.0.0");
+      assertThat(c.network().listenIpv6()).isEqualTo("::");
+      assertThat(c.network().ipv6Disabled()).isFalse();
+      assertThat(c.network().tcpPort()).isEqualTo(9091);
+      assertThat(c.network().wsPort()).isEqualTo(9092);
+      assertThat(c.network().bootstrapPeers()).isEmpty();
+      assertThat(c.network().bootstrapDisabled()).isFalse();
+      assertThat(c.network().announce()).isEmpty();
+      assertThat(c.deployment().publicIpv4()).isEmpty();
+      assertThat(c.deployment().publicIpv6()).isEmpty();
+      assertThat(c.deployment().proxyHostname()).isEmpty();
+      assertThat(List.of(c.deployment().externalTcpPort(), c.deployment().externalWsPort(),
+          c.deployment().externalWebrtcPort(), c.deployment().externalQuicPort(),
+          c.deployment().externalMetricsPort(), c.deployment().externalMetricsHttpsPort()))
+          .allMatch(OptionalInt::isEmpty);
+      assertThat(c.deployedMode()).isFalse();
+      assertThat(c.http().host()).isEqualTo("0.0.0.0");
+      assertThat(c.http().port()).isEqualTo(9090);
+      assertThat(c.http().disabled()).isFalse();
+      assertThat(c.http().apiToken()).isEmpty();
+      assertThat(c.http().idleTimeout()).isEqualTo(Duration.ofSeconds(60));
+      assertThat(c.http().maxInitialLineLength()).isEqualTo(8192);
+      assertThat(c.http().maxHeaderSize()).isEqualTo(16384);
+      assertThat(c.http().maxBodySize()).isEqualTo(65536);
+      assertThat(c.https().enabled()).isFalse();
+      assertThat(c.https().port()).isEqualTo(9443);
+      assertThat(c.https().publicHost()).isEmpty();
+      assertThat(c.cors().allowedOrigins()).containsExactly("*");
+      assertThat(c.cors().anyOrigin()).isTrue();
+      assertThat(c.cors().allowHeaders()).containsExactly("Content-Type", "Authorization");
+      assertThat(c.cors().maxAgeSeconds()).isEqualTo(86_400);
+      assertThat(c.tls().certDir()).isEqualTo(Path.of("./relay-data").resolve("tls"));
+      assertThat(c.tls().autoTlsDomain()).isEqualTo("libp2p.direct");
+      assertThat(c.tls().autoTlsDisabled()).isFalse();
+      assertThat(c.sync().pinningSyncTimeout()).isEqualTo(Duration.ofMillis(30_000));
+      assertThat(c.sync().syncCooldown()).isEqualTo(Duration.ofMillis(60_000));
+      assertThat(c.sync().slots()).isEqualTo(2);
+      assertThat(c.sync().mediaCidFields()).isEqualTo(SyncConfig.DEFAULT_MEDIA_CID_FIELDS);
+      assertThat(c.gateway().mode()).isEqualTo(GatewayMode.PINNED_FIRST);
+      assertThat(c.gateway().fallbackTimeout()).isEqualTo(Duration.ofMillis(60_000));
+      assertThat(c.logging().level()).isEqualTo(LogLevel.INFO);
+      assertThat(c.logging().format()).isEqualTo(LogFormat.TEXT);
+    }
+
+    @Test
+    void fromEnvironment_shouldTreatEmptyValuesAsUnset_whenEveryVariableIsEmpty() {
+      final Map<String, String> env = new HashMap<>();
+      for (final String name : List.of("DATASTORE_PATH", "RELAY_DATASTORE_PATH", "RELAY_PRIV_KEY",
+          "RELAY_LISTEN_IPV4", "RELAY_LISTEN_IPV6", "RELAY_DISABLE_IPV6", "RELAY_TCP_PORT",
+          "RELAY_WS_PORT", "RELAY_BOOTSTRAP_PEERS", "RELAY_DISABLE_BOOTSTRAP", "RELAY_ANNOUNCE",
+          "VITE_APPEND_ANNOUNCE", "PUBLIC_IPV4", "PUBLIC_IPV6", "PROXY_HOSTNAME",
+          "EXTERNAL_RELAY_TCP_PORT", "EXTERNAL_RELAY_WS_PORT", "EXTERNAL_RELAY_WEBRTC_PORT",
+          "EXTERNAL_RELAY_QUIC_PORT", "EXTERNAL_METRICS_PORT", "EXTERNAL_METRICS_HTTPS_PORT",
+          "METRICS_HOST", "METRICS_PORT", "METRICS_DISABLED", "METRICS_HTTPS_ENABLED",
+          "METRICS_HTTPS_PORT", "METRICS_HTTPS_PUBLIC_HOST", "METRICS_CORS_ORIGIN",
+          "METRICS_CORS_ALLOW_HEADERS", "METRICS_CORS_MAX_AGE", "RELAY_TLS_CERT_DIR",
+          "RELAY_AUTOTLS_DOMAIN", "disableAutoTLS", "RELAY_PINNING_SYNC_TIMEOUT_MS",
+          "RELAY_ORBITDB_SYNC_COOLDOWN_MS", "RELAY_SYNC_SLOTS", "RELAY_API_TOKEN",
+          "RELAY_IPFS_GATEWAY_MODE", "RELAY_IPFS_FALLBACK_TIMEOUT_MS", "RELAY_MEDIA_CID_FIELDS",
+          "LOG_LEVEL", "LOG_FORMAT")) {
+        env.put(name, name.hashCode() % 2 == 0 ? "" : "   ");
+      }
+      assertThat(RelayConfig.fromEnvironment(env)).isEqualTo(RelayConfig.DEFAULT);
+    }
+  }
+
+  @Nested
+  class Booleans {
+    static Stream<Arguments> spellings() {
+      final List<String> variables = List.of("RELAY_DISABLE_IPV6", "RELAY_DISABLE_BOOTSTRAP",
+          "METRICS_DISABLED", "METRICS_HTTPS_ENABLED", "disableAutoTLS");
+      final List<String> truthy = List.of("true", "1", "yes", "on", "TRUE", "True", "YES", "On");
+      final List<String> falsy = List.of("false", "0", "no", "off", "FALSE", "False", "NO", "oFF");
+      final Stream.Builder<Arguments> out = Stream.builder();
+      for (final String variable : variables) {
+        truthy.forEach(v -> out.add(Arguments.of(variable, v, true)));
+        falsy.forEach(v -> out.add(Arguments.of(variable, v, false)));
+      }
+      return out.build();
+    }
+
+    @ParameterizedTest(name = "{0}={1}")
+    @MethodSource("spellings")
+    void fromEnvironment_shouldParseBoolean_whenAnySpellingInAnyCase(
+        final String variable, final String value, final boolean expected) {
+      final RelayConfig c = env(variable, value);
+      final boolean actual = switch (variable) {
+        case "RELAY_DISABLE_IPV6" -> c.network().ipv6Disabled();
+        case "RELAY_DISABLE_BOOTSTRAP" -> c.network().bootstrapDisabled();
+        case "METRICS_DISABLED" -> c.http().disabled();
+        case "METRICS_HTTPS_ENABLED" -> c.https().enabled();
+        case "disableAutoTLS" -> c.tls().autoTlsDisabled();
+        default -> throw new AssertionError(variable);
+      };
+      assertThat(actual).isEqualTo(expected);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"maybe", "2", "enabled", "y", "n", "t", "-1", "truee"})
+    void fromEnvironment_shouldRejectBooleanNamingVariable_whenValueIsNotABoolean(
+        final String value) {
+      assertThat(rejected("METRICS_DISABLED", value))
+          .hasMessage("METRICS_DISABLED: \"" + value
+              + "\" is not a boolean (true/false, 1/0, yes/no, on/off)")
+          .extracting(InvalidConfigException::variable).isEqualTo("METRICS_DISABLED");
+    }
+
+    @Test
+    void fromEnvironment_shouldTrimBoolean_whenValueHasSpaces() {
+      assertThat(env("METRICS_DISABLED", " yes ").http().disabled()).isTrue();
+    }
+  }
+
+  @Nested
+  class Ports {
+    @Test
+    void fromEnvironment_shouldAcceptPortRange_whenZeroToMax() {
+      assertThat(env("METRICS_PORT", "0").http().port()).isZero();
+      assertThat(env("METRICS_PORT", "65535").http().port()).isEqualTo(65_535);
+      assertThat(env("RELAY_TCP_PORT", "4001", "RELAY_WS_PORT", "0", "METRICS_HTTPS_PORT", "8443")
+          .network().tcpPort()).isEqualTo(4001);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"abc", "65536", "-1", "80a", "1e3", "0x50", "99999999999999999999",
+        "9090.0", "+80"})
+    void fromEnvironment_shouldRejectPort_whenNotAnIntegerInRange(final String value) {
+      assertThat(rejected("METRICS_PORT", value))
+          .hasMessage("METRICS_PORT: \"" + value + "\" is not a port (0-65535)");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "RELAY_TCP_PORT", "RELAY_WS_PORT", "METRICS_PORT", "METRICS_HTTPS_PORT"})
+    void fromEnvironment_shouldNameTheVariable_whenAnyListenPortIsBad(final String variable) {
+      assertThat(rejected(variable, "70000").variable()).isEqualTo(variable);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"EXTERNAL_RELAY_TCP_PORT", "EXTERNAL_RELAY_WS_PORT",
+        "EXTERNAL_RELAY_WEBRTC_PORT", "EXTERNAL_RELAY_QUIC_PORT", "EXTERNAL_METRICS_PORT",
+        "EXTERNAL_METRICS_HTTPS_PORT"})
+    void fromEnvironment_shouldRejectZero_whenPortIsExternal(final String variable) {
+      assertThat(rejected(variable, "0"))
+          .hasMessage(variable + ": \"0\" is not a port (1-65535)");
+      assertThat(env(variable, "29090").deployedMode()).isTrue();
+    }
+
+    @Test
+    void build_shouldRejectPortNamingVariable_whenSetProgrammatically() {
+      assertThatThrownBy(() -> RelayConfig.builder().metricsPort(70_000).build())
+          .isInstanceOf(InvalidConfigException.class)
+          .hasMessage("METRICS_PORT: \"70000\" is not a port (0-65535)");
+    }
+  }
+
+  @Nested
+  class Durations {
+    @Test
+    void fromEnvironment_shouldParseMilliseconds_whenIntegers() {
+      final RelayConfig c = env("RELAY_PINNING_SYNC_TIMEOUT_MS", "5000",
+          "RELAY_ORBITDB_SYNC_COOLDOWN_MS", "0", "RELAY_IPFS_FALLBACK_TIMEOUT_MS", "1500");
+      assertThat(c.sync().pinningSyncTimeout()).isEqualTo(Duration.ofSeconds(5));
+      assertThat(c.sync().syncCooldown()).isZero();
+      assertThat(c.gateway().fallbackTimeout()).isEqualTo(Duration.ofMillis(1500));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"5s", "-1", "1.5", "abc", "3600001", "0"})
+    void fromEnvironment_shouldRejectSyncTimeout_whenNotPositiveMillisecondsWithinAnHour(
+        final String value) {
+      assertThat(rejected("RELAY_PINNING_SYNC_TIMEOUT_MS", value))
+          .hasMessage("RELAY_PINNING_SYNC_TIMEOUT_MS: \"" + value
+              + "\" is not a duration in milliseconds (an integer in 1-3600000)");
+    }
+
+    @Test
+    void fromEnvironment_shouldRejectCooldownAndFallback_whenOutOfBounds() {
+      assertThat(rejected("RELAY_ORBITDB_SYNC_COOLDOWN_MS", "86400001").variable())
+          .isEqualTo("RELAY_ORBITDB_SYNC_COOLDOWN_MS");
+      assertThat(rejected("RELAY_IPFS_FALLBACK_TIMEOUT_MS", "0").variable())
+          .isEqualTo("RELAY_IPFS_FALLBACK_TIMEOUT_MS");
+    }
+
+    @Test
+    void fromEnvironment_shouldParseSlots_whenWithinBounds() {
+      assertThat(env("RELAY_SYNC_SLOTS", "4").sync().slots()).isEqualTo(4);
+      assertThat(rejected("RELAY_SYNC_SLOTS", "0"))
+          .hasMessage("RELAY_SYNC_SLOTS: \"0\" is not an integer in 1-64");
+      assertThat(rejected("RELAY_SYNC_SLOTS", "two").variable()).isEqualTo("RELAY_SYNC_SLOTS");
+    }
+
+    @Test
+    void fromEnvironment_shouldParseCorsMaxAge_whenSeconds() {
+      assertThat(env("METRICS_CORS_MAX_AGE", "600").cors().maxAgeSeconds()).isEqualTo(600);
+      assertThat(rejected("METRICS_CORS_MAX_AGE", "-5").variable())
+          .isEqualTo("METRICS_CORS_MAX_AGE");
+    }
+  }
+
+  @Nested
+  class Lists {
+    @Test
+    void fromEnvironment_shouldSplitTrimAndDropEmptyItems_whenCommaSeparated() {
+      final RelayConfig c = env("RELAY_BOOTSTRAP_PEERS",
+          " /ip4/1.2.3.4/tcp/4001/p2p/12D3KooWA , ,/dns4/a.example/tcp/443/wss,,");
+      assertThat(c.network().bootstrapPeers())
+          .containsExactly("/ip4/1.2.3.4/tcp/4001/p2p/12D3KooWA", "/dns4/a.example/tcp/443/wss");
+      assertThat(c.network().effectiveBootstrapPeers()).hasSize(2);
+    }
+
+    @Test
+    void effectiveBootstrapPeers_shouldBeEmpty_whenBootstrapDisabled() {
+      final RelayConfig c = env("RELAY_BOOTSTRAP_PEERS", "/ip4/1.2.3.4/tcp/4001",
+          "RELAY_DISABLE_BOOTSTRAP", "on");
+      assertThat(c.network().bootstrapPeers()).hasSize(1);
+      assertThat(c.network().effectiveBootstrapPeers()).isEmpty();
+    }
+
+    @Test
+    void fromEnvironment_shouldRejectItemNamingVariable_whenNotAMultiaddr() {
+      assertThat(rejected("RELAY_ANNOUNCE", "/ip4/1.2.3.4/tcp/1,1.2.3.4:9091"))
+          .hasMessageStartingWith("RELAY_ANNOUNCE: \"1.2.3.4:9091\" is not a multiaddr");
+      assertThat(rejected("VITE_APPEND_ANNOUNCE", "nope").variable())
+          .isEqualTo("VITE_APPEND_ANNOUNCE");
+    }
+
+    @Test
+    void fromEnvironment_shouldUseDefault_whenListHasOnlyEmptyItems() {
+      assertThat(env("METRICS_CORS_ORIGIN", " , ,").cors().anyOrigin()).isTrue();
+    }
+
+    @Test
+    void fromEnvironment_shouldParseCorsSettings_whenAllowlistGiven() {
+      final RelayConfig c = env("METRICS_CORS_ORIGIN", "https://app.example, http://localhost:5173",
+          "METRICS_CORS_ALLOW_HEADERS", "content-type,x-requested-with");
+      assertThat(c.cors().anyOrigin()).isFalse();
+      assertThat(c.cors().allowedOrigins())
+          .containsExactly("https://app.example", "http://localhost:5173");
+      assertThat(c.cors().allowHeaders()).containsExactly("content-type", "x-requested-with");
+    }
+
+    @Test
+    void fromEnvironment_shouldRejectOrigin_whenItHasAPathOrNoScheme() {
+      assertThat(rejected("METRICS_CORS_ORIGIN", "https://app.example/"))
+          .hasMessageStartingWith("METRICS_CORS_ORIGIN: \"https://app.example/\" is not an origin");
+      assertThat(rejected("METRICS_CORS_ORIGIN", "app.example").variable())
+          .isEqualTo("METRICS_CORS_ORIGIN");
+      assertThat(rejected("METRICS_CORS_ALLOW_HEADERS", "Content Type").variable())
+          .isEqualTo("METRICS_CORS_ALLOW_HEADERS");
+    }
+
+    @Test
+    void fromEnvironment_shouldAllowAnyOrigin_whenStarIsListed() {
+      assertThat(env("METRICS_CORS_ORIGIN", "https://a.example,*").cors().anyOrigin()).isTrue();
+    }
+
+    @Test
+    void fromEnvironment_shouldReplaceOrExtendMediaFields_whenSet() {
+      assertThat(env("RELAY_MEDIA_CID_FIELDS", "coverCid, avatar.cid").sync().mediaCidFields())
+          .containsExactly("coverCid", "avatar.cid");
+      assertThat(env("RELAY_MEDIA_CID_FIELDS", "default,coverCid").sync().mediaCidFields())
+          .startsWith(SyncConfig.DEFAULT_MEDIA_CID_FIELDS.toArray(String[]::new))
+          .endsWith("coverCid")
+          .hasSize(SyncConfig.DEFAULT_MEDIA_CID_FIELDS.size() + 1);
+      assertThat(rejected("RELAY_MEDIA_CID_FIELDS", "a b").variable())
+          .isEqualTo("RELAY_MEDIA_CID_FIELDS");
+    }
+  }
+
+  @Nested
+  class Aliases {
+    @Test
+    void fromEnvironment_shouldUseAlias_whenOnlyAliasIsSet() {
+      assertThat(env("RELAY_DATASTORE_PATH", "/var/lib/relay").storage().dataDir())
+          .isEqualTo(Path.of("/var/lib/relay"));
+      assertThat(env("VITE_APPEND_ANNOUNCE", "/ip4/203.0.113.8/tcp/29091").network().announce())
+          .containsExactly("/ip4/203.0.113.8/tcp/29091");
+    }
+
+    @Test
+    void fromEnvironment_shouldPreferPrimaryName_whenBothAreSet() {
+      assertThat(env("DATASTORE_PATH", "/a", "RELAY_DATASTORE_PATH", "/b").storage().dataDir())
+          .isEqualTo(Path.of("/a"));
+      assertThat(env("RELAY_ANNOUNCE", "/ip4/1.1.1.1/tcp/1", "VITE_APPEND_ANNOUNCE",
+          "/ip4/2.2.2.2/tcp/2").network().announce()).containsExactly("/ip4/1.1.1.1/tcp/1");
+    }
+
+    @Test
+    void fromEnvironment_shouldUseAlias_whenPrimaryIsEmpty() {
+      assertThat(env("DATASTORE_PATH", "", "RELAY_DATASTORE_PATH", "/b").storage().dataDir())
+          .isEqualTo(Path.of("/b"));
+    }
+
+    @Test
+    void fromEnvironment_shouldPutTlsDirUnderDataDir_whenCertDirUnset() {
+      assertThat(env("DATASTORE_PATH", "/data").tls().certDir()).isEqualTo(Path.of("/data/tls"));
+      assertThat(env("DATASTORE_PATH", "/data", "RELAY_TLS_CERT_DIR", "/etc/relay/tls")
+          .tls().certDir()).isEqualTo(Path.of("/etc/relay/tls"));
+    }
+  }
+
+  @Nested
+  class Deployment {
+    @ParameterizedTest
+    @ValueSource(strings = {"PROXY_HOSTNAME=relay.example.com", "PUBLIC_IPV4=203.0.113.8",
+        "EXTERNAL_RELAY_TCP_PORT=29091", "EXTERNAL_RELAY_WS_PORT=29092",
+        "EXTERNAL_RELAY_WEBRTC_PORT=29093", "EXTERNAL_RELAY_QUIC_PORT=29094",
+        "EXTERNAL_METRICS_PORT=29090", "EXTERNAL_METRICS_HTTPS_PORT=29443"})
+    void deployedMode_shouldBeTrue_whenAnyDeploymentFactIsSet(final String assignment) {
+      final String[] kv = assignment.split("=", 2);
+      assertThat(env(kv[0], kv[1]).deployedMode()).isTrue();
+    }
+
+    @Test
+    void deployedMode_shouldBeFalse_whenOnlyPublicIpv6IsSet() {
+      final RelayConfig c = env("PUBLIC_IPV6", "2001:db8::8");
+      assertThat(c.deployment().publicIpv6()).contains("2001:db8::8");
+      assertThat(c.deployedMode()).isFalse();
+    }
+
+    @Test
+    void fromEnvironment_shouldRejectAddresses_whenNotLiteralsOfTheirFamily() {
+      assertThat(rejected("PUBLIC_IPV4", "2001:db8::8"))
+          .hasMessage("PUBLIC_IPV4: \"2001:db8::8\" is not an IPv4 address");
+      assertThat(rejected("PUBLIC_IPV4", "203.0.113.256").variable()).isEqualTo("PUBLIC_IPV4");
+      assertThat(rejected("PUBLIC_IPV6", "203.0.113.8").variable()).isEqualTo("PUBLIC_IPV6");
+      assertThat(rejected("RELAY_LISTEN_IPV4", "localhost").variable())
+          .isEqualTo("RELAY_LISTEN_IPV4");
+      assertThat(rejected("RELAY_LISTEN_IPV6", "[::]").variable()).isEqualTo("RELAY_LISTEN_IPV6");
+      assertThat(rejected("METRICS_HOST", "http://0.0.0.0").variable()).isEqualTo("METRICS_HOST");
+      assertThat(env("METRICS_HOST", "localhost").http().host()).isEqualTo("localhost");
+      assertThat(env("METRICS_HOST", "::1").http().host()).isEqualTo("::1");
+    }
+
+    @Test
+    void fromEnvironment_shouldRejectProxyHostname_whenItIsAUrl() {
+      assertThat(rejected("PROXY_HOSTNAME", "https://relay.example.com").variable())
+          .isEqualTo("PROXY_HOSTNAME");
+      assertThat(env("PROXY_HOSTNAME", "Dragon-Belt.2n6.me").deployment().proxyHostname())
+          .contains("dragon-belt.2n6.me");
+    }
+  }
+
+  @Nested
+  class MetricsHttpsHost {
+    @Test
+    void resolve_shouldUsePublicHost_whenItIsOneLabelUnderTheZone() {
+      final RelayConfig c = env("METRICS_HTTPS_PUBLIC_HOST", "203-0-113-8." + ZONE.toUpperCase(),
+          "METRICS_HTTPS_PORT", "8443");
+      final MetricsHttpsEndpoint e = MetricsHttpsEndpoint.resolve(c, ZONE);
+      assertThat(e.host()).isEqualTo("203-0-113-8." + ZONE);
+      assertThat(e.externalPort(e.configuredPort())).isEqualTo(8443);
+      assertThat(e.healthUrl(8443)).isEqualTo("https://203-0-113-8." + ZONE + ":8443/health");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"relay.example.com", "a.b.", "a.b.libp2p.direct", "libp2p.direct"})
+    void resolve_shouldRejectPublicHostNamingVariable_whenNotOneLabelUnderTheZone(
+        final String host) {
+      final String value = host.endsWith(".") ? host + ZONE : host;
+      final RelayConfig c = env("METRICS_HTTPS_PUBLIC_HOST", value);
+      assertThatThrownBy(() -> MetricsHttpsEndpoint.resolve(c, ZONE))
+          .isInstanceOf(InvalidConfigException.class)
+          .hasMessageStartingWith("METRICS_HTTPS_PUBLIC_HOST: \"" + value + "\" is not one DNS"
+              + " label under the serving zone " + ZONE)
+          .extracting(ex -> ((InvalidConfigException) ex).variable())
+          .isEqualTo("METRICS_HTTPS_PUBLIC_HOST");
+    }
+
+    @Test
+    void resolve_shouldRejectTheZoneItself_whenUsedAsPublicHost() {
+      final RelayConfig c = env("METRICS_HTTPS_PUBLIC_HOST", ZONE);
+      assertThatThrownBy(() -> MetricsHttpsEndpoint.resolve(c, ZONE))
+          .isInstanceOf(InvalidConfigException.class);
+    }
+
+    @Test
+    void resolve_shouldDeriveHostFromPublicIpv4_whenNoPublicHost() {
+      final RelayConfig c = env("PUBLIC_IPV4", "203.0.113.8", "EXTERNAL_METRICS_HTTPS_PORT",
+          "29443");
+      final MetricsHttpsEndpoint e = MetricsHttpsEndpoint.resolve(c, ZONE);
+      assertThat(e.host()).isEqualTo("203-0-113-8." + ZONE);
+      assertThat(e.configuredPort()).isEqualTo(9443);
+      assertThat(e.externalPort(9443)).isEqualTo(29443);
+    }
+
+    @Test
+    void resolve_shouldUseLoopbackLabel_whenNothingIsSet() {
+      assertThat(MetricsHttpsEndpoint.resolve(RelayConfig.DEFAULT, ZONE).host())
+          .isEqualTo("127-0-0-1." + ZONE);
+    }
+  }
+
+  @Nested
+  class Enums {
+    @Test
+    void fromEnvironment_shouldParseGatewayMode_inAnyCase() {
+      assertThat(env("RELAY_IPFS_GATEWAY_MODE", "pinned-only").gateway().mode())
+          .isEqualTo(GatewayMode.PINNED_ONLY);
+      assertThat(env("RELAY_IPFS_GATEWAY_MODE", "Pinned-First").gateway().mode())
+          .isEqualTo(GatewayMode.PINNED_FIRST);
+      assertThat(rejected("RELAY_IPFS_GATEWAY_MODE", "network"))
+          .hasMessage("RELAY_IPFS_GATEWAY_MODE: \"network\" is not pinned-first or pinned-only");
+    }
+
+    @Test
+    void fromEnvironment_shouldParseLogLevelAndFormat_inAnyCase() {
+      final RelayConfig c = env("LOG_LEVEL", "DEBUG", "LOG_FORMAT", "Json");
+      assertThat(c.logging().level()).isEqualTo(LogLevel.DEBUG);
+      assertThat(c.logging().format()).isEqualTo(LogFormat.JSON);
+      for (final String level : List.of("trace", "debug", "info", "warn", "error")) {
+        assertThat(env("LOG_LEVEL", level).logging().level().value()).isEqualTo(level);
+      }
+      assertThat(rejected("LOG_LEVEL", "warning"))
+          .hasMessage("LOG_LEVEL: \"warning\" is not trace, debug, info, warn or error");
+      assertThat(rejected("LOG_FORMAT", "xml"))
+          .hasMessage("LOG_FORMAT: \"xml\" is not text or json");
+    }
+  }
+
+  @Nested
+  class Secrets {
+    private static final String KEY = "08011240" + "AB".repeat(32);
+
+    @Test
+    void fromEnvironment_shouldKeepPrivateKeyAsLowerHex_whenHex() {
+      final RelayConfig c = env("RELAY_PRIV_KEY", KEY);
+      assertThat(c.identity().privateKeyHex()).contains(KEY.toLowerCase());
+      assertThat(c.identity().privateKeyBytes()).get()
+          .satisfies(b -> assertThat(b).hasSize(36).startsWith(0x08, 0x01, 0x12, 0x40));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"abc", "0x0801", "zz01", "08 01"})
+    void fromEnvironment_shouldRejectPrivateKeyWithoutEchoingIt_whenNotHex(final String value) {
+      final InvalidConfigException e = rejected("RELAY_PRIV_KEY", value);
+      assertThat(e.variable()).isEqualTo("RELAY_PRIV_KEY");
+      assertThat(e.getMessage()).startsWith("RELAY_PRIV_KEY: ").doesNotContain(value);
+    }
+
+    @Test
+    void fromEnvironment_shouldRejectApiTokenWithoutEchoingIt_whenItHasSpaces() {
+      final InvalidConfigException e = rejected("RELAY_API_TOKEN", "hunter2 token");
+      assertThat(e.variable()).isEqualTo("RELAY_API_TOKEN");
+      assertThat(e.getMessage()).doesNotContain("hunter2");
+    }
+
+    @Test
+    void toString_shouldNotContainSecrets_whenKeyAndTokenAreSet() {
+      final RelayConfig c = env("RELAY_PRIV_KEY", KEY, "RELAY_API_TOKEN", "s3cr3t-token");
+      assertThat(c.http().apiToken()).contains("s3cr3t-token");
+      assertThat(c.toString()).doesNotContain("s3cr3t").doesNotContainIgnoringCase(KEY)
+          .contains("(set)");
+    }
+  }
+
+  @Nested
+  class BuilderRoundTrip {
+    @Test
+    void toBuilder_shouldRebuildAnEqualConfig_whenEverythingIsSet() {
+      final RelayConfig c = env("DATASTORE_PATH", "/d", "RELAY_PRIV_KEY", "0801", "RELAY_TCP_PORT",
+          "1", "RELAY_WS_PORT", "2", "RELAY_ANNOUNCE", "/ip4/1.2.3.4/tcp/1", "PUBLIC_IPV4",
+          "1.2.3.4", "PUBLIC_IPV6", "::1", "PROXY_HOSTNAME", "p.example", "EXTERNAL_METRICS_PORT",
+          "3", "METRICS_PORT", "4", "RELAY_API_TOKEN", "t", "METRICS_HTTPS_ENABLED", "1",
+          "METRICS_HTTPS_PUBLIC_HOST", "x.example", "METRICS_CORS_ORIGIN", "https://a.example",
+          "RELAY_SYNC_SLOTS", "3", "RELAY_IPFS_GATEWAY_MODE", "pinned-only", "LOG_FORMAT", "json");
+      assertThat(c.toBuilder().build()).isEqualTo(c);
+      assertThat(c.toBuilder().metricsPort(5).build().http().port()).isEqualTo(5);
+    }
+
+    @Test
+    void builder_shouldResetToDefault_whenNullIsPassed() {
+      final RelayConfig c = RelayConfig.builder().metricsHost("127.0.0.1").metricsHost(null)
+          .corsOrigins(null).mediaCidFields(null).build();
+      assertThat(c).isEqualTo(RelayConfig.DEFAULT);
+      assertThat(RelayConfig.builder().publicIpv4("203.0.113.8").build().deployment()
+          .publicIpv4()).isEqualTo(Optional.of("203.0.113.8"));
+    }
+  }
+}
