@@ -86,6 +86,25 @@ public final class NodeJs {
     }
   }
 
+  /**
+   * Starts {@code node <script> <args...>} in the project folder and returns at once; read its
+   * output with {@link NodeProcess#nextLine} and close it when done.
+   */
+  public static NodeProcess start(
+      final String projectName, final String script, final String... args) {
+    final List<String> command = new ArrayList<>();
+    command.add(binary(projectName).toString());
+    command.add(script);
+    command.addAll(List.of(args));
+    try {
+      final Process process = new ProcessBuilder(command)
+          .directory(project(projectName).toFile()).start();
+      return new NodeProcess(projectName + " " + script, process);
+    } catch (final IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   private static CompletableFuture<String> drain(final InputStream in) {
     return CompletableFuture.supplyAsync(() -> {
       try (in) {

@@ -1,0 +1,12 @@
+// Stack B (js-libp2p 3): the packages the shared scripts in ../common use, resolved from here.
+export { createLibp2p } from 'libp2p'
+export { tcp } from '@libp2p/tcp'
+export { webSockets } from '@libp2p/websockets'
+export { noise } from '@chainsafe/libp2p-noise'
+export { yamux } from '@chainsafe/libp2p-yamux'
+export { identify, identifyPush } from '@libp2p/identify'
+export { ping } from '@libp2p/ping'
+export { gossipsub } from '@libp2p/gossipsub'
+export { multiaddr } from '@multiformats/multiaddr'
+export const stack = 'B'
+export const libp2pVersion = 3
