@@ -14,7 +14,7 @@ import io.relaypinner.relay.http.HttpMetrics;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RelayHttpServer;
 import io.relaypinner.relay.http.Router;
-import io.relaypinner.relay.net.EventLoops;
+import io.relaypinner.libp2p.netty.EventLoops;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Locale;

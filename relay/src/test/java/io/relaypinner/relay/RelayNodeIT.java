@@ -10,7 +10,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.relaypinner.relay.api.NodeStatus;
 import io.relaypinner.relay.config.InvalidConfigException;
 import io.relaypinner.relay.config.RelayConfig;
-import io.relaypinner.relay.net.EventLoops;
+import io.relaypinner.libp2p.netty.EventLoops;
 import io.relaypinner.relay.testing.PrometheusTextParser;
 import io.relaypinner.relay.testing.RawHttpResponse;
 import java.io.IOException;

@@ -30,7 +30,8 @@ class UvarintFrameCodecTest {
   void decode_shouldEmitFrames_whenPrefixAndPayloadArriveInPieces() {
     final EmbeddedChannel channel = new EmbeddedChannel(new UvarintFrameDecoder(1024));
     channel.writeInbound(hex("03aa"));
-    assertThat((Object) channel.readInbound()).isNull();
+    final Object nothing = channel.readInbound();
+    assertThat(nothing).isNull();
     channel.writeInbound(hex("bbcc02dd"));
     assertThat(readHex(channel)).isEqualTo("aabbcc");
     channel.writeInbound(hex("ee0080"));

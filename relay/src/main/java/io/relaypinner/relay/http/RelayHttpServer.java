@@ -13,7 +13,7 @@ import io.netty.util.concurrent.ImmediateEventExecutor;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.relaypinner.relay.config.CorsConfig;
 import io.relaypinner.relay.config.HttpConfig;
-import io.relaypinner.relay.net.EventLoops;
+import io.relaypinner.libp2p.netty.EventLoops;
 import java.io.UncheckedIOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;

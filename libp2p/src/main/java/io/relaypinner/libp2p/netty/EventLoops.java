@@ -1,4 +1,4 @@
-package io.relaypinner.relay.net;
+package io.relaypinner.libp2p.netty;
 
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * One Netty 4.2 event loop group and the channel classes that match its transport: native epoll
  * when available (Linux), NIO otherwise. The node creates one and shares it between its listeners
- * (HTTP now, libp2p later) so that all network I/O runs on the same few threads.
+ * (HTTP and libp2p) so that all network I/O runs on the same few threads.
  *
  * @param group the loops; whoever created it shuts it down ({@link #shutdownGracefully})
  * @param serverChannelType the server socket channel class for {@code ServerBootstrap.channel}
