@@ -1,0 +1,204 @@
+package io.relaypinner.libp2p.protocol.ping;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.relaypinner.libp2p.core.ProtocolViolationException;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The ping responder (libp2p/specs ping/ping.md): echoes every whole 32-byte payload, however the
+ * bytes are split across reads, until the remote's FIN; then finishes writing the echoes and
+ * closes. Bytes that do not make a whole payload at FIN are dropped.
+ *
+ * <p>Limits: the stream is closed after {@link PingConfig#idleTimeout()} without a byte and after
+ * {@link PingConfig#maxStreamDuration()} in all. While the stream is not writable (the remote
+ * does not read its echoes) reading pauses, so a flood costs at most the write buffer.
+ */
+final class PingResponder extends ChannelInboundHandlerAdapter {
+  private static final Logger LOG = LoggerFactory.getLogger(PingResponder.class);
+
+  private final long idleNanos;
+  private final long maxNanos;
+  private final Runnable timerTask;
+  private ChannelHandlerContext ctx;
+  private ByteBuf partial;
+  private ChannelFuture lastWrite;
+  private ScheduledFuture<?> timer;
+  private long startedAt;
+  private long lastActivity;
+  private boolean started;
+  private boolean closing;
+  private boolean pausedReading;
+
+  PingResponder(final PingConfig config) {
+    this.idleNanos = config.idleTimeout().toNanos();
+    this.maxNanos = config.maxStreamDuration().toNanos();
+    this.timerTask = this::onTimer;
+  }
+
+  @Override
+  public void handlerAdded(final ChannelHandlerContext ctx) {
+    this.ctx = ctx;
+    // A negotiated stream is already active, so channelActive will not come.
+    if (ctx.channel().isActive()) {
+      start();
+    }
+  }
+
+  @Override
+  public void channelActive(final ChannelHandlerContext ctx) {
+    start();
+    ctx.fireChannelActive();
+  }
+
+  private void start() {
+    if (started) {
+      return;
+    }
+    started = true;
+    startedAt = now();
+    lastActivity = startedAt;
+    // One timer at a time, re-armed only when it fires: no allocation per ping.
+    timer = ctx.executor().schedule(timerTask, Math.min(idleNanos, maxNanos),
+        TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
+    if (!(msg instanceof ByteBuf in)) {
+      ReferenceCountUtil.release(msg);
+      exceptionCaught(ctx, new ProtocolViolationException("ping: unexpected message"));
+      return;
+    }
+    boolean wrote = false;
+    try {
+      if (closing) {
+        return;
+      }
+      lastActivity = now();
+      while (in.isReadable()) {
+        if (partial == null && in.readableBytes() >= PingProtocol.PING_LENGTH) {
+          lastWrite = ctx.write(in.readRetainedSlice(PingProtocol.PING_LENGTH));
+          wrote = true;
+          continue;
+        }
+        if (partial == null) {
+          partial = ctx.alloc().buffer(PingProtocol.PING_LENGTH, PingProtocol.PING_LENGTH);
+        }
+        partial.writeBytes(in, Math.min(partial.writableBytes(), in.readableBytes()));
+        if (!partial.isWritable()) {
+          final ByteBuf whole = partial;
+          partial = null;
+          lastWrite = ctx.write(whole);
+          wrote = true;
+        }
+      }
+    } finally {
+      in.release();
+    }
+    if (wrote) {
+      ctx.flush();
+      if (!ctx.channel().isWritable() && ctx.channel().config().isAutoRead()) {
+        pausedReading = true;
+        ctx.channel().config().setAutoRead(false);
+      }
+    }
+  }
+
+  @Override
+  public void channelWritabilityChanged(final ChannelHandlerContext ctx) {
+    if (pausedReading && ctx.channel().isWritable()) {
+      pausedReading = false;
+      ctx.channel().config().setAutoRead(true);
+    }
+    ctx.fireChannelWritabilityChanged();
+  }
+
+  @Override
+  public void userEventTriggered(final ChannelHandlerContext ctx, final Object evt)
+      throws Exception {
+    if (evt == ChannelInputShutdownEvent.INSTANCE) {
+      // The remote's FIN ends the loop: finish the echoes already written, then close.
+      closeAfterWrites();
+      return;
+    }
+    super.userEventTriggered(ctx, evt);
+  }
+
+  private void closeAfterWrites() {
+    if (closing) {
+      return;
+    }
+    closing = true;
+    cleanUp();
+    // Writes complete in order, so the last one done means every echo is out.
+    if (lastWrite != null && !lastWrite.isDone()) {
+      lastWrite.addListener(ChannelFutureListener.CLOSE);
+    } else {
+      ctx.close();
+    }
+  }
+
+  private void onTimer() {
+    timer = null;
+    if (closing) {
+      return;
+    }
+    final long now = now();
+    final long idleLeft = lastActivity + idleNanos - now;
+    final long totalLeft = startedAt + maxNanos - now;
+    if (idleLeft <= 0 || totalLeft <= 0) {
+      LOG.debug("ping stream {} closed: {}", ctx.channel(),
+          idleLeft <= 0 ? "idle" : "open too long");
+      closing = true;
+      cleanUp();
+      ctx.close();
+      return;
+    }
+    timer = ctx.executor().schedule(timerTask, Math.min(idleLeft, totalLeft),
+        TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause) {
+    LOG.debug("ping stream {} failed: {}", ctx.channel(), cause.toString());
+    closing = true;
+    cleanUp();
+    ctx.close();
+  }
+
+  @Override
+  public void channelInactive(final ChannelHandlerContext ctx) {
+    closing = true;
+    cleanUp();
+    ctx.fireChannelInactive();
+  }
+
+  @Override
+  public void handlerRemoved(final ChannelHandlerContext ctx) {
+    cleanUp();
+  }
+
+  private void cleanUp() {
+    if (timer != null) {
+      timer.cancel(false);
+      timer = null;
+    }
+    if (partial != null) {
+      partial.release();
+      partial = null;
+    }
+  }
+
+  private long now() {
+    return ctx.executor().ticker().nanoTime();
+  }
+}
