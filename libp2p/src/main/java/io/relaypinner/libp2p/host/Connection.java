@@ -1,0 +1,172 @@
+package io.relaypinner.libp2p.host;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.util.AttributeKey;
+import io.relaypinner.libp2p.crypto.PublicKey;
+import io.relaypinner.libp2p.multistream.MultistreamConfig;
+import io.relaypinner.libp2p.multistream.MultistreamInitiator;
+import io.relaypinner.libp2p.multistream.ProtocolInstaller;
+import io.relaypinner.libp2p.mux.yamux.YamuxHandler;
+import io.relaypinner.libp2p.security.noise.SecureSession;
+import io.relaypinner.multiformats.Multiaddr;
+import io.relaypinner.multiformats.PeerId;
+import java.time.Instant;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * An upgraded libp2p connection (libp2p/specs connections): a transport channel secured with Noise
+ * and multiplexed with yamux, to one authenticated remote peer. Streams are opened with
+ * {@link #newStream}; inbound streams go to the host's {@link ProtocolRegistry}.
+ *
+ * <p>The connection is reachable from any of its stream channels through {@link #of(Channel)}.
+ */
+public final class Connection {
+  private static final AttributeKey<Connection> KEY = AttributeKey.valueOf(
+      Connection.class, "connection");
+
+  private final Channel channel;
+  private final SecureSession session;
+  private final YamuxHandler muxer;
+  private final Direction direction;
+  private final Multiaddr remoteAddress;
+  private final Multiaddr localAddress;
+  private final String muxerProtocol;
+  private final MultistreamConfig multistream;
+  private final Instant opened;
+
+  Connection(final Channel channel, final SecureSession session, final YamuxHandler muxer,
+      final Direction direction, final Multiaddr remoteAddress, final Multiaddr localAddress,
+      final String muxerProtocol, final MultistreamConfig multistream, final Instant opened) {
+    this.channel = channel;
+    this.session = session;
+    this.muxer = muxer;
+    this.direction = direction;
+    this.remoteAddress = remoteAddress;
+    this.localAddress = localAddress;
+    this.muxerProtocol = muxerProtocol;
+    this.multistream = multistream;
+    this.opened = opened;
+    channel.attr(KEY).set(this);
+  }
+
+  /**
+   * The connection a channel belongs to: the connection channel itself or one of its streams
+   * (whose parent is the connection channel).
+   */
+  public static Optional<Connection> of(final Channel channel) {
+    Channel current = channel;
+    while (current != null) {
+      final Connection connection = current.attr(KEY).get();
+      if (connection != null) {
+        return Optional.of(connection);
+      }
+      current = current.parent();
+    }
+    return Optional.empty();
+  }
+
+  public PeerId remotePeer() {
+    return session.remotePeerId();
+  }
+
+  public PublicKey remotePublicKey() {
+    return session.remotePublicKey();
+  }
+
+  public Direction direction() {
+    return direction;
+  }
+
+  /** The remote's transport address, e.g. {@code /ip4/127.0.0.1/tcp/51234}. */
+  public Multiaddr remoteAddress() {
+    return remoteAddress;
+  }
+
+  public Multiaddr localAddress() {
+    return localAddress;
+  }
+
+  /** {@code /yamux/1.0.0}. */
+  public String muxerProtocol() {
+    return muxerProtocol;
+  }
+
+  /** Whether the muxer was chosen inside the Noise handshake (no multistream round trip). */
+  public boolean earlyMuxerNegotiated() {
+    return session.earlyMuxer().isPresent();
+  }
+
+  public Instant opened() {
+    return opened;
+  }
+
+  /** The connection's transport channel (its pipeline ends with the yamux session). */
+  public Channel channel() {
+    return channel;
+  }
+
+  public YamuxHandler muxer() {
+    return muxer;
+  }
+
+  public boolean isOpen() {
+    return channel.isActive();
+  }
+
+  /**
+   * Opens a stream and negotiates the first of {@code protocols} the remote supports.
+   *
+   * @param installer adds the protocol's handlers to the stream pipeline the moment the protocol
+   *     is selected, on the event loop, before any byte the remote sent behind its answer is
+   *     delivered
+   * @return the negotiated stream; fails with {@code NoSuchProtocolException} when the remote
+   *     supports none, or with the muxer's or negotiation's error (the stream is then closed)
+   */
+  public CompletableFuture<Stream> newStream(final List<String> protocols,
+      final ProtocolInstaller installer) {
+    final MultistreamInitiator initiator = new MultistreamInitiator(protocols, installer,
+        multistream);
+    final CompletableFuture<Stream> result = new CompletableFuture<>();
+    muxer.newStream(new ChannelInitializer<Channel>() {
+      @Override
+      protected void initChannel(final Channel stream) {
+        stream.pipeline().addLast("multistream", initiator);
+      }
+    }).addListener(opened -> {
+      if (!opened.isSuccess()) {
+        result.completeExceptionally(opened.cause());
+        return;
+      }
+      final Channel stream = (Channel) opened.getNow();
+      initiator.result().whenComplete((protocol, error) -> {
+        if (error != null) {
+          result.completeExceptionally(error);
+        } else {
+          result.complete(new Stream(stream, protocol, this));
+        }
+      });
+    });
+    return result;
+  }
+
+  /** Closes the connection (yamux GO_AWAY, then the transport). */
+  public ChannelFuture close() {
+    return channel.close();
+  }
+
+  /** Completes when the connection is closed, by either side. */
+  public ChannelFuture closeFuture() {
+    return channel.closeFuture();
+  }
+
+  @Override
+  public String toString() {
+    return "Connection[" + direction.name().toLowerCase(Locale.ROOT) + " "
+        + remotePeer() + " " + remoteAddress + "]";
+  }
+}

@@ -1,0 +1,249 @@
+package io.relaypinner.libp2p.host;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.relaypinner.libp2p.core.BadPeerException;
+import io.relaypinner.libp2p.core.InternalErrorException;
+import io.relaypinner.libp2p.multistream.MultistreamConfig;
+import io.relaypinner.libp2p.multistream.MultistreamInitiator;
+import io.relaypinner.libp2p.multistream.MultistreamResponder;
+import io.relaypinner.libp2p.multistream.ProtocolInstaller;
+import io.relaypinner.libp2p.multistream.ProtocolMatcher;
+import io.relaypinner.libp2p.mux.yamux.YamuxConfig;
+import io.relaypinner.libp2p.mux.yamux.YamuxHandler;
+import io.relaypinner.libp2p.mux.yamux.YamuxSessionListener;
+import io.relaypinner.libp2p.security.noise.NoiseHandshakeHandler;
+import io.relaypinner.libp2p.security.noise.NoiseProtocol;
+import io.relaypinner.libp2p.security.noise.SecureSession;
+import io.relaypinner.libp2p.transport.SocketAddresses;
+import io.relaypinner.multiformats.Multiaddr;
+import io.relaypinner.multiformats.PeerId;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Turns a raw transport channel into a {@link Connection} (libp2p/specs connections): multistream
+ * {@code /noise}, the Noise XX handshake, then {@code /yamux/1.0.0} (skipped when the muxer was
+ * agreed inside the handshake), then a yamux session whose inbound streams negotiate against the
+ * host's protocols. The whole upgrade has one deadline (js-libp2p uses 10 s); a failure closes
+ * the channel and is the remote's fault unless proven otherwise.
+ */
+final class ConnectionUpgrader {
+  private static final Logger LOG = LoggerFactory.getLogger(ConnectionUpgrader.class);
+  static final String YAMUX_PROTOCOL_ID = "/yamux/1.0.0";
+
+  /** Learns the outcome of every upgrade. Called on the connection's event loop. */
+  interface Listener {
+    void established(Connection connection);
+
+    void failed(Direction direction, Multiaddr remote, Throwable cause);
+  }
+
+  private final NoiseProtocol noise;
+  private final YamuxConfig yamux;
+  private final MultistreamConfig multistream;
+  private final ChannelHandler inboundStreams;
+  private final YamuxSessionListener sessionListener;
+  private final Duration timeout;
+  private final Clock clock;
+  private final Listener listener;
+
+  ConnectionUpgrader(final NoiseProtocol noise, final YamuxConfig yamux,
+      final MultistreamConfig multistream, final ProtocolRegistry registry,
+      final YamuxSessionListener sessionListener, final Duration timeout, final Clock clock,
+      final Listener listener) {
+    this.noise = noise;
+    this.yamux = yamux;
+    this.multistream = multistream;
+    this.sessionListener = sessionListener;
+    this.timeout = timeout;
+    this.clock = clock;
+    this.listener = listener;
+    this.inboundStreams = new InboundStreamInitializer(registry, multistream);
+  }
+
+  /** Every stream the remote opens negotiates its protocol against the registry. */
+  @ChannelHandler.Sharable
+  private static final class InboundStreamInitializer extends ChannelInitializer<Channel> {
+    private final ProtocolRegistry registry;
+    private final MultistreamConfig config;
+
+    InboundStreamInitializer(final ProtocolRegistry registry, final MultistreamConfig config) {
+      this.registry = registry;
+      this.config = config;
+    }
+
+    @Override
+    protected void initChannel(final Channel stream) {
+      stream.pipeline().addLast("multistream",
+          new MultistreamResponder(registry, registry, config));
+    }
+  }
+
+  /** For a listener: upgrades every accepted channel. */
+  ChannelHandler inbound() {
+    return new UpgradeInitializer(Direction.INBOUND, Optional.empty(), new CompletableFuture<>());
+  }
+
+  /** For one dial: upgrades the dialled channel, expecting {@code expected} when known. */
+  ChannelHandler outbound(final Optional<PeerId> expected,
+      final CompletableFuture<Connection> result) {
+    return new UpgradeInitializer(Direction.OUTBOUND, expected, result);
+  }
+
+  @ChannelHandler.Sharable
+  private final class UpgradeInitializer extends ChannelInitializer<Channel> {
+    private final Direction direction;
+    private final Optional<PeerId> expected;
+    private final CompletableFuture<Connection> outboundResult;
+
+    UpgradeInitializer(final Direction direction, final Optional<PeerId> expected,
+        final CompletableFuture<Connection> outboundResult) {
+      this.direction = direction;
+      this.expected = expected;
+      this.outboundResult = outboundResult;
+    }
+
+    @Override
+    protected void initChannel(final Channel channel) {
+      // A listener's initializer is shared by every accepted channel: each gets its own result.
+      final CompletableFuture<Connection> result =
+          direction == Direction.OUTBOUND ? outboundResult : new CompletableFuture<>();
+      new Upgrade(channel, direction, expected, result).start();
+    }
+  }
+
+  /** The state of one channel's upgrade. */
+  private final class Upgrade {
+    private final Channel channel;
+    private final Direction direction;
+    private final Optional<PeerId> expected;
+    private final CompletableFuture<Connection> result;
+    private ScheduledFuture<?> deadline;
+
+    Upgrade(final Channel channel, final Direction direction, final Optional<PeerId> expected,
+        final CompletableFuture<Connection> result) {
+      this.channel = channel;
+      this.direction = direction;
+      this.expected = expected;
+      this.result = result;
+    }
+
+    void start() {
+      deadline = channel.eventLoop().schedule(
+          () -> fail(new BadPeerException("connection upgrade did not finish within "
+              + timeout.toMillis() + " ms")), timeout.toMillis(), TimeUnit.MILLISECONDS);
+      channel.closeFuture().addListener(closed -> fail(new BadPeerException(
+          "connection closed during the upgrade")));
+      final ProtocolInstaller secure = (ch, protocol) -> installNoise();
+      channel.pipeline().addLast("mss-security", direction == Direction.INBOUND
+          ? new MultistreamResponder(ProtocolMatcher.exact(NoiseProtocol.PROTOCOL_ID), secure,
+              multistream)
+          : watch(new MultistreamInitiator(List.of(NoiseProtocol.PROTOCOL_ID), secure,
+              multistream)));
+    }
+
+    private MultistreamInitiator watch(final MultistreamInitiator initiator) {
+      initiator.result().whenComplete((protocol, error) -> {
+        if (error != null) {
+          fail(error);
+        }
+      });
+      return initiator;
+    }
+
+    private void installNoise() {
+      final NoiseHandshakeHandler handshake = direction == Direction.INBOUND
+          ? noise.newResponder()
+          : noise.newInitiator(expected);
+      handshake.handshakeFuture().whenComplete((session, error) -> {
+        if (error != null) {
+          fail(error);
+        } else {
+          secured(session);
+        }
+      });
+      channel.pipeline().addLast("noise", handshake);
+    }
+
+    private void secured(final SecureSession session) {
+      if (session.remotePeerId().equals(noise.localPeerId())) {
+        fail(new BadPeerException("the remote peer is ourselves"));
+        return;
+      }
+      if (session.earlyMuxer().isPresent()) {
+        installMuxer(session);
+        return;
+      }
+      final ProtocolInstaller mux = (ch, protocol) -> installMuxer(session);
+      channel.pipeline().addLast("mss-muxer", direction == Direction.INBOUND
+          ? new MultistreamResponder(ProtocolMatcher.exact(YAMUX_PROTOCOL_ID), mux, multistream)
+          : watch(new MultistreamInitiator(List.of(YAMUX_PROTOCOL_ID), mux, multistream)));
+    }
+
+    private void installMuxer(final SecureSession session) {
+      if (result.isDone()) {
+        return;
+      }
+      final YamuxHandler muxer = direction == Direction.OUTBOUND
+          ? YamuxHandler.forDialer(yamux, inboundStreams, sessionListener)
+          : YamuxHandler.forListener(yamux, inboundStreams, sessionListener);
+      channel.pipeline().addLast("yamux", muxer);
+      channel.pipeline().addLast("errors", ConnectionErrors.INSTANCE);
+      deadline.cancel(false);
+      final Connection connection = new Connection(channel, session, muxer, direction,
+          address(channel.remoteAddress()), address(channel.localAddress()), YAMUX_PROTOCOL_ID,
+          multistream, clock.instant());
+      result.complete(connection);
+      listener.established(connection);
+    }
+
+    private void fail(final Throwable cause) {
+      if (result.completeExceptionally(cause)) {
+        if (deadline != null) {
+          deadline.cancel(false);
+        }
+        listener.failed(direction, address(channel.remoteAddress()), cause);
+        channel.close();
+      }
+    }
+  }
+
+  private static Multiaddr address(final SocketAddress socket) {
+    return socket instanceof InetSocketAddress inet
+        ? SocketAddresses.toMultiaddr(inet)
+        : Multiaddr.EMPTY;
+  }
+
+  /**
+   * The last handler of a connection: errors that reach it close the connection; the remote's
+   * faults are logged at DEBUG without a stack trace, ours at ERROR.
+   */
+  @ChannelHandler.Sharable
+  static final class ConnectionErrors extends ChannelInboundHandlerAdapter {
+    static final ConnectionErrors INSTANCE = new ConnectionErrors();
+
+    @Override
+    public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause) {
+      if (cause instanceof InternalErrorException) {
+        LOG.error("connection {} failed: {}", ctx.channel().remoteAddress(), cause.toString(),
+            cause);
+      } else {
+        LOG.debug("connection {} closed: {}", ctx.channel().remoteAddress(), cause.toString());
+      }
+      ctx.close();
+    }
+  }
+}

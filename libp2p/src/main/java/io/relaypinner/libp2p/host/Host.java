@@ -1,0 +1,367 @@
+package io.relaypinner.libp2p.host;
+
+import io.relaypinner.libp2p.crypto.PrivateKey;
+import io.relaypinner.libp2p.multistream.ProtocolInstaller;
+import io.relaypinner.libp2p.mux.yamux.YamuxSessionListener;
+import io.relaypinner.libp2p.netty.EventLoops;
+import io.relaypinner.libp2p.protocol.identify.IdentifyLocal;
+import io.relaypinner.libp2p.protocol.identify.IdentifyProtocol;
+import io.relaypinner.libp2p.protocol.identify.IdentifyPushProtocol;
+import io.relaypinner.libp2p.protocol.identify.IdentifyResult;
+import io.relaypinner.libp2p.protocol.ping.PingProtocol;
+import io.relaypinner.libp2p.security.noise.NoiseProtocol;
+import io.relaypinner.libp2p.transport.tcp.TcpTransport;
+import io.relaypinner.multiformats.Multiaddr;
+import io.relaypinner.multiformats.PeerId;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A libp2p node: TCP listeners and dials upgraded to Noise + yamux connections, the protocols it
+ * answers ({@link #protocols()}), identify (on every new connection, and pushes when our protocols
+ * change), ping, and a peer store fed by identify.
+ *
+ * <p>Runs entirely on the given event loops; every method may be called from any thread and none
+ * blocks except {@link #close()}.
+ */
+public final class Host implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(Host.class);
+  /** Identify pushes are coalesced: one per second at most, as js-libp2p does. */
+  private static final long PUSH_DEBOUNCE_MILLIS = 1_000;
+
+  private final PrivateKey identity;
+  private final PeerId peerId;
+  private final HostConfig config;
+  private final EventLoops loops;
+  private final ProtocolRegistry protocols = new ProtocolRegistry();
+  private final PeerStore peerStore;
+  private final TcpTransport tcp;
+  private final ConnectionUpgrader upgrader;
+  private final IdentifyProtocol identify;
+  private final IdentifyPushProtocol identifyPush;
+  private final PingProtocol ping;
+  private final Collection<Connection> connections = ConcurrentHashMap.newKeySet();
+  /** js-libp2p accepts one identify stream per connection at a time: share the running one. */
+  private final Map<Connection, CompletableFuture<IdentifyResult>> identifying =
+      new ConcurrentHashMap<>();
+  private final List<TcpTransport.Listener> listeners = new CopyOnWriteArrayList<>();
+  private final List<HostListener> hostListeners = new CopyOnWriteArrayList<>();
+  private final AtomicBoolean pushScheduled = new AtomicBoolean();
+  private volatile List<Multiaddr> listenAddresses = List.of();
+  private volatile boolean closed;
+
+  public Host(final PrivateKey identity, final HostConfig config, final EventLoops loops,
+      final Clock clock) {
+    this(identity, config, loops, clock, YamuxSessionListener.NOOP);
+  }
+
+  /**
+   * @param sessionListener observes every connection's yamux streams (counts, limits, metrics)
+   */
+  public Host(final PrivateKey identity, final HostConfig config, final EventLoops loops,
+      final Clock clock, final YamuxSessionListener sessionListener) {
+    this.identity = identity;
+    this.peerId = identity.publicKey().peerId();
+    this.config = config;
+    this.loops = loops;
+    this.peerStore = new PeerStore(config.peerStoreCapacity());
+    this.tcp = new TcpTransport(loops);
+    final NoiseProtocol noise = new NoiseProtocol(identity, config.noise(), new SecureRandom());
+    this.upgrader = new ConnectionUpgrader(noise, config.yamux(), config.multistream(), protocols,
+        sessionListener, config.upgradeTimeout(), clock, new UpgradeListener());
+    final IdentifyLocal local = IdentifyLocal.of(identity.publicKey(), config.agentVersion(),
+        () -> listenAddresses, protocols::protocols);
+    this.identify = new IdentifyProtocol(local, config.identify());
+    this.identifyPush = new IdentifyPushProtocol(local, config.identify());
+    this.ping = new PingProtocol(config.ping());
+    registerBuiltInProtocols();
+  }
+
+  private void registerBuiltInProtocols() {
+    protocols.register(IdentifyProtocol.PROTOCOL_ID, (stream, protocol) ->
+        identify.installResponder(stream, Connection.of(stream).map(c -> c.remoteAddress())
+            .orElse(null)));
+    protocols.register(IdentifyPushProtocol.PROTOCOL_ID, (stream, protocol) -> {
+      final Connection connection = Connection.of(stream).orElseThrow();
+      identifyPush.installResponder(stream, connection.remotePeer())
+          .whenComplete((update, error) -> {
+            if (error == null) {
+              identified(connection, update);
+            } else {
+              LOG.debug("identify push from {} failed: {}", connection.remotePeer(),
+                  error.toString());
+            }
+          });
+    });
+    protocols.register(PingProtocol.PROTOCOL_ID, (stream, protocol) ->
+        ping.installResponder(stream));
+    protocols.onChange(this::schedulePush);
+  }
+
+  public PeerId peerId() {
+    return peerId;
+  }
+
+  public PrivateKey identity() {
+    return identity;
+  }
+
+  public HostConfig config() {
+    return config;
+  }
+
+  /** The protocols this host answers; register application protocols here. */
+  public ProtocolRegistry protocols() {
+    return protocols;
+  }
+
+  public PeerStore peerStore() {
+    return peerStore;
+  }
+
+  public EventLoops eventLoops() {
+    return loops;
+  }
+
+  public void addListener(final HostListener listener) {
+    hostListeners.add(listener);
+  }
+
+  /** Binds every configured listen address; completes when all are bound. */
+  public CompletableFuture<Void> start() {
+    final List<CompletableFuture<TcpTransport.Listener>> binds = new ArrayList<>();
+    for (final Multiaddr address : config.listenAddresses()) {
+      binds.add(tcp.listen(address, upgrader.inbound()).thenApply(listener -> {
+        listeners.add(listener);
+        LOG.info("libp2p listening on {}/p2p/{}", listener.boundAddress(), peerId);
+        return listener;
+      }));
+    }
+    return CompletableFuture.allOf(binds.toArray(CompletableFuture[]::new))
+        .whenComplete((ok, error) -> refreshListenAddresses());
+  }
+
+  private void refreshListenAddresses() {
+    final List<Multiaddr> addresses = new ArrayList<>();
+    for (final TcpTransport.Listener listener : listeners) {
+      addresses.addAll(listener.listenAddresses());
+    }
+    listenAddresses = List.copyOf(addresses);
+  }
+
+  /** The bound addresses peers can dial (wildcards expanded), without {@code /p2p}. */
+  public List<Multiaddr> listenAddresses() {
+    return listenAddresses;
+  }
+
+  /** The bound listeners' addresses as configured (with the real ports). */
+  public List<Multiaddr> boundAddresses() {
+    return listeners.stream().map(TcpTransport.Listener::boundAddress).toList();
+  }
+
+  /**
+   * Dials {@code address} ({@code /ip4|ip6/.../tcp/...}, optionally ending in {@code /p2p/<id>},
+   * which Noise then verifies) and completes with the upgraded connection.
+   */
+  public CompletableFuture<Connection> dial(final Multiaddr address) {
+    if (closed) {
+      return CompletableFuture.failedFuture(new IllegalStateException("host is closed"));
+    }
+    final Optional<PeerId> expected = address.peerId();
+    if (expected.isPresent() && expected.get().equals(peerId)) {
+      return CompletableFuture.failedFuture(
+          new IllegalArgumentException("cannot dial ourselves: " + address));
+    }
+    final CompletableFuture<Connection> result = new CompletableFuture<>();
+    tcp.dial(address, upgrader.outbound(expected, result), config.dialTimeout())
+        .whenComplete((channel, error) -> {
+          if (error != null) {
+            result.completeExceptionally(error);
+          }
+        });
+    return result.thenApply(connection -> {
+      peerStore.addAddress(connection.remotePeer(), address.withoutPeerId());
+      return connection;
+    });
+  }
+
+  /** Open connections. */
+  public Collection<Connection> connections() {
+    return List.copyOf(connections);
+  }
+
+  public int connectionCount() {
+    return connections.size();
+  }
+
+  /** An open connection to {@code peer}, if there is one. */
+  public Optional<Connection> connection(final PeerId peer) {
+    for (final Connection connection : connections) {
+      if (connection.remotePeer().equals(peer) && connection.isOpen()) {
+        return Optional.of(connection);
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** Opens a stream to {@code connection}'s peer for the first of {@code protocolIds} it has. */
+  public CompletableFuture<Stream> newStream(final Connection connection,
+      final List<String> protocolIds, final ProtocolInstaller installer) {
+    return connection.newStream(protocolIds, installer);
+  }
+
+  /** One ping on a fresh stream; completes with the round-trip time. */
+  public CompletableFuture<Duration> ping(final Connection connection) {
+    final CompletableFuture<Duration> rtt = new CompletableFuture<>();
+    connection.newStream(List.of(PingProtocol.PROTOCOL_ID), (stream, protocol) ->
+        ping.pingOnce(stream).whenComplete((value, error) -> {
+          if (error != null) {
+            rtt.completeExceptionally(error);
+          } else {
+            rtt.complete(value);
+          }
+        })).whenComplete((stream, error) -> {
+          if (error != null) {
+            rtt.completeExceptionally(error);
+          }
+        });
+    return rtt;
+  }
+
+  /**
+   * Runs identify against {@code connection}'s peer and records the answer. A call while an
+   * identify of the same connection is running gets that one's result.
+   */
+  public CompletableFuture<IdentifyResult> identify(final Connection connection) {
+    final CompletableFuture<IdentifyResult> fresh = new CompletableFuture<>();
+    final CompletableFuture<IdentifyResult> running = identifying.putIfAbsent(connection, fresh);
+    if (running != null) {
+      return running.copy();
+    }
+    fresh.whenComplete((answer, error) -> identifying.remove(connection, fresh));
+    startIdentify(connection, fresh);
+    return fresh.copy();
+  }
+
+  private void startIdentify(final Connection connection,
+      final CompletableFuture<IdentifyResult> result) {
+    connection.newStream(List.of(IdentifyProtocol.PROTOCOL_ID), (stream, protocol) ->
+        identify.installInitiator(stream, connection.remotePeer())
+            .whenComplete((answer, error) -> {
+              if (error != null) {
+                result.completeExceptionally(error);
+              } else {
+                identified(connection, answer);
+                result.complete(answer);
+              }
+            })).whenComplete((stream, error) -> {
+              if (error != null) {
+                result.completeExceptionally(error);
+              }
+            });
+  }
+
+  private void identified(final Connection connection, final IdentifyResult result) {
+    peerStore.update(connection.remotePeer(), result.publicKey().orElse(null),
+        result.listenAddrs().isEmpty() ? null : result.listenAddrs(),
+        result.protocols().isEmpty() ? null : result.protocols(),
+        result.agentVersion().orElse(null));
+    for (final HostListener listener : hostListeners) {
+      try {
+        listener.peerIdentified(connection, result);
+      } catch (final RuntimeException e) {
+        LOG.warn("host listener failed on identify of {}", connection.remotePeer(), e);
+      }
+    }
+  }
+
+  private void schedulePush() {
+    if (closed || !pushScheduled.compareAndSet(false, true)) {
+      return;
+    }
+    loops.group().schedule(() -> {
+      pushScheduled.set(false);
+      for (final Connection connection : connections) {
+        final boolean supportsPush = peerStore.get(connection.remotePeer())
+            .map(info -> info.protocols().contains(IdentifyPushProtocol.PROTOCOL_ID))
+            .orElse(false);
+        if (supportsPush && connection.isOpen()) {
+          connection.newStream(List.of(IdentifyPushProtocol.PROTOCOL_ID),
+              (stream, protocol) -> identifyPush.installInitiator(stream))
+              .whenComplete((stream, error) -> {
+                if (error != null) {
+                  LOG.debug("identify push to {} failed: {}", connection.remotePeer(),
+                      error.toString());
+                }
+              });
+        }
+      }
+    }, PUSH_DEBOUNCE_MILLIS, TimeUnit.MILLISECONDS);
+  }
+
+  /** Closes every listener and connection. Does not shut down the event loops (not ours). */
+  @Override
+  public void close() {
+    closed = true;
+    for (final TcpTransport.Listener listener : listeners) {
+      listener.close();
+    }
+    listeners.clear();
+    for (final Connection connection : connections) {
+      connection.close().awaitUninterruptibly(2, TimeUnit.SECONDS);
+    }
+  }
+
+  private final class UpgradeListener implements ConnectionUpgrader.Listener {
+    @Override
+    public void established(final Connection connection) {
+      if (closed) {
+        connection.close();
+        return;
+      }
+      connections.add(connection);
+      LOG.debug("connection opened: {}", connection);
+      connection.closeFuture().addListener(f -> {
+        connections.remove(connection);
+        LOG.debug("connection closed: {}", connection);
+        for (final HostListener listener : hostListeners) {
+          notify(() -> listener.connectionClosed(connection), connection);
+        }
+      });
+      for (final HostListener listener : hostListeners) {
+        notify(() -> listener.connectionOpened(connection), connection);
+      }
+      identify(connection).whenComplete((result, error) -> {
+        if (error != null) {
+          LOG.debug("identify of {} failed: {}", connection.remotePeer(), error.toString());
+        }
+      });
+    }
+
+    @Override
+    public void failed(final Direction direction, final Multiaddr remote, final Throwable cause) {
+      LOG.debug("{} connection upgrade with {} failed: {}", direction, remote, cause.toString());
+    }
+
+    private void notify(final Runnable call, final Connection connection) {
+      try {
+        call.run();
+      } catch (final RuntimeException e) {
+        LOG.warn("host listener failed for {}", connection, e);
+      }
+    }
+  }
+}

@@ -1,0 +1,148 @@
+package io.relaypinner.libp2p.host;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.relaypinner.libp2p.core.NoSuchProtocolException;
+import io.relaypinner.libp2p.crypto.KeyType;
+import io.relaypinner.libp2p.crypto.Keys;
+import io.relaypinner.libp2p.netty.EventLoops;
+import io.relaypinner.libp2p.protocol.identify.IdentifyResult;
+import io.relaypinner.multiformats.Multiaddr;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Two Java hosts on 127.0.0.1: TCP, multistream, Noise, yamux, identify, ping, app streams. */
+class HostIT {
+  private static final Duration WAIT = Duration.ofSeconds(10);
+  private final SecureRandom random = new SecureRandom();
+  private final EventLoops loops = EventLoops.create(2, "host-it");
+  private final List<Host> hosts = new CopyOnWriteArrayList<>();
+
+  @AfterEach
+  void close() {
+    hosts.forEach(Host::close);
+    loops.shutdownGracefully(Duration.ofSeconds(3));
+  }
+
+  private Host host(final KeyType keyType, final boolean listen) throws Exception {
+    final HostConfig config = HostConfig.builder()
+        .listenAddresses(listen ? List.of(Multiaddr.parse("/ip4/127.0.0.1/tcp/0")) : List.of())
+        .agentVersion("relay-pinner/test").build();
+    final Host host = new Host(Keys.generate(keyType, random), config, loops, Clock.systemUTC());
+    hosts.add(host);
+    host.start().get(5, TimeUnit.SECONDS);
+    return host;
+  }
+
+  private static Multiaddr addressOf(final Host host) {
+    return host.listenAddresses().get(0).withPeerId(host.peerId());
+  }
+
+  @Test
+  void dial_shouldUpgradeIdentifyAndPing_betweenTwoHosts() throws Exception {
+    final Host server = host(KeyType.ED25519, true);
+    final Host client = host(KeyType.SECP256K1, false);
+    final CompletableFuture<IdentifyResult> serverLearned = new CompletableFuture<>();
+    server.addListener(new HostListener() {
+      @Override
+      public void peerIdentified(final Connection connection, final IdentifyResult result) {
+        serverLearned.complete(result);
+      }
+    });
+
+    final Connection connection = client.dial(addressOf(server)).get(10, TimeUnit.SECONDS);
+    assertThat(connection.remotePeer()).isEqualTo(server.peerId());
+    assertThat(connection.direction()).isEqualTo(Direction.OUTBOUND);
+    assertThat(connection.earlyMuxerNegotiated()).isTrue();
+
+    final IdentifyResult aboutServer = client.identify(connection).get(10, TimeUnit.SECONDS);
+    assertThat(aboutServer.agentVersion()).contains("relay-pinner/test");
+    assertThat(aboutServer.protocols()).contains("/ipfs/id/1.0.0", "/ipfs/id/push/1.0.0",
+        "/ipfs/ping/1.0.0");
+    assertThat(aboutServer.listenAddrs()).containsExactlyElementsOf(server.listenAddresses());
+    assertThat(serverLearned.get(10, TimeUnit.SECONDS).peerId()).isEqualTo(client.peerId());
+    await().atMost(WAIT).until(() -> server.connectionCount() == 1
+        && client.peerStore().get(server.peerId()).isPresent());
+
+    final Duration rtt = client.ping(connection).get(10, TimeUnit.SECONDS);
+    assertThat(rtt).isPositive().isLessThan(WAIT);
+
+    connection.close().sync();
+    await().atMost(WAIT).until(() -> server.connectionCount() == 0
+        && client.connectionCount() == 0);
+  }
+
+  @Test
+  void newStream_shouldReachARegisteredProtocol_andFailForAnUnknownOne() throws Exception {
+    final Host server = host(KeyType.ED25519, true);
+    server.protocols().register("/test/echo/1.0.0", (stream, protocol) ->
+        stream.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+          @Override
+          public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
+            ctx.writeAndFlush(msg);
+          }
+        }));
+    final Host client = host(KeyType.ED25519, false);
+    final Connection connection = client.dial(addressOf(server)).get(10, TimeUnit.SECONDS);
+
+    final CompletableFuture<String> echoed = new CompletableFuture<>();
+    final Stream stream = connection.newStream(List.of("/test/missing/1.0.0", "/test/echo/1.0.0"),
+        (channel, protocol) -> channel.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+          @Override
+          public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
+            final ByteBuf buf = (ByteBuf) msg;
+            echoed.complete(buf.toString(StandardCharsets.UTF_8));
+            buf.release();
+          }
+        })).get(10, TimeUnit.SECONDS);
+    assertThat(stream.protocol()).isEqualTo("/test/echo/1.0.0");
+    stream.channel().writeAndFlush(Unpooled.copiedBuffer("hello", StandardCharsets.UTF_8));
+    assertThat(echoed.get(10, TimeUnit.SECONDS)).isEqualTo("hello");
+
+    assertThatThrownBy(() -> connection.newStream(List.of("/test/missing/1.0.0"),
+        (channel, protocol) -> { }).get(10, TimeUnit.SECONDS))
+        .isInstanceOf(ExecutionException.class)
+        .hasCauseInstanceOf(NoSuchProtocolException.class);
+    assertThat(connection.isOpen()).isTrue();
+  }
+
+  @Test
+  void dial_shouldFail_whenTheRemoteIsNotTheExpectedPeer() throws Exception {
+    final Host server = host(KeyType.ED25519, true);
+    final Host client = host(KeyType.ED25519, false);
+    final Multiaddr wrongPeer = server.listenAddresses().get(0)
+        .withPeerId(Keys.generate(KeyType.ED25519, random).publicKey().peerId());
+    assertThatThrownBy(() -> client.dial(wrongPeer).get(10, TimeUnit.SECONDS))
+        .isInstanceOf(ExecutionException.class);
+    assertThat(client.connectionCount()).isZero();
+    await().atMost(WAIT).until(() -> server.connectionCount() == 0);
+  }
+
+  @Test
+  void register_shouldPushIdentifyToConnectedPeers() throws Exception {
+    final Host server = host(KeyType.ED25519, true);
+    final Host client = host(KeyType.ED25519, true);
+    final Connection connection = client.dial(addressOf(server)).get(10, TimeUnit.SECONDS);
+    await().atMost(WAIT).until(() -> server.peerStore().get(client.peerId())
+        .map(info -> info.protocols().contains("/ipfs/id/push/1.0.0")).orElse(false));
+    client.protocols().register("/test/late/1.0.0", (stream, protocol) -> { });
+    await().atMost(WAIT).until(() -> server.peerStore().get(client.peerId())
+        .map(info -> info.protocols().contains("/test/late/1.0.0")).orElse(false));
+    assertThat(connection.isOpen()).isTrue();
+  }
+}
