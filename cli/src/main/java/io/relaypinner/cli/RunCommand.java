@@ -4,7 +4,6 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.relaypinner.libp2p.crypto.KeyFormatException;
 import io.relaypinner.relay.RelayNode;
 import io.relaypinner.relay.RelayVersion;
-import io.relaypinner.relay.api.NodeStatus;
 import io.relaypinner.relay.config.InvalidConfigException;
 import io.relaypinner.relay.config.LogFormat;
 import io.relaypinner.relay.config.RelayConfig;
@@ -20,9 +19,9 @@ import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code relay-pinner run}: starts the relay and runs until SIGINT/SIGTERM. */
 @Command(
@@ -89,9 +88,7 @@ final class RunCommand implements Callable<Integer> {
 
     final RelayNode node;
     try {
-      node = new RelayNode(config,
-          NodeStatus.fixed(identity.peerId().toBase58(), identity.autoTlsServingZone()),
-          new PrometheusRegistry(), Clock.systemUTC());
+      node = new RelayNode(config, identity, new PrometheusRegistry(), Clock.systemUTC());
     } catch (final InvalidConfigException e) {
       return usageError(e.getMessage());
     }

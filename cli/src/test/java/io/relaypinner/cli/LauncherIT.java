@@ -84,6 +84,9 @@ class LauncherIT {
     env.put("DATASTORE_PATH", data.toString());
     env.put("METRICS_HOST", "127.0.0.1");
     env.put("METRICS_PORT", Integer.toString(port));
+    env.put("RELAY_LISTEN_IPV4", "127.0.0.1");
+    env.put("RELAY_DISABLE_IPV6", "true");
+    env.put("RELAY_TCP_PORT", "0");
     return env;
   }
 

@@ -3,26 +3,36 @@ package io.relaypinner.relay;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.libp2p.host.Host;
+import io.relaypinner.libp2p.host.HostConfig;
+import io.relaypinner.libp2p.netty.EventLoops;
+import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.relay.api.HealthRoute;
 import io.relaypinner.relay.api.MetricsHttpsStatus;
 import io.relaypinner.relay.api.MetricsRoute;
 import io.relaypinner.relay.api.NodeStatus;
 import io.relaypinner.relay.config.InvalidConfigException;
 import io.relaypinner.relay.config.MetricsHttpsEndpoint;
+import io.relaypinner.relay.config.NetworkConfig;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.http.HttpMetrics;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RelayHttpServer;
 import io.relaypinner.relay.http.Router;
-import io.relaypinner.libp2p.netty.EventLoops;
+import io.relaypinner.relay.identity.NodeIdentity;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,10 +57,12 @@ import org.slf4j.LoggerFactory;
 public final class RelayNode implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RelayNode.class);
   private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(3);
+  private static final Duration BIND_TIMEOUT = Duration.ofSeconds(10);
 
   private enum State { NEW, STARTED, CLOSED }
 
   private final RelayConfig config;
+  private final NodeIdentity identity;
   private final NodeStatus status;
   private final PrometheusRegistry registry;
   private final Clock clock;
@@ -63,6 +75,7 @@ public final class RelayNode implements AutoCloseable {
   private EventLoops ownLoops;
   private ExecutorService scrapeExecutor;
   private RelayHttpServer httpServer;
+  private volatile Host host;
 
   /**
    * A node with its own event loops (one per processor).
@@ -70,9 +83,9 @@ public final class RelayNode implements AutoCloseable {
    * @throws InvalidConfigException when a setting is bad for this identity
    *     ({@code METRICS_HTTPS_PUBLIC_HOST} not under the serving zone)
    */
-  public RelayNode(final RelayConfig config, final NodeStatus status,
+  public RelayNode(final RelayConfig config, final NodeIdentity identity,
       final PrometheusRegistry registry, final Clock clock) {
-    this(config, status, registry, clock, null);
+    this(config, identity, registry, clock, null);
   }
 
   /**
@@ -80,15 +93,16 @@ public final class RelayNode implements AutoCloseable {
    *
    * @throws InvalidConfigException when a setting is bad for this identity
    */
-  public RelayNode(final RelayConfig config, final NodeStatus status,
+  public RelayNode(final RelayConfig config, final NodeIdentity identity,
       final PrometheusRegistry registry, final Clock clock, final EventLoops sharedLoops) {
     this.config = Objects.requireNonNull(config, "config");
-    this.status = Objects.requireNonNull(status, "status");
+    this.identity = Objects.requireNonNull(identity, "identity");
+    this.status = new LiveStatus();
     this.registry = Objects.requireNonNull(registry, "registry");
     this.clock = Objects.requireNonNull(clock, "clock");
     this.sharedLoops = sharedLoops;
     final MetricsHttpsEndpoint endpoint =
-        MetricsHttpsEndpoint.resolve(config, status.autoTlsServingZone());
+        MetricsHttpsEndpoint.resolve(config, identity.autoTlsServingZone());
     // The HTTPS listener comes with a later issue; until then it never listens.
     this.metricsHttps = MetricsHttpsStatus.notListening(config.https().enabled(), endpoint);
     this.responses = new HttpResponses(HttpResponses.newObjectMapper());
@@ -106,13 +120,14 @@ public final class RelayNode implements AutoCloseable {
       throw new IllegalStateException("relay node is " + state.name().toLowerCase(Locale.ROOT));
     }
     state = State.STARTED;
-    if (config.http().disabled()) {
-      JvmMetrics.builder().register(registry);
-      LOG.info("HTTP listener disabled (METRICS_DISABLED)");
-      return;
-    }
     try {
       final EventLoops loops = sharedLoops != null ? sharedLoops : ownLoops();
+      startHost(loops);
+      if (config.http().disabled()) {
+        JvmMetrics.builder().register(registry);
+        LOG.info("HTTP listener disabled (METRICS_DISABLED)");
+        return;
+      }
       scrapeExecutor = Executors.newSingleThreadExecutor(
           new DefaultThreadFactory("relay-metrics-scrape", true));
       final Router router = Router.builder()
@@ -132,6 +147,85 @@ public final class RelayNode implements AutoCloseable {
     } catch (final RuntimeException e) {
       close();
       throw e;
+    }
+  }
+
+  /**
+   * Starts libp2p: the IPv4 TCP listener must bind (a taken port stops the node); the IPv6 one is
+   * best effort, since some hosts have no IPv6.
+   */
+  private void startHost(final EventLoops loops) {
+    final Host started = new Host(identity.privateKey(), HostConfig.builder()
+        .agentVersion("relay-pinner/" + RelayVersion.VERSION).build(), loops, clock);
+    host = started;
+    final NetworkConfig network = config.network();
+    try {
+      started.listen(tcpAddress(false, network.listenIpv4(), network.tcpPort()))
+          .get(BIND_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (final ExecutionException | TimeoutException e) {
+      throw new UncheckedIOException(new IOException("cannot listen on TCP "
+          + network.listenIpv4() + ":" + network.tcpPort() + ": " + rootMessage(e), e));
+    } catch (final InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while binding", e);
+    }
+    if (!network.ipv6Disabled()) {
+      try {
+        started.listen(tcpAddress(true, network.listenIpv6(), network.tcpPort()))
+            .get(BIND_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (final ExecutionException | TimeoutException e) {
+        LOG.warn("no IPv6 TCP listener on [{}]:{}: {} (RELAY_DISABLE_IPV6=true silences this)",
+            network.listenIpv6(), network.tcpPort(), rootMessage(e));
+      } catch (final InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while binding", e);
+      }
+    }
+  }
+
+  private static Multiaddr tcpAddress(final boolean ipv6, final String host, final int port) {
+    return Multiaddr.parse((ipv6 ? "/ip6/" : "/ip4/") + host + "/tcp/" + port);
+  }
+
+  private static String rootMessage(final Throwable error) {
+    Throwable cause = error;
+    while (cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    return cause.getMessage() != null ? cause.getMessage() : cause.toString();
+  }
+
+  /** The libp2p host, once started. */
+  public Optional<Host> host() {
+    return Optional.ofNullable(host);
+  }
+
+  public NodeIdentity identity() {
+    return identity;
+  }
+
+  /** What /health reports, read live from the host. */
+  private final class LiveStatus implements NodeStatus {
+    @Override
+    public String peerId() {
+      return identity.peerId().toBase58();
+    }
+
+    @Override
+    public String autoTlsServingZone() {
+      return identity.autoTlsServingZone();
+    }
+
+    @Override
+    public int activeConnections() {
+      final Host current = host;
+      return current == null ? 0 : current.connectionCount();
+    }
+
+    @Override
+    public int multiaddrCount() {
+      final Host current = host;
+      return current == null ? 0 : current.listenAddresses().size();
     }
   }
 
@@ -170,6 +264,10 @@ public final class RelayNode implements AutoCloseable {
     if (httpServer != null) {
       httpServer.close();
       httpServer = null;
+    }
+    if (host != null) {
+      host.close();
+      host = null;
     }
     if (ownLoops != null) {
       if (!ownLoops.shutdownGracefully(SHUTDOWN_TIMEOUT)) {

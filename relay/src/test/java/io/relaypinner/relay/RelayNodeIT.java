@@ -7,10 +7,17 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import io.relaypinner.relay.api.NodeStatus;
+import io.relaypinner.libp2p.crypto.Ed25519PrivateKey;
+import io.relaypinner.libp2p.crypto.KeyType;
+import io.relaypinner.libp2p.crypto.Keys;
+import io.relaypinner.libp2p.crypto.PrivateKey;
+import io.relaypinner.libp2p.host.Host;
+import io.relaypinner.libp2p.host.HostConfig;
+import io.relaypinner.libp2p.netty.EventLoops;
+import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.relay.config.InvalidConfigException;
 import io.relaypinner.relay.config.RelayConfig;
-import io.relaypinner.libp2p.netty.EventLoops;
+import io.relaypinner.relay.identity.NodeIdentity;
 import io.relaypinner.relay.testing.PrometheusTextParser;
 import io.relaypinner.relay.testing.RawHttpResponse;
 import java.io.IOException;
@@ -28,21 +35,34 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /** The HTTP listener of a real {@link RelayNode} on 127.0.0.1: JDK client and raw sockets. */
 class RelayNodeIT {
-  private static final String PEER_ID = "12D3KooWD3eckifWpRn9wQpMG9R9hX3sD158z7EqHWmweQAJU5SA";
-  private static final String ZONE =
-      "k51qzi5uqu5dgutdk6i1ynyzgkqngpha5xpgia3a5qqp4jsh0u4csozksxel3r.libp2p.direct";
+  /** A fixed identity (Ed25519 seed 32 x 0x07), so assertions can name its PeerId and zone. */
+  private static final NodeIdentity IDENTITY = identity();
+  private static final String PEER_ID = IDENTITY.peerId().toBase58();
+  private static final String ZONE = IDENTITY.autoTlsServingZone();
+
+  private static NodeIdentity identity() {
+    final byte[] seed = new byte[32];
+    Arrays.fill(seed, (byte) 7);
+    final PrivateKey key = Ed25519PrivateKey.fromSeed(seed);
+    return new NodeIdentity(key, key.publicKey().peerId(),
+        NodeIdentity.servingZone(key.publicKey().peerId(), "libp2p.direct"),
+        NodeIdentity.Source.ENVIRONMENT);
+  }
   private static final Clock CLOCK =
       Clock.fixed(Instant.parse("2026-11-22T10:00:00.123Z"), ZoneOffset.UTC);
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -61,12 +81,13 @@ class RelayNodeIT {
   }
 
   private static RelayConfig.Builder local() {
-    return RelayConfig.builder().metricsHost("127.0.0.1").metricsPort(0);
+    return RelayConfig.builder().metricsHost("127.0.0.1").metricsPort(0)
+        .listenIpv4("127.0.0.1").tcpPort(0).ipv6Disabled(true);
   }
 
   private RelayNode start(final RelayConfig config) {
     final RelayNode node =
-        new RelayNode(config, NodeStatus.fixed(PEER_ID, ZONE), new PrometheusRegistry(), CLOCK);
+        new RelayNode(config, IDENTITY, new PrometheusRegistry(), CLOCK);
     toClose.add(node);
     node.start();
     return node;
@@ -89,6 +110,10 @@ class RelayNodeIT {
   private HttpResponse<String> get(final RelayNode node, final String path)
       throws IOException, InterruptedException {
     return send(HttpRequest.newBuilder(uri(node, path)));
+  }
+
+  private JsonNode health(final RelayNode node) throws IOException, InterruptedException {
+    return JSON.readTree(get(node, "/health").body());
   }
 
   private Socket connect(final RelayNode node) throws IOException {
@@ -149,7 +174,7 @@ class RelayNodeIT {
   @Test
   void constructor_shouldFailNamingVariable_whenPublicHostIsNotUnderTheZone() {
     final RelayConfig config = local().metricsHttpsPublicHost("relay.example.com").build();
-    assertThatThrownBy(() -> new RelayNode(config, NodeStatus.fixed(PEER_ID, ZONE),
+    assertThatThrownBy(() -> new RelayNode(config, IDENTITY,
         new PrometheusRegistry(), CLOCK))
         .isInstanceOf(InvalidConfigException.class)
         .hasMessageStartingWith("METRICS_HTTPS_PUBLIC_HOST: ");
@@ -377,7 +402,7 @@ class RelayNodeIT {
   void start_shouldFailWithBindError_whenPortIsTaken() throws Exception {
     final RelayNode first = start();
     final RelayNode second = new RelayNode(local().metricsPort(first.httpPort().getAsInt())
-        .build(), NodeStatus.fixed(PEER_ID, ZONE), new PrometheusRegistry(), CLOCK);
+        .build(), IDENTITY, new PrometheusRegistry(), CLOCK);
     toClose.add(second);
     assertThatThrownBy(second::start).isInstanceOf(UncheckedIOException.class)
         .hasMessageContaining("cannot bind the HTTP listener to 127.0.0.1:"
@@ -389,7 +414,7 @@ class RelayNodeIT {
   void sharedLoops_shouldKeepRunning_afterTheNodeCloses() throws Exception {
     final EventLoops loops = EventLoops.create(1, "test-shared");
     toClose.add(() -> loops.shutdownGracefully(Duration.ofSeconds(3)));
-    final RelayNode node = new RelayNode(local().build(), NodeStatus.fixed(PEER_ID, ZONE),
+    final RelayNode node = new RelayNode(local().build(), IDENTITY,
         new PrometheusRegistry(), CLOCK, loops);
     node.start();
     assertThat(get(node, "/health").statusCode()).isEqualTo(200);
@@ -401,5 +426,26 @@ class RelayNodeIT {
     final List<String> names = new ArrayList<>();
     node.fieldNames().forEachRemaining(names::add);
     return names;
+  }
+
+  @Test
+  void health_shouldCountLibp2pConnections_andListenOnTheRealTcpPort() throws Exception {
+    final RelayNode node = start();
+    final Host relayHost = node.host().orElseThrow();
+    final Multiaddr tcp = relayHost.listenAddresses().get(0);
+    assertThat(tcp.toString()).startsWith("/ip4/127.0.0.1/tcp/").doesNotEndWith("/tcp/0");
+    assertThat(health(node).get("multiaddrs").asInt()).isEqualTo(1);
+
+    final EventLoops loops = EventLoops.create(1, "health-client");
+    try (Host client = new Host(Keys.generate(KeyType.ED25519, new SecureRandom()),
+        HostConfig.DEFAULT, loops, CLOCK)) {
+      client.dial(tcp.withPeerId(IDENTITY.peerId())).get(10, TimeUnit.SECONDS);
+      await().atMost(Duration.ofSeconds(10))
+          .until(() -> health(node).get("connections").get("active").asInt() == 1);
+    } finally {
+      loops.shutdownGracefully(Duration.ofSeconds(2));
+    }
+    await().atMost(Duration.ofSeconds(10))
+        .until(() -> health(node).get("connections").get("active").asInt() == 0);
   }
 }

@@ -142,19 +142,30 @@ public final class Host implements AutoCloseable {
 
   /** Binds every configured listen address; completes when all are bound. */
   public CompletableFuture<Void> start() {
-    final List<CompletableFuture<TcpTransport.Listener>> binds = new ArrayList<>();
+    final List<CompletableFuture<Multiaddr>> binds = new ArrayList<>();
     for (final Multiaddr address : config.listenAddresses()) {
-      binds.add(tcp.listen(address, upgrader.inbound()).thenApply(listener -> {
-        listeners.add(listener);
-        LOG.info("libp2p listening on {}/p2p/{}", listener.boundAddress(), peerId);
-        return listener;
-      }));
+      binds.add(listen(address));
     }
-    return CompletableFuture.allOf(binds.toArray(CompletableFuture[]::new))
-        .whenComplete((ok, error) -> refreshListenAddresses());
+    return CompletableFuture.allOf(binds.toArray(CompletableFuture[]::new));
   }
 
-  private void refreshListenAddresses() {
+  /**
+   * Binds one more TCP listen address ({@code /ip4|ip6/<host>/tcp/<port>}, port 0 for an
+   * ephemeral one) and completes with the bound address.
+   */
+  public CompletableFuture<Multiaddr> listen(final Multiaddr address) {
+    if (closed) {
+      return CompletableFuture.failedFuture(new IllegalStateException("host is closed"));
+    }
+    return tcp.listen(address, upgrader.inbound()).thenApply(listener -> {
+      listeners.add(listener);
+      refreshListenAddresses();
+      LOG.info("libp2p listening on {}/p2p/{}", listener.boundAddress(), peerId);
+      return listener.boundAddress();
+    });
+  }
+
+  private synchronized void refreshListenAddresses() {
     final List<Multiaddr> addresses = new ArrayList<>();
     for (final TcpTransport.Listener listener : listeners) {
       addresses.addAll(listener.listenAddresses());

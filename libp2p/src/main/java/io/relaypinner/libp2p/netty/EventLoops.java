@@ -10,9 +10,12 @@ import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.SocketProtocolFamily;
+import io.netty.channel.unix.IntegerUnixChannelOption;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import java.nio.channels.spi.SelectorProvider;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -70,6 +73,28 @@ public record EventLoops(
       throw new IllegalArgumentException("threads must be >= 1: " + threads);
     }
     return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(name), factory);
+  }
+
+  /** {@code setsockopt(IPPROTO_IPV6, IPV6_V6ONLY)} on Linux: 41 and 26. */
+  private static final IntegerUnixChannelOption IPV6_V6ONLY =
+      new IntegerUnixChannelOption("IPV6_V6ONLY", 41, 26);
+
+  /**
+   * A server socket of one address family. An IPv4 socket accepts IPv4 only; an IPv6 socket is
+   * IPv6-only where the transport can say so (epoll), so {@code 0.0.0.0:P} and {@code [::]:P} can
+   * both be bound, as js-libp2p does.
+   */
+  public ServerChannel newServerChannel(final boolean ipv6) {
+    final SocketProtocolFamily family =
+        ipv6 ? SocketProtocolFamily.INET6 : SocketProtocolFamily.INET;
+    if (serverChannelType == EpollServerSocketChannel.class) {
+      final EpollServerSocketChannel channel = new EpollServerSocketChannel(family);
+      if (ipv6) {
+        channel.config().setOption(IPV6_V6ONLY, 1);
+      }
+      return channel;
+    }
+    return new NioServerSocketChannel(SelectorProvider.provider(), family);
   }
 
   /**

@@ -9,6 +9,7 @@ import io.netty.channel.ChannelOption;
 import io.relaypinner.libp2p.netty.EventLoops;
 import io.relaypinner.libp2p.transport.SocketAddresses;
 import io.relaypinner.multiformats.Multiaddr;
+import java.net.Inet6Address;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -85,7 +86,8 @@ public final class TcpTransport {
     }
     final ServerBootstrap bootstrap = new ServerBootstrap()
         .group(loops.group())
-        .channel(loops.serverChannelType())
+        .channelFactory(() -> loops.newServerChannel(
+            socket.get().getAddress() instanceof Inet6Address))
         .option(ChannelOption.SO_BACKLOG, 1024)
         .option(ChannelOption.SO_REUSEADDR, true)
         .childOption(ChannelOption.TCP_NODELAY, true)

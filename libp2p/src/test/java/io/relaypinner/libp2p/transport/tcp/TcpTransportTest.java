@@ -76,6 +76,19 @@ class TcpTransportTest {
   }
 
   @Test
+  void listen_shouldBindIpv4AndIpv6WildcardsOnTheSamePort() throws Exception {
+    try (TcpTransport.Listener v4 = transport.listen(Multiaddr.parse("/ip4/0.0.0.0/tcp/0"),
+        new ChannelInboundHandlerAdapter()).get(5, TimeUnit.SECONDS)) {
+      final int port = v4.boundAddress().components().get(1).port();
+      try (TcpTransport.Listener v6 = transport.listen(Multiaddr.parse("/ip6/::/tcp/" + port),
+          new ChannelInboundHandlerAdapter()).get(5, TimeUnit.SECONDS)) {
+        assertThat(v6.boundAddress()).isEqualTo(Multiaddr.parse("/ip6/::/tcp/" + port));
+        assertThat(v4.boundAddress()).isEqualTo(Multiaddr.parse("/ip4/0.0.0.0/tcp/" + port));
+      }
+    }
+  }
+
+  @Test
   void canDial_shouldAcceptOnlyPlainTcpAddresses() {
     assertThat(TcpTransport.canDial(Multiaddr.parse("/ip4/1.2.3.4/tcp/1"))).isTrue();
     assertThat(TcpTransport.canDial(Multiaddr.parse("/ip6/::1/tcp/1/p2p/"
