@@ -88,9 +88,9 @@ public final class NodeJs {
 
   /**
    * Starts {@code node <script> <args...>} in the project folder and returns at once; read its
-   * output with {@link NodeProcess#nextLine} and close it when done.
+   * output with {@link JsPeer#nextJson} and close it when done.
    */
-  public static NodeProcess start(
+  public static JsPeer start(
       final String projectName, final String script, final String... args) {
     final List<String> command = new ArrayList<>();
     command.add(binary(projectName).toString());
@@ -99,7 +99,7 @@ public final class NodeJs {
     try {
       final Process process = new ProcessBuilder(command)
           .directory(project(projectName).toFile()).start();
-      return new NodeProcess(projectName + " " + script, process);
+      return new JsPeer(projectName + " " + script, process);
     } catch (final IOException e) {
       throw new UncheckedIOException(e);
     }

@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -143,6 +144,28 @@ class HostIT {
     client.protocols().register("/test/late/1.0.0", (stream, protocol) -> { });
     await().atMost(WAIT).until(() -> server.peerStore().get(client.peerId())
         .map(info -> info.protocols().contains("/test/late/1.0.0")).orElse(false));
+    assertThat(connection.isOpen()).isTrue();
+  }
+
+  @Test
+  void fiftyEchoStreams_shouldReturnEveryByteInOrder() throws Exception {
+    final Host server = host(KeyType.ED25519, true);
+    EchoStreams.serve(server);
+    final Host client = host(KeyType.ED25519, false);
+    final Connection connection = client.dial(addressOf(server)).get(10, TimeUnit.SECONDS);
+    final List<byte[]> payloads = new ArrayList<>();
+    final List<CompletableFuture<EchoStreams.Echo>> echoes = new ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      final byte[] payload = new byte[1 << 20];
+      random.nextBytes(payload);
+      payloads.add(payload);
+      echoes.add(EchoStreams.roundTrip(connection, payload));
+    }
+    for (int i = 0; i < echoes.size(); i++) {
+      final EchoStreams.Echo echo = echoes.get(i).get(60, TimeUnit.SECONDS);
+      assertThat(echo.bytes()).as("stream " + i).isEqualTo(payloads.get(i).length);
+      assertThat(echo.sha256()).as("stream " + i).isEqualTo(EchoStreams.sha256(payloads.get(i)));
+    }
     assertThat(connection.isOpen()).isTrue();
   }
 }

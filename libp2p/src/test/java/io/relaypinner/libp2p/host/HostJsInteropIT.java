@@ -11,13 +11,14 @@ import io.relaypinner.libp2p.netty.EventLoops;
 import io.relaypinner.libp2p.protocol.identify.IdentifyResult;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.multiformats.PeerId;
+import io.relaypinner.testkit.JsPeer;
 import io.relaypinner.testkit.NodeJs;
-import io.relaypinner.testkit.NodeProcess;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -92,8 +93,8 @@ class HostJsInteropIT {
   @ParameterizedTest
   @ValueSource(strings = {"stack-a", "stack-b"})
   void javaDialsJs_shouldIdentifyAndPing(final String stack) throws Exception {
-    try (NodeProcess js = NodeJs.start(stack, "../common/libp2p-peer.mjs", "listen", "60")) {
-      final JsonNode listening = JSON.readTree(js.nextLine(NODE_TIMEOUT));
+    try (JsPeer js = NodeJs.start(stack, "../common/libp2p-peer.mjs", "listen", "60")) {
+      final JsonNode listening = js.nextJson(NODE_TIMEOUT);
       assertThat(listening.get("event").asText()).isEqualTo("listening");
       final Multiaddr tcp = texts(listening.get("addrs")).stream().map(Multiaddr::parse)
           .filter(a -> !a.toString().contains("/ws")).findFirst().orElseThrow();
@@ -107,15 +108,54 @@ class HostJsInteropIT {
       assertThat(identify.protocols()).contains("/ipfs/id/1.0.0", "/ipfs/ping/1.0.0");
       assertThat(host.ping(connection).get(15, TimeUnit.SECONDS)).isPositive();
 
-      JsonNode event;
-      do {
-        event = JSON.readTree(js.nextLine(NODE_TIMEOUT));
-      } while (!event.get("event").asText().equals("identify"));
+      final JsonNode event = js.nextEvent("identify", NODE_TIMEOUT);
       assertThat(event.get("identify").get("peerId").asText())
           .isEqualTo(host.peerId().toBase58());
       assertThat(event.get("identify").get("agentVersion").asText())
           .isEqualTo("relay-pinner/interop-test");
       connection.close().sync();
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"stack-a", "stack-b"})
+  void jsOpensFiftyEchoStreams_shouldGetEveryByteBack(final String stack) throws Exception {
+    EchoStreams.serve(host);
+    final Multiaddr target = host.listenAddresses().get(0).withPeerId(host.peerId());
+    final JsonNode result = JSON.readTree(NodeJs.run(stack, "../common/libp2p-peer.mjs",
+        Duration.ofSeconds(120), "echo-client", target.toString(), "50", "1048576").stdout());
+    assertThat(result.get("ok").asBoolean()).isTrue();
+    assertThat(result.get("streams").asInt()).isEqualTo(50);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"stack-a", "stack-b"})
+  void javaOpensFiftyEchoStreams_shouldGetEveryByteBack(final String stack) throws Exception {
+    try (JsPeer js = NodeJs.start(stack, "../common/libp2p-peer.mjs", "listen", "120")) {
+      final JsonNode listening = js.nextJson(NODE_TIMEOUT);
+      final Multiaddr tcp = texts(listening.get("addrs")).stream().map(Multiaddr::parse)
+          .filter(a -> !a.toString().contains("/ws")).findFirst().orElseThrow();
+      final Connection connection = host.dial(tcp).get(15, TimeUnit.SECONDS);
+      // js-libp2p 3 aborts a connection when more than 10 streams arrive before its side of the
+      // connection exists; its identify answer proves that it does.
+      host.identify(connection).get(15, TimeUnit.SECONDS);
+
+      final SecureRandom random = new SecureRandom();
+      final List<byte[]> payloads = new ArrayList<>();
+      final List<CompletableFuture<EchoStreams.Echo>> echoes = new ArrayList<>();
+      for (int i = 0; i < 50; i++) {
+        final byte[] payload = new byte[1 << 20];
+        random.nextBytes(payload);
+        payloads.add(payload);
+        echoes.add(EchoStreams.roundTrip(connection, payload));
+      }
+      for (int i = 0; i < echoes.size(); i++) {
+        final EchoStreams.Echo echo = echoes.get(i).get(120, TimeUnit.SECONDS);
+        assertThat(echo.bytes()).as("stream " + i).isEqualTo(payloads.get(i).length);
+        assertThat(echo.sha256()).as("stream " + i).isEqualTo(
+            EchoStreams.sha256(payloads.get(i)));
+      }
+      assertThat(connection.isOpen()).isTrue();
     }
   }
 

@@ -1,5 +1,8 @@
 package io.relaypinner.testkit;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -13,19 +16,21 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * A running Node script (a JS peer that listens, for example) whose standard output is read line
- * by line. Closing it closes the script's standard input (the scripts exit on that), then kills it
- * if it has not exited within a few seconds.
+ * A running JavaScript peer (a Node script under {@code interop/js}) that prints one JSON object
+ * per line on standard output. Closing it closes the script's standard input (the scripts exit on
+ * that), then kills it if it has not exited within a few seconds.
  */
-public final class NodeProcess implements AutoCloseable {
+public final class JsPeer implements AutoCloseable {
   private static final String EOF = "\u0000eof";
+
+  private static final ObjectMapper JSON = new ObjectMapper();
 
   private final String name;
   private final Process process;
   private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
   private final StringBuffer stderr = new StringBuffer();
 
-  NodeProcess(final String name, final Process process) {
+  JsPeer(final String name, final Process process) {
     this.name = name;
     this.process = process;
     pump(process.getInputStream(), "stdout", line -> lines.add(line), () -> lines.add(EOF));
@@ -72,6 +77,30 @@ public final class NodeProcess implements AutoCloseable {
     } catch (final InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted waiting for node " + name, e);
+    }
+  }
+
+  /** The next line, parsed as JSON. */
+  public JsonNode nextJson(final Duration timeout) {
+    final String line = nextLine(timeout);
+    try {
+      return JSON.readTree(line);
+    } catch (final JsonProcessingException e) {
+      throw new IllegalStateException("node " + name + " printed a line that is not JSON: " + line
+          + "; stderr:\n" + stderr, e);
+    }
+  }
+
+  /**
+   * Skips lines until one whose {@code event} field is {@code event}, waiting at most
+   * {@code timeout} for each line.
+   */
+  public JsonNode nextEvent(final String event, final Duration timeout) {
+    while (true) {
+      final JsonNode node = nextJson(timeout);
+      if (event.equals(node.path("event").asText())) {
+        return node;
+      }
     }
   }
 
