@@ -13,7 +13,8 @@ for project in "$@"; do
   dir="$here/$project"
   [ -f "$dir/package-lock.json" ] || { echo "install.sh: no package-lock.json in $dir" >&2; exit 1; }
   stamp="$dir/node_modules/.relay-pinner-lock.sha256"
-  want=$(sha256sum "$dir/package-lock.json" "$dir/package.json" | sha256sum | cut -d' ' -f1)
+  # Content only (no paths), so clones and worktrees of the same lockfile agree.
+  want=$(cat "$dir/package-lock.json" "$dir/package.json" | sha256sum | cut -d' ' -f1)
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     continue
   fi
