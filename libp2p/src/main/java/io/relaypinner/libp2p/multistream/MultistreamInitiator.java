@@ -1,12 +1,11 @@
 package io.relaypinner.libp2p.multistream;
 
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelOutboundHandler;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.PendingWriteQueue;
 import io.relaypinner.libp2p.core.NoSuchProtocolException;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
-import java.net.SocketAddress;
+import io.relaypinner.libp2p.netty.OutboundPassThrough;
 import java.util.List;
 
 /**
@@ -36,7 +35,7 @@ import java.util.List;
  * </ul>
  */
 public final class MultistreamInitiator extends MultistreamHandler
-    implements ChannelOutboundHandler {
+    implements OutboundPassThrough {
   private final List<String> protocols;
   private final boolean lazy;
   private int current;
@@ -185,40 +184,4 @@ public final class MultistreamInitiator extends MultistreamHandler
     ctx.flush();
   }
 
-  @Override
-  public void bind(
-      final ChannelHandlerContext ctx,
-      final SocketAddress localAddress,
-      final ChannelPromise promise) {
-    ctx.bind(localAddress, promise);
-  }
-
-  @Override
-  public void connect(
-      final ChannelHandlerContext ctx,
-      final SocketAddress remoteAddress,
-      final SocketAddress localAddress,
-      final ChannelPromise promise) {
-    ctx.connect(remoteAddress, localAddress, promise);
-  }
-
-  @Override
-  public void disconnect(final ChannelHandlerContext ctx, final ChannelPromise promise) {
-    ctx.disconnect(promise);
-  }
-
-  @Override
-  public void close(final ChannelHandlerContext ctx, final ChannelPromise promise) {
-    ctx.close(promise);
-  }
-
-  @Override
-  public void deregister(final ChannelHandlerContext ctx, final ChannelPromise promise) {
-    ctx.deregister(promise);
-  }
-
-  @Override
-  public void read(final ChannelHandlerContext ctx) {
-    ctx.read();
-  }
 }

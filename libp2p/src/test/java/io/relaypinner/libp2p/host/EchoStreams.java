@@ -1,8 +1,9 @@
 package io.relaypinner.libp2p.host;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
@@ -10,9 +11,12 @@ import io.netty.channel.socket.DuplexChannel;
 import java.nio.channels.ClosedChannelException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The test protocol {@code /relay-pinner/echo/1.0.0} (also answered by the JS peers in
@@ -44,6 +48,29 @@ final class EchoStreams {
   static void serve(final Host host) {
     host.protocols().register(PROTOCOL, (stream, protocol) ->
         stream.pipeline().addLast(new Server()));
+  }
+
+  /**
+   * Opens {@code streams} echo streams on {@code connection} at once, each sending 1 MiB of random
+   * bytes, and asserts that every stream gets exactly its own bytes back.
+   */
+  static void assertConcurrentEchoes(final Connection connection, final int streams)
+      throws Exception {
+    final SecureRandom random = new SecureRandom();
+    final List<byte[]> payloads = new ArrayList<>();
+    final List<CompletableFuture<Echo>> echoes = new ArrayList<>();
+    for (int i = 0; i < streams; i++) {
+      final byte[] payload = new byte[1 << 20];
+      random.nextBytes(payload);
+      payloads.add(payload);
+      echoes.add(roundTrip(connection, payload));
+    }
+    for (int i = 0; i < echoes.size(); i++) {
+      final Echo echo = echoes.get(i).get(120, TimeUnit.SECONDS);
+      assertThat(echo.bytes()).as("stream " + i).isEqualTo(payloads.get(i).length);
+      assertThat(echo.sha256()).as("stream " + i).isEqualTo(sha256(payloads.get(i)));
+    }
+    assertThat(connection.isOpen()).isTrue();
   }
 
   /** Sends {@code data} on a new echo stream and completes with what came back. */

@@ -18,7 +18,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -153,19 +152,6 @@ class HostIT {
     EchoStreams.serve(server);
     final Host client = host(KeyType.ED25519, false);
     final Connection connection = client.dial(addressOf(server)).get(10, TimeUnit.SECONDS);
-    final List<byte[]> payloads = new ArrayList<>();
-    final List<CompletableFuture<EchoStreams.Echo>> echoes = new ArrayList<>();
-    for (int i = 0; i < 50; i++) {
-      final byte[] payload = new byte[1 << 20];
-      random.nextBytes(payload);
-      payloads.add(payload);
-      echoes.add(EchoStreams.roundTrip(connection, payload));
-    }
-    for (int i = 0; i < echoes.size(); i++) {
-      final EchoStreams.Echo echo = echoes.get(i).get(60, TimeUnit.SECONDS);
-      assertThat(echo.bytes()).as("stream " + i).isEqualTo(payloads.get(i).length);
-      assertThat(echo.sha256()).as("stream " + i).isEqualTo(EchoStreams.sha256(payloads.get(i)));
-    }
-    assertThat(connection.isOpen()).isTrue();
+    EchoStreams.assertConcurrentEchoes(connection, 50);
   }
 }

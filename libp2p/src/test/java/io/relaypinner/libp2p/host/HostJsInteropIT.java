@@ -18,7 +18,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -140,22 +139,7 @@ class HostJsInteropIT {
       // connection exists; its identify answer proves that it does.
       host.identify(connection).get(15, TimeUnit.SECONDS);
 
-      final SecureRandom random = new SecureRandom();
-      final List<byte[]> payloads = new ArrayList<>();
-      final List<CompletableFuture<EchoStreams.Echo>> echoes = new ArrayList<>();
-      for (int i = 0; i < 50; i++) {
-        final byte[] payload = new byte[1 << 20];
-        random.nextBytes(payload);
-        payloads.add(payload);
-        echoes.add(EchoStreams.roundTrip(connection, payload));
-      }
-      for (int i = 0; i < echoes.size(); i++) {
-        final EchoStreams.Echo echo = echoes.get(i).get(120, TimeUnit.SECONDS);
-        assertThat(echo.bytes()).as("stream " + i).isEqualTo(payloads.get(i).length);
-        assertThat(echo.sha256()).as("stream " + i).isEqualTo(
-            EchoStreams.sha256(payloads.get(i)));
-      }
-      assertThat(connection.isOpen()).isTrue();
+      EchoStreams.assertConcurrentEchoes(connection, 50);
     }
   }
 

@@ -2,14 +2,13 @@ package io.relaypinner.libp2p.security.noise;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelOutboundHandler;
 import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.DecoderException;
 import io.netty.util.ReferenceCountUtil;
 import io.relaypinner.libp2p.core.BadPeerException;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
-import java.net.SocketAddress;
+import io.relaypinner.libp2p.netty.OutboundPassThrough;
 import java.nio.ByteBuffer;
 import java.util.List;
 import org.slf4j.Logger;
@@ -37,7 +36,7 @@ import org.slf4j.LoggerFactory;
  * exceptionCaught}, so the connection's last handler can count it (at DEBUG, no stack trace).
  */
 public final class NoiseTransportCodec extends ByteToMessageDecoder
-    implements ChannelOutboundHandler {
+    implements OutboundPassThrough {
   private static final Logger LOG = LoggerFactory.getLogger(NoiseTransportCodec.class);
   private static final int LENGTH_PREFIX_BYTES = 2;
   private static final int FRAME_OVERHEAD = LENGTH_PREFIX_BYTES + CipherState.TAG_LENGTH;
@@ -197,45 +196,4 @@ public final class NoiseTransportCodec extends ByteToMessageDecoder
     ctx.write(ciphertext, promise);
   }
 
-  @Override
-  public void flush(final ChannelHandlerContext ctx) {
-    ctx.flush();
-  }
-
-  @Override
-  public void bind(
-      final ChannelHandlerContext ctx,
-      final SocketAddress localAddress,
-      final ChannelPromise promise) {
-    ctx.bind(localAddress, promise);
-  }
-
-  @Override
-  public void connect(
-      final ChannelHandlerContext ctx,
-      final SocketAddress remoteAddress,
-      final SocketAddress localAddress,
-      final ChannelPromise promise) {
-    ctx.connect(remoteAddress, localAddress, promise);
-  }
-
-  @Override
-  public void disconnect(final ChannelHandlerContext ctx, final ChannelPromise promise) {
-    ctx.disconnect(promise);
-  }
-
-  @Override
-  public void close(final ChannelHandlerContext ctx, final ChannelPromise promise) {
-    ctx.close(promise);
-  }
-
-  @Override
-  public void deregister(final ChannelHandlerContext ctx, final ChannelPromise promise) {
-    ctx.deregister(promise);
-  }
-
-  @Override
-  public void read(final ChannelHandlerContext ctx) {
-    ctx.read();
-  }
 }
