@@ -7,9 +7,11 @@ import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostConfig;
 import io.relaypinner.libp2p.netty.EventLoops;
 import io.relaypinner.multiformats.Multiaddr;
+import io.relaypinner.relay.api.AdvertisedAddresses;
 import io.relaypinner.relay.api.HealthRoute;
 import io.relaypinner.relay.api.MetricsHttpsStatus;
 import io.relaypinner.relay.api.MetricsRoute;
+import io.relaypinner.relay.api.MultiaddrsRoute;
 import io.relaypinner.relay.api.NodeStatus;
 import io.relaypinner.relay.config.InvalidConfigException;
 import io.relaypinner.relay.config.MetricsHttpsEndpoint;
@@ -24,6 +26,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
@@ -63,6 +66,11 @@ public final class RelayNode implements AutoCloseable {
 
   private final RelayConfig config;
   private final NodeIdentity identity;
+  private final AdvertisedAddresses advertiser;
+  private volatile Advertised advertisedCache;
+
+  /** The advertised list and the listen list it was computed from (same list: same answer). */
+  private record Advertised(List<Multiaddr> listen, List<Multiaddr> advertised) {}
   private final NodeStatus status;
   private final PrometheusRegistry registry;
   private final Clock clock;
@@ -98,6 +106,8 @@ public final class RelayNode implements AutoCloseable {
     this.config = Objects.requireNonNull(config, "config");
     this.identity = Objects.requireNonNull(identity, "identity");
     this.status = new LiveStatus();
+    this.advertiser = new AdvertisedAddresses(identity.peerId(), config.deployment(),
+        config.network().announce());
     this.registry = Objects.requireNonNull(registry, "registry");
     this.clock = Objects.requireNonNull(clock, "clock");
     this.sharedLoops = sharedLoops;
@@ -132,6 +142,9 @@ public final class RelayNode implements AutoCloseable {
           new DefaultThreadFactory("relay-metrics-scrape", true));
       final Router router = Router.builder()
           .get("/health", new HealthRoute(RelayVersion.VERSION, status, () -> metricsHttps,
+              clock, responses))
+          .get("/multiaddrs", new MultiaddrsRoute(RelayVersion.VERSION, status,
+              this::advertisedAddresses, () -> metricsHttps, config.deployment().deployedMode(),
               clock, responses))
           .get("/metrics", new MetricsRoute(registry, scrapeExecutor))
           .build();
@@ -195,6 +208,22 @@ public final class RelayNode implements AutoCloseable {
     return cause.getMessage() != null ? cause.getMessage() : cause.toString();
   }
 
+  /** What the relay advertises now (spec 2.3): listen addresses and announced ones. */
+  public List<Multiaddr> advertisedAddresses() {
+    final Host current = host;
+    if (current == null) {
+      return List.of();
+    }
+    final List<Multiaddr> listen = current.listenAddresses();
+    final Advertised cached = advertisedCache;
+    if (cached != null && cached.listen() == listen) {
+      return cached.advertised();
+    }
+    final List<Multiaddr> computed = advertiser.compute(listen);
+    advertisedCache = new Advertised(listen, computed);
+    return computed;
+  }
+
   /** The libp2p host, once started. */
   public Optional<Host> host() {
     return Optional.ofNullable(host);
@@ -225,7 +254,7 @@ public final class RelayNode implements AutoCloseable {
     @Override
     public int multiaddrCount() {
       final Host current = host;
-      return current == null ? 0 : current.listenAddresses().size();
+      return current == null ? 0 : advertisedAddresses().size();
     }
   }
 

@@ -448,4 +448,27 @@ class RelayNodeIT {
     await().atMost(Duration.ofSeconds(10))
         .until(() -> health(node).get("connections").get("active").asInt() == 0);
   }
+
+  @Test
+  void multiaddrs_shouldListTheTcpListenerWithPeerId_andMatchTheHealthCount() throws Exception {
+    final RelayNode node = start();
+    final JsonNode record = JSON.readTree(get(node, "/multiaddrs").body());
+    assertThat(fieldNames(record)).containsExactly("peerId", "all", "byTransport", "best",
+        "autoTlsServingZone", "metricsHttps", "timestamp", "deployedMode", "version");
+    final String tcp = node.host().orElseThrow().listenAddresses().get(0) + "/p2p/" + PEER_ID;
+    assertThat(record.get("peerId").asText()).isEqualTo(PEER_ID);
+    assertThat(record.get("all")).hasSize(1);
+    assertThat(record.get("all").get(0).asText()).isEqualTo(tcp);
+    assertThat(record.get("byTransport").get("tcp").get(0).asText()).isEqualTo(tcp);
+    assertThat(record.get("byTransport").get("websocket")).isEmpty();
+    assertThat(record.get("byTransport").get("webrtc")).isEmpty();
+    assertThat(record.get("best").get("tcp").asText()).isEqualTo(tcp);
+    assertThat(record.get("best").get("websocket").isNull()).isTrue();
+    assertThat(record.get("best").get("webrtc").isNull()).isTrue();
+    assertThat(record.get("deployedMode").asBoolean()).isFalse();
+    assertThat(record.get("version").asText()).isNotBlank();
+    assertThat(record.get("autoTlsServingZone").asText()).isEqualTo(ZONE);
+    assertThat(record.get("metricsHttps").has("exampleUrl")).isTrue();
+    assertThat(health(node).get("multiaddrs").asInt()).isEqualTo(1);
+  }
 }
