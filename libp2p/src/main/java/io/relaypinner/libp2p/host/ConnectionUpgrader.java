@@ -97,6 +97,16 @@ final class ConnectionUpgrader {
     return new UpgradeInitializer(Direction.INBOUND, Optional.empty(), new CompletableFuture<>());
   }
 
+  /**
+   * Upgrades a channel that is already connected (and, for WebSocket, past its handshake);
+   * {@code transport} is appended to the socket addresses for the connection's multiaddrs, e.g.
+   * {@code /ws}.
+   */
+  void upgrade(final Channel channel, final Direction direction, final Optional<PeerId> expected,
+      final CompletableFuture<Connection> result, final Multiaddr transport) {
+    new Upgrade(channel, direction, expected, result, transport).start();
+  }
+
   /** For one dial: upgrades the dialled channel, expecting {@code expected} when known. */
   ChannelHandler outbound(final Optional<PeerId> expected,
       final CompletableFuture<Connection> result) {
@@ -121,7 +131,7 @@ final class ConnectionUpgrader {
       // A listener's initializer is shared by every accepted channel: each gets its own result.
       final CompletableFuture<Connection> result =
           direction == Direction.OUTBOUND ? outboundResult : new CompletableFuture<>();
-      new Upgrade(channel, direction, expected, result).start();
+      new Upgrade(channel, direction, expected, result, Multiaddr.EMPTY).start();
     }
   }
 
@@ -131,14 +141,16 @@ final class ConnectionUpgrader {
     private final Direction direction;
     private final Optional<PeerId> expected;
     private final CompletableFuture<Connection> result;
+    private final Multiaddr transport;
     private ScheduledFuture<?> deadline;
 
     Upgrade(final Channel channel, final Direction direction, final Optional<PeerId> expected,
-        final CompletableFuture<Connection> result) {
+        final CompletableFuture<Connection> result, final Multiaddr transport) {
       this.channel = channel;
       this.direction = direction;
       this.expected = expected;
       this.result = result;
+      this.transport = transport;
     }
 
     void start() {
@@ -204,7 +216,8 @@ final class ConnectionUpgrader {
       channel.pipeline().addLast("errors", ConnectionErrors.INSTANCE);
       deadline.cancel(false);
       final Connection connection = new Connection(channel, session, muxer, direction,
-          address(channel.remoteAddress()), address(channel.localAddress()), YAMUX_PROTOCOL_ID,
+          address(channel.remoteAddress()).encapsulate(transport),
+          address(channel.localAddress()).encapsulate(transport), YAMUX_PROTOCOL_ID,
           multistream, clock.instant());
       result.complete(connection);
       listener.established(connection);

@@ -11,6 +11,7 @@ import io.relaypinner.libp2p.protocol.identify.IdentifyResult;
 import io.relaypinner.libp2p.protocol.ping.PingProtocol;
 import io.relaypinner.libp2p.security.noise.NoiseProtocol;
 import io.relaypinner.libp2p.transport.tcp.TcpTransport;
+import io.relaypinner.libp2p.transport.ws.WebSocketTransport;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.multiformats.PeerId;
 import java.security.SecureRandom;
@@ -26,6 +27,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,6 +43,7 @@ public final class Host implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Host.class);
   /** Identify pushes are coalesced: one per second at most, as js-libp2p does. */
   private static final long PUSH_DEBOUNCE_MILLIS = 1_000;
+  private static final Multiaddr WS_SUFFIX = Multiaddr.parse("/ws");
 
   private final PrivateKey identity;
   private final PeerId peerId;
@@ -49,6 +52,7 @@ public final class Host implements AutoCloseable {
   private final ProtocolRegistry protocols = new ProtocolRegistry();
   private final PeerStore peerStore;
   private final TcpTransport tcp;
+  private final WebSocketTransport websocket;
   private final ConnectionUpgrader upgrader;
   private final IdentifyProtocol identify;
   private final IdentifyPushProtocol identifyPush;
@@ -57,7 +61,11 @@ public final class Host implements AutoCloseable {
   /** js-libp2p accepts one identify stream per connection at a time: share the running one. */
   private final Map<Connection, CompletableFuture<IdentifyResult>> identifying =
       new ConcurrentHashMap<>();
-  private final List<TcpTransport.Listener> listeners = new CopyOnWriteArrayList<>();
+  /** A bound listener of either transport. */
+  private record BoundListener(Multiaddr bound, Supplier<List<Multiaddr>> addresses,
+      AutoCloseable closer) {}
+
+  private final List<BoundListener> listeners = new CopyOnWriteArrayList<>();
   private final List<HostListener> hostListeners = new CopyOnWriteArrayList<>();
   private final AtomicBoolean pushScheduled = new AtomicBoolean();
   private volatile List<Multiaddr> listenAddresses = List.of();
@@ -79,6 +87,7 @@ public final class Host implements AutoCloseable {
     this.loops = loops;
     this.peerStore = new PeerStore(config.peerStoreCapacity());
     this.tcp = new TcpTransport(loops);
+    this.websocket = new WebSocketTransport(loops, config.upgradeTimeout());
     final NoiseProtocol noise = new NoiseProtocol(identity, config.noise(), new SecureRandom());
     this.upgrader = new ConnectionUpgrader(noise, config.yamux(), config.multistream(), protocols,
         sessionListener, config.upgradeTimeout(), clock, new UpgradeListener());
@@ -150,25 +159,35 @@ public final class Host implements AutoCloseable {
   }
 
   /**
-   * Binds one more TCP listen address ({@code /ip4|ip6/<host>/tcp/<port>}, port 0 for an
-   * ephemeral one) and completes with the bound address.
+   * Binds one more listen address, TCP ({@code /ip4|ip6/<host>/tcp/<port>}) or WebSocket
+   * ({@code .../tcp/<port>/ws}), port 0 for an ephemeral one, and completes with the bound
+   * address.
    */
   public CompletableFuture<Multiaddr> listen(final Multiaddr address) {
     if (closed) {
       return CompletableFuture.failedFuture(new IllegalStateException("host is closed"));
     }
-    return tcp.listen(address, upgrader.inbound()).thenApply(listener -> {
+    final CompletableFuture<BoundListener> bound;
+    if (WebSocketTransport.handles(address)) {
+      bound = websocket.listen(address, channel -> upgrader.upgrade(channel, Direction.INBOUND,
+          Optional.empty(), new CompletableFuture<>(), WS_SUFFIX)).thenApply(listener ->
+              new BoundListener(listener.boundAddress(), listener::listenAddresses, listener));
+    } else {
+      bound = tcp.listen(address, upgrader.inbound()).thenApply(listener ->
+          new BoundListener(listener.boundAddress(), listener::listenAddresses, listener));
+    }
+    return bound.thenApply(listener -> {
       listeners.add(listener);
       refreshListenAddresses();
-      LOG.info("libp2p listening on {}/p2p/{}", listener.boundAddress(), peerId);
-      return listener.boundAddress();
+      LOG.info("libp2p listening on {}/p2p/{}", listener.bound(), peerId);
+      return listener.bound();
     });
   }
 
   private synchronized void refreshListenAddresses() {
     final List<Multiaddr> addresses = new ArrayList<>();
-    for (final TcpTransport.Listener listener : listeners) {
-      addresses.addAll(listener.listenAddresses());
+    for (final BoundListener listener : listeners) {
+      addresses.addAll(listener.addresses().get());
     }
     listenAddresses = List.copyOf(addresses);
   }
@@ -180,7 +199,7 @@ public final class Host implements AutoCloseable {
 
   /** The bound listeners' addresses as configured (with the real ports). */
   public List<Multiaddr> boundAddresses() {
-    return listeners.stream().map(TcpTransport.Listener::boundAddress).toList();
+    return listeners.stream().map(BoundListener::bound).toList();
   }
 
   /**
@@ -197,12 +216,23 @@ public final class Host implements AutoCloseable {
           new IllegalArgumentException("cannot dial ourselves: " + address));
     }
     final CompletableFuture<Connection> result = new CompletableFuture<>();
-    tcp.dial(address, upgrader.outbound(expected, result), config.dialTimeout())
-        .whenComplete((channel, error) -> {
-          if (error != null) {
-            result.completeExceptionally(error);
-          }
-        });
+    if (WebSocketTransport.handles(address)) {
+      websocket.dial(address, config.dialTimeout()).whenComplete((channel, error) -> {
+        if (error != null) {
+          result.completeExceptionally(error);
+        } else {
+          channel.eventLoop().execute(() -> upgrader.upgrade(channel, Direction.OUTBOUND,
+              expected, result, WS_SUFFIX));
+        }
+      });
+    } else {
+      tcp.dial(address, upgrader.outbound(expected, result), config.dialTimeout())
+          .whenComplete((channel, error) -> {
+            if (error != null) {
+              result.completeExceptionally(error);
+            }
+          });
+    }
     return result.thenApply(connection -> {
       peerStore.addAddress(connection.remotePeer(), address.withoutPeerId());
       return connection;
@@ -327,8 +357,12 @@ public final class Host implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
-    for (final TcpTransport.Listener listener : listeners) {
-      listener.close();
+    for (final BoundListener listener : listeners) {
+      try {
+        listener.closer().close();
+      } catch (final Exception e) {
+        LOG.warn("closing listener {} failed: {}", listener.bound(), e.toString());
+      }
     }
     listeners.clear();
     for (final Connection connection : connections) {

@@ -38,7 +38,8 @@ class HostJsInteropIT {
   @BeforeEach
   void startHost() throws Exception {
     host = new Host(Keys.generate(KeyType.ED25519, new SecureRandom()), HostConfig.builder()
-        .listenAddresses(List.of(Multiaddr.parse("/ip4/127.0.0.1/tcp/0")))
+        .listenAddresses(List.of(Multiaddr.parse("/ip4/127.0.0.1/tcp/0"),
+            Multiaddr.parse("/ip4/127.0.0.1/tcp/0/ws")))
         .agentVersion("relay-pinner/interop-test").build(), loops, Clock.systemUTC());
     host.start().get(5, TimeUnit.SECONDS);
   }
@@ -61,7 +62,7 @@ class HostJsInteropIT {
         }
       }
     });
-    final Multiaddr target = host.listenAddresses().get(0).withPeerId(host.peerId());
+    final Multiaddr target = javaAddress(false);
     final JsonNode js = JSON.readTree(NodeJs.run(stack, "../common/libp2p-peer.mjs",
         NODE_TIMEOUT, "dial", target.toString(), "3").stdout());
 
@@ -73,8 +74,8 @@ class HostJsInteropIT {
     assertThat(identify.get("protocolVersion").asText()).isEqualTo("ipfs/0.1.0");
     assertThat(texts(identify.get("protocols"))).contains("/ipfs/id/1.0.0",
         "/ipfs/id/push/1.0.0", "/ipfs/ping/1.0.0");
-    assertThat(texts(identify.get("listenAddrs"))).contains(host.listenAddresses().get(0)
-        .toString());
+    assertThat(texts(identify.get("listenAddrs"))).contains(
+        javaAddress(false).withoutPeerId().toString(), javaAddress(true).withoutPeerId().toString());
     assertThat(identify.get("observedAddr").asText()).startsWith("/ip4/127.0.0.1/tcp/");
     assertThat(js.get("rtts")).hasSize(3);
 
@@ -120,7 +121,7 @@ class HostJsInteropIT {
   @ValueSource(strings = {"stack-a", "stack-b"})
   void jsOpensFiftyEchoStreams_shouldGetEveryByteBack(final String stack) throws Exception {
     EchoStreams.serve(host);
-    final Multiaddr target = host.listenAddresses().get(0).withPeerId(host.peerId());
+    final Multiaddr target = javaAddress(false);
     final JsonNode result = JSON.readTree(NodeJs.run(stack, "../common/libp2p-peer.mjs",
         Duration.ofSeconds(120), "echo-client", target.toString(), "50", "1048576").stdout());
     assertThat(result.get("ok").asBoolean()).isTrue();
@@ -141,6 +142,42 @@ class HostJsInteropIT {
 
       EchoStreams.assertConcurrentEchoes(connection, 50);
     }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"stack-a", "stack-b"})
+  void jsDialsJavaOverWebSocket_shouldIdentifyAndPing(final String stack) throws Exception {
+    final JsonNode js = JSON.readTree(NodeJs.run(stack, "../common/libp2p-peer.mjs",
+        NODE_TIMEOUT, "dial", javaAddress(true).toString(), "2").stdout());
+    assertThat(js.get("remotePeer").asText()).isEqualTo(host.peerId().toBase58());
+    assertThat(js.get("remoteAddr").asText()).contains("/ws");
+    assertThat(js.get("identify").get("agentVersion").asText())
+        .isEqualTo("relay-pinner/interop-test");
+    assertThat(js.get("rtts")).hasSize(2);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"stack-a", "stack-b"})
+  void javaDialsJsOverWebSocket_shouldIdentifyAndPing(final String stack) throws Exception {
+    try (JsPeer js = NodeJs.start(stack, "../common/libp2p-peer.mjs", "listen", "60")) {
+      final JsonNode listening = js.nextJson(NODE_TIMEOUT);
+      final Multiaddr ws = texts(listening.get("addrs")).stream().map(Multiaddr::parse)
+          .filter(a -> a.toString().contains("/ws")).findFirst().orElseThrow();
+      final Connection connection = host.dial(ws).get(15, TimeUnit.SECONDS);
+      assertThat(connection.remoteAddress().toString()).endsWith("/ws");
+      assertThat(host.identify(connection).get(15, TimeUnit.SECONDS).agentVersion().orElseThrow())
+          .startsWith("js-libp2p/");
+      assertThat(host.ping(connection).get(15, TimeUnit.SECONDS)).isPositive();
+      assertThat(js.nextEvent("identify", NODE_TIMEOUT).get("identify").get("peerId").asText())
+          .isEqualTo(host.peerId().toBase58());
+    }
+  }
+
+  /** The Java host's TCP or WebSocket address, with its PeerId. */
+  private Multiaddr javaAddress(final boolean webSocket) {
+    return host.listenAddresses().stream()
+        .filter(a -> a.toString().endsWith("/ws") == webSocket).findFirst().orElseThrow()
+        .withPeerId(host.peerId());
   }
 
   private static List<String> texts(final JsonNode array) {
