@@ -87,6 +87,7 @@ class LauncherIT {
     env.put("RELAY_LISTEN_IPV4", "127.0.0.1");
     env.put("RELAY_DISABLE_IPV6", "true");
     env.put("RELAY_TCP_PORT", "0");
+    env.put("RELAY_WS_PORT", "0");
     return env;
   }
 

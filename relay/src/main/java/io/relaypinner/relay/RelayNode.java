@@ -172,32 +172,37 @@ public final class RelayNode implements AutoCloseable {
         .agentVersion("relay-pinner/" + RelayVersion.VERSION).build(), loops, clock);
     host = started;
     final NetworkConfig network = config.network();
-    try {
-      started.listen(tcpAddress(false, network.listenIpv4(), network.tcpPort()))
-          .get(BIND_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (final ExecutionException | TimeoutException e) {
-      throw new UncheckedIOException(new IOException("cannot listen on TCP "
-          + network.listenIpv4() + ":" + network.tcpPort() + ": " + rootMessage(e), e));
-    } catch (final InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while binding", e);
-    }
+    bind(started, address(false, network.listenIpv4(), network.tcpPort(), ""), true);
+    bind(started, address(false, network.listenIpv4(), network.wsPort(), "/ws"), true);
     if (!network.ipv6Disabled()) {
-      try {
-        started.listen(tcpAddress(true, network.listenIpv6(), network.tcpPort()))
-            .get(BIND_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-      } catch (final ExecutionException | TimeoutException e) {
-        LOG.warn("no IPv6 TCP listener on [{}]:{}: {} (RELAY_DISABLE_IPV6=true silences this)",
-            network.listenIpv6(), network.tcpPort(), rootMessage(e));
-      } catch (final InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted while binding", e);
-      }
+      bind(started, address(true, network.listenIpv6(), network.tcpPort(), ""), false);
+      bind(started, address(true, network.listenIpv6(), network.wsPort(), "/ws"), false);
     }
   }
 
-  private static Multiaddr tcpAddress(final boolean ipv6, final String host, final int port) {
-    return Multiaddr.parse((ipv6 ? "/ip6/" : "/ip4/") + host + "/tcp/" + port);
+  /**
+   * Binds one listener. IPv4 listeners must bind (a taken port stops the node); IPv6 is best
+   * effort, since some hosts have no IPv6.
+   */
+  private static void bind(final Host host, final Multiaddr address, final boolean required) {
+    try {
+      host.listen(address).get(BIND_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (final ExecutionException | TimeoutException e) {
+      if (required) {
+        throw new UncheckedIOException(new IOException(
+            "cannot listen on " + address + ": " + rootMessage(e), e));
+      }
+      LOG.warn("no listener on {}: {} (RELAY_DISABLE_IPV6=true silences this)", address,
+          rootMessage(e));
+    } catch (final InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while binding " + address, e);
+    }
+  }
+
+  private static Multiaddr address(final boolean ipv6, final String host, final int port,
+      final String suffix) {
+    return Multiaddr.parse((ipv6 ? "/ip6/" : "/ip4/") + host + "/tcp/" + port + suffix);
   }
 
   private static String rootMessage(final Throwable error) {

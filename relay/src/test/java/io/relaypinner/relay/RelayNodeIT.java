@@ -82,7 +82,7 @@ class RelayNodeIT {
 
   private static RelayConfig.Builder local() {
     return RelayConfig.builder().metricsHost("127.0.0.1").metricsPort(0)
-        .listenIpv4("127.0.0.1").tcpPort(0).ipv6Disabled(true);
+        .listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).ipv6Disabled(true);
   }
 
   private RelayNode start(final RelayConfig config) {
@@ -432,9 +432,10 @@ class RelayNodeIT {
   void health_shouldCountLibp2pConnections_andListenOnTheRealTcpPort() throws Exception {
     final RelayNode node = start();
     final Host relayHost = node.host().orElseThrow();
-    final Multiaddr tcp = relayHost.listenAddresses().get(0);
+    final Multiaddr tcp = relayHost.listenAddresses().stream()
+        .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow();
     assertThat(tcp.toString()).startsWith("/ip4/127.0.0.1/tcp/").doesNotEndWith("/tcp/0");
-    assertThat(health(node).get("multiaddrs").asInt()).isEqualTo(1);
+    assertThat(health(node).get("multiaddrs").asInt()).isEqualTo(2);
 
     final EventLoops loops = EventLoops.create(1, "health-client");
     try (Host client = new Host(Keys.generate(KeyType.ED25519, new SecureRandom()),
@@ -455,20 +456,23 @@ class RelayNodeIT {
     final JsonNode record = JSON.readTree(get(node, "/multiaddrs").body());
     assertThat(fieldNames(record)).containsExactly("peerId", "all", "byTransport", "best",
         "autoTlsServingZone", "metricsHttps", "timestamp", "deployedMode", "version");
-    final String tcp = node.host().orElseThrow().listenAddresses().get(0) + "/p2p/" + PEER_ID;
+    final List<Multiaddr> listen = node.host().orElseThrow().listenAddresses();
+    final String tcp = listen.stream().filter(a -> !a.toString().endsWith("/ws")).findFirst()
+        .orElseThrow() + "/p2p/" + PEER_ID;
+    final String ws = listen.stream().filter(a -> a.toString().endsWith("/ws")).findFirst()
+        .orElseThrow() + "/p2p/" + PEER_ID;
     assertThat(record.get("peerId").asText()).isEqualTo(PEER_ID);
-    assertThat(record.get("all")).hasSize(1);
-    assertThat(record.get("all").get(0).asText()).isEqualTo(tcp);
+    assertThat(record.get("all")).hasSize(2);
     assertThat(record.get("byTransport").get("tcp").get(0).asText()).isEqualTo(tcp);
-    assertThat(record.get("byTransport").get("websocket")).isEmpty();
+    assertThat(record.get("byTransport").get("websocket").get(0).asText()).isEqualTo(ws);
     assertThat(record.get("byTransport").get("webrtc")).isEmpty();
     assertThat(record.get("best").get("tcp").asText()).isEqualTo(tcp);
-    assertThat(record.get("best").get("websocket").isNull()).isTrue();
+    assertThat(record.get("best").get("websocket").asText()).isEqualTo(ws);
     assertThat(record.get("best").get("webrtc").isNull()).isTrue();
     assertThat(record.get("deployedMode").asBoolean()).isFalse();
     assertThat(record.get("version").asText()).isNotBlank();
     assertThat(record.get("autoTlsServingZone").asText()).isEqualTo(ZONE);
     assertThat(record.get("metricsHttps").has("exampleUrl")).isTrue();
-    assertThat(health(node).get("multiaddrs").asInt()).isEqualTo(1);
+    assertThat(health(node).get("multiaddrs").asInt()).isEqualTo(2);
   }
 }
