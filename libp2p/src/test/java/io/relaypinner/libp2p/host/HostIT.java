@@ -14,10 +14,16 @@ import io.relaypinner.libp2p.crypto.Keys;
 import io.relaypinner.libp2p.netty.EventLoops;
 import io.relaypinner.libp2p.protocol.identify.IdentifyResult;
 import io.relaypinner.multiformats.Multiaddr;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.Socket;
+import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -153,5 +159,58 @@ class HostIT {
     final Host client = host(KeyType.ED25519, false);
     final Connection connection = client.dial(addressOf(server)).get(10, TimeUnit.SECONDS);
     EchoStreams.assertConcurrentEchoes(connection, 50);
+  }
+
+  @Test
+  void hostileConnections_shouldBeClosed_whileTheHostKeepsServing() throws Exception {
+    final Host server = host(KeyType.ED25519, true);
+    final Multiaddr tcp = server.listenAddresses().get(0);
+    final int port = tcp.components().get(1).port();
+    final byte[] random = new byte[4096];
+    this.random.nextBytes(random);
+    final byte[] mssThenGarbage = concat(
+        HexFormat.of().parseHex("132f6d756c746973747265616d2f312e302e300a07"
+            + "2f6e6f6973650a"), random);
+    // A Noise message 1 announced as 32 bytes but cut after 5.
+    final byte[] truncatedNoise = concat(
+        HexFormat.of().parseHex("132f6d756c746973747265616d2f312e302e300a07"
+            + "2f6e6f6973650a0020"), new byte[5]);
+    final byte[] oversizedLength = HexFormat.of().parseHex("ffffffffffffffffff7f");
+    for (final byte[] attack : List.of(random, mssThenGarbage, truncatedNoise,
+        oversizedLength)) {
+      try (Socket socket = new Socket("127.0.0.1", port)) {
+        socket.setSoTimeout(15_000);
+        socket.getOutputStream().write(attack);
+        socket.getOutputStream().flush();
+        if (attack == truncatedNoise) {
+          // Silence after a partial message: the upgrade deadline closes the connection.
+          socket.shutdownOutput();
+        }
+        assertThat(closedByServer(socket.getInputStream())).isTrue();
+      }
+    }
+    assertThat(server.connectionCount()).isZero();
+    final Host client = host(KeyType.ED25519, false);
+    final Connection connection = client.dial(addressOf(server)).get(10, TimeUnit.SECONDS);
+    assertThat(client.ping(connection).get(10, TimeUnit.SECONDS)).isPositive();
+  }
+
+  /** Reads until the server ends the connection: true on end of stream or reset. */
+  private static boolean closedByServer(final InputStream in) throws IOException {
+    final byte[] buffer = new byte[1024];
+    try {
+      while (in.read(buffer) >= 0) {
+        // what the server said before closing does not matter here
+      }
+      return true;
+    } catch (final SocketException e) {
+      return e.getMessage() != null && e.getMessage().contains("reset");
+    }
+  }
+
+  private static byte[] concat(final byte[] a, final byte[] b) {
+    final byte[] out = Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
   }
 }
