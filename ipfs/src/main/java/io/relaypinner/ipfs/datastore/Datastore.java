@@ -1,0 +1,78 @@
+package io.relaypinner.ipfs.datastore;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A small durable key-to-bytes store for node state: pins, followed OrbitDB heads and manifests,
+ * sync state. Keys are path-like strings, {@code /pins/<cid>} or {@code /relay/topics/<topic>}:
+ * they start with {@code /}, are at most {@value #MAX_KEY_LENGTH} characters and contain no
+ * control characters. Values are at most {@value #MAX_VALUE_SIZE} bytes; big data belongs in the
+ * blockstore.
+ *
+ * <p>A {@link #put} or {@link #delete} that returned is durable: it survives a process crash and
+ * a power loss (implementations that are not persistent, like {@link MemoryDatastore}, say so).
+ * Implementations are thread-safe and may block on disk I/O.
+ */
+public interface Datastore extends AutoCloseable {
+  /** Longest key accepted. */
+  int MAX_KEY_LENGTH = 1024;
+  /** Largest value accepted. */
+  int MAX_VALUE_SIZE = 1024 * 1024;
+
+  /** One key and its value, as {@link #scan} returns them. */
+  record Entry(String key, byte[] value) {}
+
+  /** The value under {@code key}, if any (a copy the caller may keep). */
+  Optional<byte[]> get(String key);
+
+  /** Stores {@code value} under {@code key}, replacing any previous value; durable on return. */
+  void put(String key, byte[] value);
+
+  /** Removes {@code key}; false when it was absent. Durable on return. */
+  boolean delete(String key);
+
+  /**
+   * Every entry whose key starts with {@code prefix}, in ascending key order (UTF-16 code unit
+   * order, as {@link String#compareTo}). A consistent snapshot as of the call.
+   */
+  List<Entry> scan(String prefix);
+
+  /** Releases the store; later calls fail. */
+  @Override
+  void close();
+
+  /**
+   * Checks a key against the rules above.
+   *
+   * @throws IllegalArgumentException when it breaks one
+   */
+  static String checkKey(final String key) {
+    if (key == null || key.isEmpty() || key.charAt(0) != '/') {
+      throw new IllegalArgumentException("datastore key must start with '/': " + key);
+    }
+    if (key.length() > MAX_KEY_LENGTH) {
+      throw new IllegalArgumentException(
+          "datastore key of " + key.length() + " characters exceeds " + MAX_KEY_LENGTH);
+    }
+    for (int i = 0; i < key.length(); i++) {
+      if (Character.isISOControl(key.charAt(i))) {
+        throw new IllegalArgumentException("datastore key contains a control character at " + i);
+      }
+    }
+    return key;
+  }
+
+  /**
+   * Checks a value's size.
+   *
+   * @throws IllegalArgumentException when it is too large
+   */
+  static byte[] checkValue(final byte[] value) {
+    if (value.length > MAX_VALUE_SIZE) {
+      throw new IllegalArgumentException(
+          "datastore value of " + value.length + " bytes exceeds " + MAX_VALUE_SIZE);
+    }
+    return value;
+  }
+}

@@ -1,0 +1,61 @@
+package io.relaypinner.ipfs.datastore;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class MvStoreDatastoreTest extends DatastoreContractTest {
+  @TempDir
+  Path dir;
+
+  @Override
+  protected Datastore open() {
+    return new MvStoreDatastore(dir.resolve("state").resolve("datastore.mv.db"));
+  }
+
+  @Test
+  void reopen_shouldFindEverythingWritten() {
+    store.put("/pins/a", utf8("1"));
+    store.put("/pins/b", utf8("2"));
+    store.put("/relay/topics/t", utf8("t"));
+    assertThat(store.delete("/pins/b")).isTrue();
+    store.close();
+
+    store = open();
+    assertThat(store.scan("/")).extracting(Datastore.Entry::key)
+        .containsExactly("/pins/a", "/relay/topics/t");
+    assertThat(store.get("/pins/a")).hasValueSatisfying(v -> assertThat(v).isEqualTo(utf8("1")));
+  }
+
+  @Test
+  void open_shouldFailClearly_whenTheFileIsAlreadyOpen() {
+    store.put("/k", utf8("v"));
+    assertThatThrownBy(this::open)
+        .isInstanceOf(DatastoreLockedException.class)
+        .hasMessageContaining("already open")
+        .hasMessageContaining("datastore.mv.db");
+    // The failed open did not disturb the store that holds the file.
+    assertThat(store.get("/k")).isPresent();
+  }
+
+  @Test
+  void open_shouldFailClearly_whenTheFileIsNotAnMvStore() throws IOException {
+    final Path junk = Files.writeString(dir.resolve("junk.mv.db"), "not an mvstore file\n");
+    assertThatThrownBy(() -> new MvStoreDatastore(junk))
+        .isInstanceOf(DatastoreException.class).hasMessageContaining("junk.mv.db");
+  }
+
+  @Test
+  void close_shouldBeIdempotent_andReleaseTheLock() {
+    store.close();
+    store.close();
+    store = open();
+    assertThat(((MvStoreDatastore) store).file().getFileName().toString())
+        .isEqualTo("datastore.mv.db");
+  }
+}

@@ -1,0 +1,249 @@
+package io.relaypinner.ipfs.pin;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.relaypinner.ipfs.blockstore.Blockstore;
+import io.relaypinner.ipfs.blockstore.FlatFsBlockstore;
+import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
+import io.relaypinner.ipfs.datastore.MemoryDatastore;
+import io.relaypinner.ipfs.datastore.MvStoreDatastore;
+import io.relaypinner.multiformats.Cid;
+import io.relaypinner.multiformats.Multicodec;
+import io.relaypinner.multiformats.Multihash;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class PinStoreTest {
+  private final MemoryBlockstore blocks = new MemoryBlockstore();
+  private final MemoryDatastore datastore = new MemoryDatastore();
+  private final PinStore pins = new PinStore(datastore, blocks, TestListCodec.resolver());
+  private final TestDag dag = new TestDag();
+
+  @TempDir
+  Path dir;
+
+  private List<Cid> keys(final Blockstore store) {
+    final List<Cid> keys = new ArrayList<>();
+    store.forEachKey(keys::add);
+    return keys;
+  }
+
+  private static Cid raw(final Cid cid) {
+    return Cid.v1(Multicodec.RAW, cid.multihash());
+  }
+
+  @Test
+  void pin_shouldRecordThePin_whenTheWholeDagIsPresent() {
+    final Cid leaf = dag.leaf("leaf");
+    final Cid mid = dag.node("mid", dag.leaf("a"), dag.leaf("b"));
+    final Cid root = dag.node("root", mid, leaf);
+    dag.putAll(blocks);
+
+    final PinResult result = pins.pin(root);
+    assertThat(result).isInstanceOfSatisfying(PinResult.Pinned.class, pinned -> {
+      assertThat(pinned.root()).isEqualTo(root);
+      assertThat(pinned.blocks()).isEqualTo(5);
+    });
+    assertThat(pins.isPinned(root)).isTrue();
+    assertThat(pins.isPinned(mid)).isFalse();
+    assertThat(pins.list()).containsExactly(root);
+    assertThat(datastore.scan(PinStore.PREFIX)).extracting(e -> e.key())
+        .containsExactly("/pins/" + root);
+    // Pinning again re-checks and succeeds; still one pin.
+    assertThat(pins.pin(root)).isInstanceOf(PinResult.Pinned.class);
+    assertThat(pins.list()).containsExactly(root);
+  }
+
+  @Test
+  void pin_shouldReportMissingBlocks_andRecordNothing_whenTheDagIsIncomplete() {
+    final Cid absent = dag.leaf("absent");
+    final Cid root = dag.node("root", dag.leaf("present"), absent);
+    dag.putAll(blocks, absent);
+
+    assertThat(pins.pin(root)).isEqualTo(new PinResult.Incomplete(root, List.of(absent)));
+    assertThat(pins.isPinned(root)).isFalse();
+    assertThat(pins.list()).isEmpty();
+
+    final Cid absentRoot = dag.leaf("not stored");
+    assertThat(pins.pin(absentRoot))
+        .isEqualTo(new PinResult.Incomplete(absentRoot, List.of(absentRoot)));
+  }
+
+  @Test
+  void unpin_shouldRemoveOnlyThePin() {
+    final Cid root = dag.node("root", dag.leaf("x"));
+    dag.putAll(blocks);
+    pins.pin(root);
+    assertThat(pins.unpin(root)).isTrue();
+    assertThat(pins.unpin(root)).isFalse();
+    assertThat(pins.isPinned(root)).isFalse();
+    assertThat(blocks.has(root)).isTrue();
+  }
+
+  @Test
+  void gc_shouldRemoveUnpinnedBlocks_andKeepEveryPinnedBlock() {
+    final Cid shared = dag.leaf("shared");
+    final Cid pinnedRoot = dag.node("pinned", shared, dag.node("inner", dag.leaf("deep")));
+    final Cid looseRoot = dag.node("loose", shared, dag.leaf("only loose"));
+    final Cid stray = dag.leaf("stray");
+    dag.putAll(blocks);
+    assertThat(pins.pin(pinnedRoot)).isInstanceOf(PinResult.Pinned.class);
+
+    final GcResult result = pins.gc();
+    assertThat(result.pins()).isEqualTo(1);
+    assertThat(result.marked()).isEqualTo(4);
+    assertThat(result.scanned()).isEqualTo(7);
+    assertThat(result.removed()).isEqualTo(3);
+    assertThat(result.pinnedMissing()).isEmpty();
+    assertThat(blocks.has(looseRoot)).isFalse();
+    assertThat(blocks.has(stray)).isFalse();
+    assertThat(blocks.has(shared)).isTrue();
+    assertThat(new DagWalker(blocks, TestListCodec.resolver(), 100).walk(List.of(pinnedRoot))
+        .complete()).isTrue();
+    assertThat(pins.gcRemoved()).isEqualTo(3);
+    assertThat(pins.gcRuns()).isEqualTo(1);
+
+    assertThat(pins.unpin(pinnedRoot)).isTrue();
+    assertThat(pins.gc().removed()).isEqualTo(4);
+    assertThat(blocks.count()).isZero();
+    assertThat(pins.gcRemoved()).isEqualTo(7);
+  }
+
+  @Test
+  void gc_shouldDeleteNothing_whenTheMarkCannotComplete() {
+    final Cid root = dag.node("root", dag.leaf("a"), dag.leaf("b"));
+    final Cid stray = dag.leaf("stray");
+    dag.putAll(blocks);
+    pins.pin(root);
+
+    final PinStore tight = new PinStore(datastore, blocks, TestListCodec.resolver(), 10, 2);
+    assertThatThrownBy(tight::gc).isInstanceOf(DagLimitExceededException.class);
+    final PinStore blind = new PinStore(datastore, blocks, CodecLinkResolver.standard());
+    assertThatThrownBy(blind::gc).isInstanceOf(LinkResolutionException.class);
+    assertThat(blocks.has(stray)).isTrue();
+    assertThat(blocks.count()).isEqualTo(4);
+  }
+
+  @Test
+  void pin_shouldRefuse_whenTheDagExceedsMaxPinBlocks() {
+    final Cid root = dag.node("root", dag.leaf("a"), dag.leaf("b"), dag.leaf("c"));
+    dag.putAll(blocks);
+    final PinStore small = new PinStore(datastore, blocks, TestListCodec.resolver(), 3, 100);
+    assertThatThrownBy(() -> small.pin(root)).isInstanceOf(DagLimitExceededException.class);
+    assertThat(small.isPinned(root)).isFalse();
+  }
+
+  @Test
+  void gc_shouldKeepWhatIsLeft_andReportMissing_whenAPinnedBlockWasLost() {
+    final Cid lost = dag.leaf("lost");
+    final Cid root = dag.node("root", lost, dag.leaf("kept"));
+    dag.putAll(blocks);
+    pins.pin(root);
+    blocks.delete(lost);
+
+    final GcResult result = pins.gc();
+    assertThat(result.pinnedMissing()).containsExactly(lost);
+    assertThat(result.removed()).isZero();
+    assertThat(blocks.count()).isEqualTo(2);
+  }
+
+  @Test
+  void list_shouldKeepCidVersionsAndCodecs() {
+    final byte[] data = "v0".getBytes(StandardCharsets.UTF_8);
+    final Cid rawRoot = Cid.v1(Multicodec.RAW, Multihash.sha2_256(data));
+    blocks.put(rawRoot, data);
+    assertThat(pins.pin(rawRoot)).isInstanceOf(PinResult.Pinned.class);
+    assertThat(pins.list()).containsExactly(rawRoot);
+    assertThat(pins.isPinned(Cid.v1(Multicodec.DAG_PB, rawRoot.multihash()))).isFalse();
+  }
+
+  @Test
+  void pins_shouldSurviveReopen_andProtectTheirBlocksFromGc() {
+    final Path blockDir = dir.resolve("blocks");
+    final Path dataFile = dir.resolve("datastore.mv.db");
+    final Cid root = dag.node("root", dag.node("mid", dag.leaf("a")), dag.leaf("b"));
+    final Cid stray = dag.leaf("stray");
+    try (FlatFsBlockstore store = new FlatFsBlockstore(blockDir);
+        MvStoreDatastore state = new MvStoreDatastore(dataFile)) {
+      dag.putAll(store);
+      assertThat(new PinStore(state, store, TestListCodec.resolver()).pin(root))
+          .isInstanceOf(PinResult.Pinned.class);
+    }
+    try (FlatFsBlockstore store = new FlatFsBlockstore(blockDir);
+        MvStoreDatastore state = new MvStoreDatastore(dataFile)) {
+      final PinStore reopened = new PinStore(state, store, TestListCodec.resolver());
+      assertThat(reopened.list()).containsExactly(root);
+      assertThat(reopened.isPinned(root)).isTrue();
+      assertThat(reopened.gc().removed()).isEqualTo(1);
+      assertThat(store.has(stray)).isFalse();
+      assertThat(keys(store)).hasSize(4).contains(raw(root));
+      assertThat(store.blockCount()).isEqualTo(4);
+    }
+  }
+
+  @Test
+  void gc_shouldNeverRemoveAPinnedBlock_whilePinsAreAddedConcurrently() throws Exception {
+    final int writers = 4;
+    final int dagsPerWriter = 30;
+    final AtomicBoolean done = new AtomicBoolean();
+    final ExecutorService pool = Executors.newFixedThreadPool(writers + 1);
+    final List<Cid> pinned = new ArrayList<>();
+    try {
+      final Future<Integer> collector = pool.submit(() -> {
+        int runs = 0;
+        while (!done.get()) {
+          pins.gc();
+          runs++;
+        }
+        return runs;
+      });
+      final List<Future<List<Cid>>> work = new ArrayList<>();
+      for (int w = 0; w < writers; w++) {
+        final int writer = w;
+        work.add(pool.submit(() -> pinDags(writer, dagsPerWriter)));
+      }
+      for (final Future<List<Cid>> future : work) {
+        pinned.addAll(future.get(120, TimeUnit.SECONDS));
+      }
+      done.set(true);
+      assertThat(collector.get(60, TimeUnit.SECONDS)).isPositive();
+    } finally {
+      done.set(true);
+      pool.shutdownNow();
+    }
+    assertThat(pinned).hasSize(writers * dagsPerWriter);
+    pins.gc();
+    final DagWalker.Result all = new DagWalker(blocks, TestListCodec.resolver(), 10_000)
+        .walk(pinned);
+    assertThat(all.missing()).isEmpty();
+    assertThat(blocks.count()).isEqualTo(all.reached().size());
+  }
+
+  /** Builds and pins DAGs, putting blocks again whenever a GC took them before the pin. */
+  private List<Cid> pinDags(final int writer, final int count) {
+    final List<Cid> roots = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      final TestDag own = new TestDag();
+      final Cid root = own.node("w" + writer + "-" + i,
+          own.node("mid", own.leaf("w" + writer + "-" + i + "-a"), own.leaf("common")),
+          own.leaf("w" + writer + "-" + i + "-b"));
+      PinResult result;
+      do {
+        own.putAll(blocks);
+        result = pins.pin(root);
+      } while (result instanceof PinResult.Incomplete);
+      roots.add(root);
+    }
+    return roots;
+  }
+}
