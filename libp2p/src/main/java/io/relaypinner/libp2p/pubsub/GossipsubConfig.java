@@ -1,0 +1,265 @@
+package io.relaypinner.libp2p.pubsub;
+
+import java.time.Duration;
+
+/**
+ * Router parameters of gossipsub v1.1/v1.2 (libp2p/specs pubsub/gossipsub/gossipsub-v1.0.md
+ * "Parameters", -v1.1.md "Overview of New Parameters") plus this node's resource limits. Defaults
+ * follow the spec and js-libp2p-gossipsub's {@code constants.ts} except {@code dLo}, which is the
+ * spec's 5 (JS uses 4).
+ *
+ * @param d desired mesh degree
+ * @param dLo heartbeat grafts when the mesh is smaller
+ * @param dHi heartbeat prunes down to {@code d} when the mesh is larger
+ * @param dLazy peers that get IHAVE gossip per topic and heartbeat
+ * @param heartbeatInterval mesh maintenance period
+ * @param fanoutTtl a fanout topic we stopped publishing to is forgotten after this
+ * @param mcacheLength heartbeats a message stays in the cache for IWANT
+ * @param mcacheGossip most recent heartbeats whose ids go out in IHAVE
+ * @param seenTtl how long a message id is remembered for de-duplication
+ * @param pruneBackoff backoff we ask for and apply when a PRUNE gives none
+ * @param unsubscribeBackoff backoff announced in the PRUNEs sent when we unsubscribe
+ * @param maxMessageSize largest {@code data} we accept or publish
+ * @param maxRpcSize largest length-prefixed RPC frame we read (JS reads up to 4 MiB)
+ * @param maxTopicsPerPeer subscriptions we track per remote peer; more are ignored
+ * @param maxSubscriptionsPerRpc an RPC with more subscription changes has them all ignored
+ * @param maxIHaveLength message ids we ask for per peer and heartbeat (IWANT), and the most ids
+ *     in one IHAVE we send
+ * @param maxIHaveMessages IHAVE messages we read per peer and heartbeat
+ * @param maxIWantAnswers times one message is sent to one peer in answer to IWANT
+ * @param maxIDontWant IDONTWANT ids we remember per peer
+ * @param idontwantMinSize we send IDONTWANT only for messages at least this large (JS: 512)
+ * @param maxMessagesPerPeerPerHeartbeat published messages accepted from one peer per heartbeat
+ * @param maxQueuedBytesPerPeer outbound bytes buffered for a peer whose stream is not writable;
+ *     beyond this, messages to it are dropped (control messages are kept)
+ * @param floodPublish send our own messages to every subscribed peer, not only the mesh (JS)
+ * @param allowPublishToZeroTopicPeers whether publishing with no subscribed peer succeeds
+ */
+public record GossipsubConfig(
+    int d, int dLo, int dHi, int dLazy, Duration heartbeatInterval, Duration fanoutTtl,
+    int mcacheLength, int mcacheGossip, Duration seenTtl, Duration pruneBackoff,
+    Duration unsubscribeBackoff, int maxMessageSize, int maxRpcSize, int maxTopicsPerPeer,
+    int maxSubscriptionsPerRpc, int maxIHaveLength, int maxIHaveMessages, int maxIWantAnswers,
+    int maxIDontWant, int idontwantMinSize, int maxMessagesPerPeerPerHeartbeat,
+    long maxQueuedBytesPerPeer, boolean floodPublish, boolean allowPublishToZeroTopicPeers) {
+
+  public static final GossipsubConfig DEFAULT = builder().build();
+
+  /** Validates. */
+  public GossipsubConfig {
+    if (dLo < 0 || d < dLo || dHi < d || d < 1) {
+      throw new IllegalArgumentException("need 0 <= dLo <= d <= dHi and d >= 1: dLo=" + dLo
+          + " d=" + d + " dHi=" + dHi);
+    }
+    if (dLazy < 0 || mcacheGossip < 1 || mcacheLength < mcacheGossip) {
+      throw new IllegalArgumentException("need dLazy >= 0 and 1 <= mcacheGossip <= mcacheLength");
+    }
+    positive(heartbeatInterval, "heartbeatInterval");
+    positive(fanoutTtl, "fanoutTtl");
+    positive(seenTtl, "seenTtl");
+    positive(pruneBackoff, "pruneBackoff");
+    positive(unsubscribeBackoff, "unsubscribeBackoff");
+    if (maxMessageSize < 1 || maxRpcSize < maxMessageSize || maxTopicsPerPeer < 1
+        || maxSubscriptionsPerRpc < 1 || maxIHaveLength < 1 || maxIHaveMessages < 1
+        || maxIWantAnswers < 1 || maxIDontWant < 0 || idontwantMinSize < 0
+        || maxMessagesPerPeerPerHeartbeat < 1 || maxQueuedBytesPerPeer < maxRpcSize) {
+      throw new IllegalArgumentException("limits must be positive, maxRpcSize >= maxMessageSize"
+          + " and maxQueuedBytesPerPeer >= maxRpcSize");
+    }
+  }
+
+  private static void positive(final Duration value, final String name) {
+    if (value == null || value.isNegative() || value.isZero()) {
+      throw new IllegalArgumentException(name + " must be positive: " + value);
+    }
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** A builder starting from a copy of this config. */
+  public Builder toBuilder() {
+    final Builder b = new Builder();
+    b.d = d;
+    b.dLo = dLo;
+    b.dHi = dHi;
+    b.dLazy = dLazy;
+    b.heartbeatInterval = heartbeatInterval;
+    b.fanoutTtl = fanoutTtl;
+    b.mcacheLength = mcacheLength;
+    b.mcacheGossip = mcacheGossip;
+    b.seenTtl = seenTtl;
+    b.pruneBackoff = pruneBackoff;
+    b.unsubscribeBackoff = unsubscribeBackoff;
+    b.maxMessageSize = maxMessageSize;
+    b.maxRpcSize = maxRpcSize;
+    b.maxTopicsPerPeer = maxTopicsPerPeer;
+    b.maxSubscriptionsPerRpc = maxSubscriptionsPerRpc;
+    b.maxIHaveLength = maxIHaveLength;
+    b.maxIHaveMessages = maxIHaveMessages;
+    b.maxIWantAnswers = maxIWantAnswers;
+    b.maxIDontWant = maxIDontWant;
+    b.idontwantMinSize = idontwantMinSize;
+    b.maxMessagesPerPeerPerHeartbeat = maxMessagesPerPeerPerHeartbeat;
+    b.maxQueuedBytesPerPeer = maxQueuedBytesPerPeer;
+    b.floodPublish = floodPublish;
+    b.allowPublishToZeroTopicPeers = allowPublishToZeroTopicPeers;
+    return b;
+  }
+
+  /** Builds a validated {@link GossipsubConfig}; starts at the defaults. */
+  public static final class Builder {
+    private int d = 6;
+    private int dLo = 5;
+    private int dHi = 12;
+    private int dLazy = 6;
+    private Duration heartbeatInterval = Duration.ofSeconds(1);
+    private Duration fanoutTtl = Duration.ofSeconds(60);
+    private int mcacheLength = 5;
+    private int mcacheGossip = 3;
+    private Duration seenTtl = Duration.ofMinutes(2);
+    private Duration pruneBackoff = Duration.ofSeconds(60);
+    private Duration unsubscribeBackoff = Duration.ofSeconds(10);
+    private int maxMessageSize = 1 << 20;
+    // JS frames RPCs with it-length-prefixed's 4 MiB default and answers a whole IWANT in one RPC.
+    private int maxRpcSize = 4 << 20;
+    private int maxTopicsPerPeer = 1_000;
+    private int maxSubscriptionsPerRpc = 1_000;
+    private int maxIHaveLength = 5_000;
+    private int maxIHaveMessages = 10;
+    private int maxIWantAnswers = 3;
+    private int maxIDontWant = 1_000;
+    private int idontwantMinSize = 512;
+    private int maxMessagesPerPeerPerHeartbeat = 1_000;
+    private long maxQueuedBytesPerPeer = 16L << 20;
+    private boolean floodPublish = true;
+    private boolean allowPublishToZeroTopicPeers = true;
+
+    private Builder() {}
+
+    public Builder d(final int value) {
+      d = value;
+      return this;
+    }
+
+    public Builder dLo(final int value) {
+      dLo = value;
+      return this;
+    }
+
+    public Builder dHi(final int value) {
+      dHi = value;
+      return this;
+    }
+
+    public Builder dLazy(final int value) {
+      dLazy = value;
+      return this;
+    }
+
+    public Builder heartbeatInterval(final Duration value) {
+      heartbeatInterval = value;
+      return this;
+    }
+
+    public Builder fanoutTtl(final Duration value) {
+      fanoutTtl = value;
+      return this;
+    }
+
+    public Builder mcache(final int length, final int gossip) {
+      mcacheLength = length;
+      mcacheGossip = gossip;
+      return this;
+    }
+
+    public Builder seenTtl(final Duration value) {
+      seenTtl = value;
+      return this;
+    }
+
+    public Builder pruneBackoff(final Duration value) {
+      pruneBackoff = value;
+      return this;
+    }
+
+    public Builder unsubscribeBackoff(final Duration value) {
+      unsubscribeBackoff = value;
+      return this;
+    }
+
+    public Builder maxMessageSize(final int value) {
+      maxMessageSize = value;
+      return this;
+    }
+
+    public Builder maxRpcSize(final int value) {
+      maxRpcSize = value;
+      return this;
+    }
+
+    public Builder maxTopicsPerPeer(final int value) {
+      maxTopicsPerPeer = value;
+      return this;
+    }
+
+    public Builder maxSubscriptionsPerRpc(final int value) {
+      maxSubscriptionsPerRpc = value;
+      return this;
+    }
+
+    public Builder maxIHaveLength(final int value) {
+      maxIHaveLength = value;
+      return this;
+    }
+
+    public Builder maxIHaveMessages(final int value) {
+      maxIHaveMessages = value;
+      return this;
+    }
+
+    public Builder maxIWantAnswers(final int value) {
+      maxIWantAnswers = value;
+      return this;
+    }
+
+    public Builder maxIDontWant(final int value) {
+      maxIDontWant = value;
+      return this;
+    }
+
+    public Builder idontwantMinSize(final int value) {
+      idontwantMinSize = value;
+      return this;
+    }
+
+    public Builder maxMessagesPerPeerPerHeartbeat(final int value) {
+      maxMessagesPerPeerPerHeartbeat = value;
+      return this;
+    }
+
+    public Builder maxQueuedBytesPerPeer(final long value) {
+      maxQueuedBytesPerPeer = value;
+      return this;
+    }
+
+    public Builder floodPublish(final boolean value) {
+      floodPublish = value;
+      return this;
+    }
+
+    public Builder allowPublishToZeroTopicPeers(final boolean value) {
+      allowPublishToZeroTopicPeers = value;
+      return this;
+    }
+
+    public GossipsubConfig build() {
+      return new GossipsubConfig(d, dLo, dHi, dLazy, heartbeatInterval, fanoutTtl, mcacheLength,
+          mcacheGossip, seenTtl, pruneBackoff, unsubscribeBackoff, maxMessageSize, maxRpcSize,
+          maxTopicsPerPeer, maxSubscriptionsPerRpc, maxIHaveLength, maxIHaveMessages,
+          maxIWantAnswers, maxIDontWant, idontwantMinSize, maxMessagesPerPeerPerHeartbeat,
+          maxQueuedBytesPerPeer, floodPublish, allowPublishToZeroTopicPeers);
+    }
+  }
+}
