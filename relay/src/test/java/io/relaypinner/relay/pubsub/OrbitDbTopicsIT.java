@@ -1,0 +1,106 @@
+package io.relaypinner.relay.pubsub;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.relaypinner.ipfs.datastore.MemoryDatastore;
+import io.relaypinner.libp2p.crypto.KeyType;
+import io.relaypinner.libp2p.crypto.Keys;
+import io.relaypinner.libp2p.host.Host;
+import io.relaypinner.libp2p.host.HostConfig;
+import io.relaypinner.libp2p.netty.EventLoops;
+import io.relaypinner.libp2p.pubsub.GossipsubConfig;
+import io.relaypinner.libp2p.pubsub.PubSub;
+import io.relaypinner.multiformats.Multiaddr;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The relay follows the OrbitDB topics its peers subscribe to, and remembers them. */
+class OrbitDbTopicsIT {
+  private static final String DATABASE =
+      "/orbitdb/zdpuAkstgbTVGHQmMi5TC84auhJ8rL5qoaNEtXo2d5PHXs2To";
+  private final EventLoops loops = EventLoops.create(2, "topics-it");
+  private final ExecutorService storage = Executors.newSingleThreadExecutor();
+  private final List<AutoCloseable> toClose = new CopyOnWriteArrayList<>();
+
+  @AfterEach
+  void close() throws Exception {
+    for (int i = toClose.size() - 1; i >= 0; i--) {
+      toClose.get(i).close();
+    }
+    storage.shutdownNow();
+    loops.shutdownGracefully(Duration.ofSeconds(3));
+  }
+
+  private Host host(final boolean listen) throws Exception {
+    final Host host = new Host(Keys.generate(KeyType.ED25519, new SecureRandom()),
+        HostConfig.builder().listenAddresses(listen
+            ? List.of(Multiaddr.parse("/ip4/127.0.0.1/tcp/0")) : List.of()).build(), loops,
+        Clock.systemUTC());
+    host.start().get(5, TimeUnit.SECONDS);
+    toClose.add(host);
+    return host;
+  }
+
+  private PubSub pubsub(final Host host) {
+    final PubSub pubsub = PubSub.start(host, GossipsubConfig.DEFAULT, Clock.systemUTC(),
+        new Random());
+    toClose.add(pubsub::close);
+    return pubsub;
+  }
+
+  @Test
+  void relay_shouldFollowOnlyDatabaseTopics_andResubscribeThemAfterARestart() throws Exception {
+    final MemoryDatastore datastore = new MemoryDatastore();
+    final Host relayHost = host(true);
+    final PubSub relayPubSub = pubsub(relayHost);
+    final OrbitDbTopics topics = new OrbitDbTopics(relayPubSub, datastore, storage);
+    final List<String> reported = new CopyOnWriteArrayList<>();
+    topics.onFollow(reported::add);
+    topics.start();
+
+    final Host peer = host(false);
+    final PubSub peerPubSub = pubsub(peer);
+    peer.dial(relayHost.listenAddresses().get(0).withPeerId(relayHost.peerId()))
+        .get(10, TimeUnit.SECONDS);
+    peerPubSub.subscribe(DATABASE).get(5, TimeUnit.SECONDS);
+    peerPubSub.subscribe("/orbitdb/not-a-cid").get(5, TimeUnit.SECONDS);
+    peerPubSub.subscribe("todo._peer-discovery._p2p._pubsub").get(5, TimeUnit.SECONDS);
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> relayPubSub.topics().contains(DATABASE)
+        && topics.ignoredTopics() == 1);
+    assertThat(topics.followed()).containsExactly(DATABASE);
+    assertThat(relayPubSub.topics()).containsExactly(DATABASE);
+    assertThat(reported).containsExactly(DATABASE);
+    await().atMost(Duration.ofSeconds(5))
+        .until(() -> datastore.get("/relay/topics" + DATABASE).isPresent());
+
+    // A restarted relay (new host and pubsub, same datastore) resubscribes without any peer.
+    final PubSub restarted = pubsub(host(true));
+    final OrbitDbTopics again = new OrbitDbTopics(restarted, datastore, storage);
+    final List<String> reportedAgain = new CopyOnWriteArrayList<>();
+    again.onFollow(reportedAgain::add);
+    again.start();
+    assertThat(again.followed()).containsExactly(DATABASE);
+    assertThat(reportedAgain).containsExactly(DATABASE);
+    await().atMost(Duration.ofSeconds(5)).until(() -> restarted.topics().contains(DATABASE));
+  }
+
+  @Test
+  void isDatabaseAddress_shouldAcceptOnlyOrbitDbSlashCid() {
+    assertThat(OrbitDbTopics.isDatabaseAddress(DATABASE)).isTrue();
+    assertThat(OrbitDbTopics.isDatabaseAddress("/orbitdb/")).isFalse();
+    assertThat(OrbitDbTopics.isDatabaseAddress(DATABASE + "/name")).isFalse();
+    assertThat(OrbitDbTopics.isDatabaseAddress("/orbitdb/zzz")).isFalse();
+    assertThat(OrbitDbTopics.isDatabaseAddress("/other/" + DATABASE)).isFalse();
+  }
+}
