@@ -3,9 +3,17 @@ package io.relaypinner.relay;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.ipfs.blockstore.Blockstore;
+import io.relaypinner.ipfs.blockstore.FlatFsBlockstore;
+import io.relaypinner.ipfs.datastore.MvStoreDatastore;
+import io.relaypinner.ipfs.pin.CodecLinkResolver;
+import io.relaypinner.ipfs.pin.PinStore;
+import io.relaypinner.ipfs.unixfs.UnixFsReader;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostConfig;
 import io.relaypinner.libp2p.netty.EventLoops;
+import io.relaypinner.libp2p.pubsub.GossipsubConfig;
+import io.relaypinner.libp2p.pubsub.PubSub;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.relay.api.AdvertisedAddresses;
 import io.relaypinner.relay.api.HealthRoute;
@@ -17,13 +25,19 @@ import io.relaypinner.relay.config.InvalidConfigException;
 import io.relaypinner.relay.config.MetricsHttpsEndpoint;
 import io.relaypinner.relay.config.NetworkConfig;
 import io.relaypinner.relay.config.RelayConfig;
+import io.relaypinner.relay.gateway.GatewayMetrics;
+import io.relaypinner.relay.gateway.IpfsGatewayRoute;
 import io.relaypinner.relay.http.HttpMetrics;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RelayHttpServer;
 import io.relaypinner.relay.http.Router;
 import io.relaypinner.relay.identity.NodeIdentity;
+import io.relaypinner.relay.pubsub.OrbitDbTopics;
+import io.relaypinner.relay.pubsub.PubSubMetrics;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -31,9 +45,11 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
@@ -41,7 +57,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One running relay: wires the parts that exist so far (the HTTP listener of spec 1 with
- * {@code /health} and {@code /metrics}, JVM and HTTP metrics) from a {@link RelayConfig}.
+ * {@code /health}, {@code /multiaddrs}, {@code /metrics} and the pinned-content gateway
+ * {@code /ipfs/} of spec 4.6; the block store and pins under {@code DATASTORE_PATH}; JVM, HTTP and
+ * gateway metrics) from a {@link RelayConfig}.
  *
  * <pre>
  *   RelayConfig config = RelayConfig.fromEnvironment(env);      // InvalidConfigException: exit 2
@@ -61,6 +79,10 @@ public final class RelayNode implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RelayNode.class);
   private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(3);
   private static final Duration BIND_TIMEOUT = Duration.ofSeconds(10);
+  /** Threads for blocking storage work (pin checks, block reads for /ipfs/). */
+  private static final int STORAGE_THREADS = 4;
+  /** Storage tasks waiting beyond that; more is answered 503 rather than queued without end. */
+  private static final int STORAGE_QUEUE = 256;
 
   private enum State { NEW, STARTED, CLOSED }
 
@@ -78,12 +100,19 @@ public final class RelayNode implements AutoCloseable {
   private final HttpResponses responses;
   private final HttpMetrics httpMetrics;
   private final MetricsHttpsStatus metricsHttps;
+  private final GatewayMetrics gatewayMetrics;
 
   private State state = State.NEW;
   private EventLoops ownLoops;
   private ExecutorService scrapeExecutor;
   private RelayHttpServer httpServer;
   private volatile Host host;
+  private volatile PubSub pubsub;
+  private volatile OrbitDbTopics orbitDbTopics;
+  private FlatFsBlockstore blockstore;
+  private MvStoreDatastore datastore;
+  private volatile PinStore pins;
+  private ThreadPoolExecutor storageExecutor;
 
   /**
    * A node with its own event loops (one per processor).
@@ -117,6 +146,7 @@ public final class RelayNode implements AutoCloseable {
     this.metricsHttps = MetricsHttpsStatus.notListening(config.https().enabled(), endpoint);
     this.responses = new HttpResponses(HttpResponses.newObjectMapper());
     this.httpMetrics = new HttpMetrics(registry);
+    this.gatewayMetrics = new GatewayMetrics(registry);
   }
 
   /**
@@ -131,8 +161,10 @@ public final class RelayNode implements AutoCloseable {
     }
     state = State.STARTED;
     try {
+      openStorage();
       final EventLoops loops = sharedLoops != null ? sharedLoops : ownLoops();
       startHost(loops);
+      startPubSub();
       if (config.http().disabled()) {
         JvmMetrics.builder().register(registry);
         LOG.info("HTTP listener disabled (METRICS_DISABLED)");
@@ -147,6 +179,10 @@ public final class RelayNode implements AutoCloseable {
               this::advertisedAddresses, () -> metricsHttps, config.deployment().deployedMode(),
               clock, responses))
           .get("/metrics", new MetricsRoute(registry, scrapeExecutor))
+          // RELAY_IPFS_GATEWAY_MODE is read, but both modes are pinned-only until bitswap.
+          .getPrefix(IpfsGatewayRoute.PREFIX, new IpfsGatewayRoute(pins,
+              new UnixFsReader(blockstore), storageExecutor, responses, gatewayMetrics,
+              blockstore::openChannel))
           .build();
       httpServer = new RelayHttpServer(config.http(), config.cors(), router, responses,
           httpMetrics, loops);
@@ -161,6 +197,20 @@ public final class RelayNode implements AutoCloseable {
       close();
       throw e;
     }
+  }
+
+  /**
+   * Opens {@code <DATASTORE_PATH>/blocks} and {@code <DATASTORE_PATH>/datastore.mv} (each locks
+   * its files: a second node on the same directory fails here) and the storage executor.
+   */
+  private void openStorage() {
+    final Path dir = config.storage().dataDir();
+    blockstore = new FlatFsBlockstore(dir.resolve("blocks"));
+    datastore = new MvStoreDatastore(dir.resolve("datastore.mv"));
+    pins = new PinStore(datastore, blockstore, CodecLinkResolver.standard());
+    storageExecutor = new ThreadPoolExecutor(STORAGE_THREADS, STORAGE_THREADS, 0,
+        TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(STORAGE_QUEUE),
+        new DefaultThreadFactory("relay-storage", true), new ThreadPoolExecutor.AbortPolicy());
   }
 
   /**
@@ -229,9 +279,55 @@ public final class RelayNode implements AutoCloseable {
     return computed;
   }
 
+  /**
+   * Gossipsub on the host, and the OrbitDB topic policy: follow every database topic peers
+   * subscribe to, resubscribing the ones followed before the restart.
+   */
+  private void startPubSub() {
+    pubsub = PubSub.start(host, GossipsubConfig.DEFAULT, clock, new SecureRandom());
+    orbitDbTopics = new OrbitDbTopics(pubsub, datastore, storageExecutor);
+    orbitDbTopics.start();
+    PubSubMetrics.register(registry, pubsub, orbitDbTopics);
+  }
+
+  /** Gossipsub, once started. */
+  public Optional<PubSub> pubsub() {
+    return Optional.ofNullable(pubsub);
+  }
+
+  /** The OrbitDB topic policy, once started (replication listens to it). */
+  public Optional<OrbitDbTopics> orbitDbTopics() {
+    return Optional.ofNullable(orbitDbTopics);
+  }
+
   /** The libp2p host, once started. */
   public Optional<Host> host() {
     return Optional.ofNullable(host);
+  }
+
+  /**
+   * The node's block store, once started.
+   *
+   * @throws IllegalStateException before {@link #start()}
+   */
+  public synchronized Blockstore blockstore() {
+    if (blockstore == null) {
+      throw new IllegalStateException("storage is not open");
+    }
+    return blockstore;
+  }
+
+  /**
+   * The node's pins, once started.
+   *
+   * @throws IllegalStateException before {@link #start()}
+   */
+  public PinStore pins() {
+    final PinStore current = pins;
+    if (current == null) {
+      throw new IllegalStateException("storage is not open");
+    }
+    return current;
   }
 
   public NodeIdentity identity() {
@@ -288,7 +384,32 @@ public final class RelayNode implements AutoCloseable {
     return httpServer;
   }
 
-  /** Stops the listener, then the node's own loops and executor; waits a bounded time. */
+  /** After the listener: storage work ends (bounded wait), then the stores close. */
+  private void closeStorage() {
+    if (storageExecutor != null) {
+      storageExecutor.shutdownNow();
+      try {
+        if (!storageExecutor.awaitTermination(SHUTDOWN_TIMEOUT.toMillis(),
+            TimeUnit.MILLISECONDS)) {
+          LOG.warn("storage work did not stop within {} ms", SHUTDOWN_TIMEOUT.toMillis());
+        }
+      } catch (final InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      storageExecutor = null;
+    }
+    pins = null;
+    if (datastore != null) {
+      datastore.close();
+      datastore = null;
+    }
+    if (blockstore != null) {
+      blockstore.close();
+      blockstore = null;
+    }
+  }
+
+  /** Stops the listener, then the node's own loops, executors and stores; bounded wait. */
   @Override
   public synchronized void close() {
     if (state == State.CLOSED) {
@@ -298,6 +419,10 @@ public final class RelayNode implements AutoCloseable {
     if (httpServer != null) {
       httpServer.close();
       httpServer = null;
+    }
+    if (pubsub != null) {
+      pubsub.close();
+      pubsub = null;
     }
     if (host != null) {
       host.close();
@@ -318,6 +443,7 @@ public final class RelayNode implements AutoCloseable {
       }
       scrapeExecutor = null;
     }
+    closeStorage();
     LOG.info("relay node stopped");
   }
 }

@@ -35,6 +35,8 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
@@ -47,6 +49,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The HTTP listener of a real {@link RelayNode} on 127.0.0.1: JDK client and raw sockets. */
 class RelayNodeIT {
@@ -72,6 +75,8 @@ class RelayNodeIT {
       .connectTimeout(Duration.ofSeconds(5))
       .build();
   private final List<AutoCloseable> toClose = new ArrayList<>();
+  @TempDir
+  Path tempDir;
 
   @AfterEach
   void tearDown() throws Exception {
@@ -80,8 +85,15 @@ class RelayNodeIT {
     }
   }
 
-  private static RelayConfig.Builder local() {
-    return RelayConfig.builder().metricsHost("127.0.0.1").metricsPort(0)
+  /** Each node gets its own data directory: the stores lock theirs. */
+  private RelayConfig.Builder local() {
+    final Path dataDir;
+    try {
+      dataDir = Files.createTempDirectory(tempDir, "node");
+    } catch (final IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return RelayConfig.builder().dataDir(dataDir).metricsHost("127.0.0.1").metricsPort(0)
         .listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).ipv6Disabled(true);
   }
 
@@ -474,5 +486,15 @@ class RelayNodeIT {
     assertThat(record.get("autoTlsServingZone").asText()).isEqualTo(ZONE);
     assertThat(record.get("metricsHttps").has("exampleUrl")).isTrue();
     assertThat(health(node).get("multiaddrs").asInt()).isEqualTo(2);
+  }
+
+  @Test
+  void metrics_shouldExposePubSubAndTopicPolicy_whenTheNodeRuns() throws Exception {
+    final RelayNode node = start();
+    assertThat(node.pubsub()).isPresent();
+    assertThat(node.orbitDbTopics().orElseThrow().followed()).isEmpty();
+    final String metrics = get(node, "/metrics").body();
+    assertThat(metrics).contains("relay_pubsub_topics 0.0", "relay_pubsub_mesh_peers 0.0",
+        "relay_orbitdb_topics_followed 0.0", "relay_orbitdb_topics_ignored_total 0.0");
   }
 }

@@ -16,5 +16,18 @@ public final class ErrorCodes {
   /** 500 (ours): a route failed in a way it did not handle itself; details go to the log. */
   public static final String INTERNAL_ERROR = "internal_error";
 
+  /** 400: {@code /ipfs/} without a CID, or one that does not parse. */
+  public static final String INVALID_CID = "invalid_cid";
+  /** 400: bad percent-encoding or non-UTF-8 bytes in an {@code /ipfs/} path. */
+  public static final String INVALID_PATH_ENCODING = "invalid_path_encoding";
+  /** 400: an {@code /ipfs/} target that is a directory (directories are not listed). */
+  public static final String DIRECTORY_PATH_REQUIRED = "directory_path_required";
+  /** 404: content not pinned here, a missing path or a missing block. */
+  public static final String CONTENT_NOT_FOUND = "content_not_found";
+  /** 503: the content store cannot take or serve the request now. */
+  public static final String IPFS_UNAVAILABLE = "ipfs_unavailable";
+  /** 416 (ours): a {@code Range} outside the content. */
+  public static final String RANGE_NOT_SATISFIABLE = "range_not_satisfiable";
+
   private ErrorCodes() {}
 }

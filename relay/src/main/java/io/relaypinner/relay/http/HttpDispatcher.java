@@ -6,15 +6,23 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.DefaultFileRegion;
 import io.netty.channel.socket.DuplexChannel;
+import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpChunkedInput;
 import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.stream.ChunkedNioFile;
+import io.netty.handler.stream.ChunkedWriteHandler;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
@@ -50,6 +58,8 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
   /** How long a rejected client may keep sending before the connection is closed. */
   private static final long LINGER_MILLIS = 2_000;
   private static final ChannelFutureListener LINGER_AND_CLOSE = HttpDispatcher::lingerAndClose;
+  /** Read size for file bodies on TLS connections, where sendfile cannot be used. */
+  private static final int FILE_CHUNK_SIZE = 64 * 1024;
 
   /** The facts about a request the response needs once the route answers. */
   private record Exchange(
@@ -213,6 +223,9 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
         ctx.executor().execute(() -> completeAsync(ctx, exchange, pending));
       } catch (final RejectedExecutionException e) {
         // The loop is shutting down: the connection is gone with it.
+        if (response instanceof StreamedResponse streamed) {
+          streamed.discardBody();
+        }
         if (response != null) {
           response.release();
         }
@@ -266,8 +279,14 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
     ReferenceCountUtil.release(exchange.request());
     final int status = response.status().code();
     FullHttpResponse out = response;
-    if (status >= 200 && status != 204 && status != 304) {
+    final StreamedResponse streamed = response instanceof StreamedResponse s ? s : null;
+    if (streamed != null) {
+      HttpUtil.setContentLength(out, streamed.contentLength());
+    } else if (status >= 200 && status != 204 && status != 304) {
       HttpUtil.setContentLength(out, out.content().readableBytes());
+    }
+    if (streamed != null && HttpMethod.HEAD.equals(exchange.method())) {
+      streamed.discardBody();
     }
     if (HttpMethod.HEAD.equals(exchange.method()) && out.content().isReadable()) {
       // Same status and headers as GET, Content-Length included, and no body (RFC 9110 9.3.2).
@@ -282,7 +301,9 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
       out.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
     }
     metrics.requestCompleted(exchange.route(), exchange.method(), status);
-    if (close) {
+    if (streamed != null && !HttpMethod.HEAD.equals(exchange.method())) {
+      writeStreamed(ctx, streamed, close);
+    } else if (close) {
       closing = true;
       releaseQueued();
       ctx.writeAndFlush(out).addListener(ChannelFutureListener.CLOSE);
@@ -292,6 +313,75 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
     } else {
       ctx.writeAndFlush(out, ctx.voidPromise());
     }
+  }
+
+  /**
+   * Writes a streamed response: the head, then the body through the {@link ChunkedWriteHandler},
+   * which queues later responses behind it, so request order holds. The head has already told
+   * the client the length, so a body that fails midway can only be answered by closing.
+   */
+  private void writeStreamed(final ChannelHandlerContext ctx, final StreamedResponse streamed,
+      final boolean close) {
+    final HttpResponse head = new DefaultHttpResponse(
+        streamed.protocolVersion(), streamed.status(), streamed.headers());
+    final StreamedResponse.FileBody file = streamed.fileBody();
+    final boolean tls = ctx.pipeline().get(SslHandler.class) != null;
+    final Object body;
+    if (file != null && !tls) {
+      body = null;
+    } else if (file != null) {
+      // TLS cannot use sendfile: the bytes must pass through the engine.
+      try {
+        body = new HttpChunkedInput(new ChunkedNioFile(file.file(), file.position(),
+            file.count(), FILE_CHUNK_SIZE));
+      } catch (final IOException e) {
+        streamed.discardBody();
+        streamed.release();
+        LOG.debug("cannot read file body for {}: {}", ctx.channel().remoteAddress(),
+            e.toString());
+        closing = true;
+        releaseQueued();
+        ctx.close();
+        return;
+      }
+    } else {
+      final ChunkedWriteHandler chunked = ctx.pipeline().get(ChunkedWriteHandler.class);
+      body = new HttpChunkedInput(streamed.openBody(chunked::resumeTransfer));
+    }
+    streamed.release();
+    ctx.write(head, ctx.voidPromise());
+    flushNeeded = false;
+    if (close) {
+      closing = true;
+      releaseQueued();
+    }
+    final ChannelFuture done;
+    if (body == null) {
+      // Zero-copy: the region closes the file when released, whatever the outcome.
+      final long count = file.count();
+      ctx.write(new DefaultFileRegion(file.file(), file.position(), count))
+          .addListener((ChannelFuture sent) -> {
+            if (sent.isSuccess()) {
+              file.onSent().accept(count);
+            }
+          });
+      done = ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
+    } else {
+      done = ctx.writeAndFlush(body);
+    }
+    done.addListener((ChannelFuture written) -> {
+      if (!written.isSuccess()) {
+        // Client gone or content unreadable after the head left: nothing else can be said.
+        LOG.debug("HTTP body to {} not completed: {}", written.channel().remoteAddress(),
+            String.valueOf(written.cause()));
+        // Close only after what was written has reached the socket: close() alone would drop
+        // the blocks still queued in the outbound buffer, and the client gets a clean prefix.
+        written.channel().writeAndFlush(Unpooled.EMPTY_BUFFER)
+            .addListener(ChannelFutureListener.CLOSE);
+      } else if (close) {
+        written.channel().close();
+      }
+    });
   }
 
   /** Serves queued requests after an asynchronous answer, in order. */

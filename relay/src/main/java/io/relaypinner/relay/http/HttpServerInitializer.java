@@ -4,6 +4,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.stream.ChunkedWriteHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.relaypinner.relay.config.HttpConfig;
 import java.util.concurrent.TimeUnit;
@@ -57,6 +58,8 @@ final class HttpServerInitializer extends ChannelInitializer<Channel> {
             new HttpRequestGuard(config.maxInitialLineLength(), config.maxHeaderSize()))
         .addLast("bodiless", new BodilessRequestHandler())
         .addLast("aggregator", new LimitedHttpObjectAggregator(config.maxBodySize()))
+        // Streamed bodies (spec 4.6) leave through here, queued behind in order.
+        .addLast("chunked", new ChunkedWriteHandler())
         .addLast("dispatcher", new HttpDispatcher(router, responses, metrics));
   }
 }
