@@ -1,4 +1,4 @@
-# Shared helpers for the load scripts: start the relay jar on loopback with a throwaway data
+# Shared helpers for the load scripts: start the relay (through ./relay-pinner, as users do) on loopback with a throwaway data
 # directory, wait for /health, stop it. Sourced, not run.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -10,7 +10,8 @@ relay_pid=
 
 start_relay() {
   DATASTORE_PATH="$data" METRICS_HOST=127.0.0.1 METRICS_PORT="$port" LOG_LEVEL=warn \
-    java ${RELAY_JAVA_OPTS:-} -jar "$jar" run >/dev/null 2>"$data/stderr.txt" &
+    RELAY_LISTEN_IPV4=127.0.0.1 RELAY_DISABLE_IPV6=true RELAY_TCP_PORT=0 RELAY_WS_PORT=0 \
+    "$root/relay-pinner" run >/dev/null 2>"$data/stderr.txt" &
   relay_pid=$!
 }
 
