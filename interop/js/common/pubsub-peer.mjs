@@ -14,7 +14,7 @@
 //
 // Prints JSON lines on stdout: {"event":"ready",peerId,addrs}, then
 // {"event":"subscription-change",peer,topic,subscribed}, {"event":"message",topic,from,data,
-// seqno}, {"event":"mesh",peer} (first time --to joins our mesh) and {"event":"published",count}.
+// seqno,at (arrival time, epoch ms)}, {"event":"mesh",peer} (first time --to joins our mesh) and {"event":"published",count}.
 // Diagnostics go to stderr.
 import { pathToFileURL } from 'node:url'
 import { join } from 'node:path'
@@ -65,7 +65,8 @@ pubsub.addEventListener('message', (event) => {
   const msg = event.detail
   out({ event: 'message', topic: msg.topic, from: msg.type === 'signed' ? msg.from.toString() : null,
     data: Buffer.from(msg.data).toString('utf8'),
-    seqno: msg.sequenceNumber == null ? null : msg.sequenceNumber.toString(16).padStart(16, '0') })
+    seqno: msg.sequenceNumber == null ? null : msg.sequenceNumber.toString(16).padStart(16, '0'),
+    at: Date.now() })
 })
 pubsub.subscribe(topic)
 
