@@ -24,6 +24,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Set;
 import java.util.Map;
 import java.util.Random;
 import java.util.stream.Collectors;
@@ -278,6 +279,33 @@ class GossipsubEngineTest {
     assertThat(engine.counter("drop-oversized")).isEqualTo(1);
     assertThatThrownBy(() -> engine.publish(TOPIC, new byte[17]))
         .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void spammer_shouldNotEvictGoodMeshPeers_andItsValidTrafficStillWorks() {
+    final GossipsubConfig config = GossipsubConfig.builder().maxMessageSize(64)
+        .maxMessagesPerPeerPerHeartbeat(20).build();
+    engine = newEngine(config);
+    engine.subscribe(TOPIC);
+    final List<PeerId> all = peers(6, TOPIC);
+    heartbeats(1);
+    final Set<PeerId> meshBefore = Set.copyOf(engine.meshPeers(TOPIC));
+    final PeerId spammer = meshBefore.iterator().next();
+    final Message valid = signedBy(spammer, "fine", 1);
+    for (int i = 0; i < 50; i++) {
+      engine.handleRpc(spammer, publish(signedBy(spammer, "x".repeat(65), 100 + i)));
+      engine.handleRpc(spammer, publish(valid.toBuilder()
+          .setData(ByteString.copyFromUtf8("forged " + i)).build()));
+    }
+    heartbeats(3);
+    assertThat(engine.counter("drop-oversized") + engine.counter("drop-rate-limited"))
+        .isGreaterThan(0);
+    assertThat(engine.counter("drop-invalid-bad-signature")
+        + engine.counter("drop-rate-limited")).isGreaterThanOrEqualTo(50);
+    assertThat(engine.meshPeers(TOPIC)).containsAll(meshBefore);
+    assertThat(all).containsAll(engine.meshPeers(TOPIC));
+    engine.handleRpc(spammer, publish(valid));
+    assertThat(delivered).hasSize(1);
   }
 
   @Test
