@@ -15,6 +15,7 @@ import io.relaypinner.libp2p.netty.EventLoops;
 import io.relaypinner.libp2p.pubsub.GossipsubConfig;
 import io.relaypinner.libp2p.pubsub.PubSub;
 import io.relaypinner.multiformats.Multiaddr;
+import io.relaypinner.multiformats.MultiformatException;
 import io.relaypinner.relay.api.AdvertisedAddresses;
 import io.relaypinner.relay.api.HealthRoute;
 import io.relaypinner.relay.api.MetricsHttpsStatus;
@@ -40,6 +41,7 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -89,6 +91,7 @@ public final class RelayNode implements AutoCloseable {
   private final RelayConfig config;
   private final NodeIdentity identity;
   private final AdvertisedAddresses advertiser;
+  private final List<Multiaddr> bootstrapPeers;
   private volatile Advertised advertisedCache;
 
   /** The advertised list and the listen list it was computed from (same list: same answer). */
@@ -135,6 +138,7 @@ public final class RelayNode implements AutoCloseable {
     this.config = Objects.requireNonNull(config, "config");
     this.identity = Objects.requireNonNull(identity, "identity");
     this.status = new LiveStatus();
+    this.bootstrapPeers = parseBootstrapPeers(config.network().effectiveBootstrapPeers());
     this.advertiser = new AdvertisedAddresses(identity.peerId(), config.deployment(),
         config.network().announce());
     this.registry = Objects.requireNonNull(registry, "registry");
@@ -165,6 +169,7 @@ public final class RelayNode implements AutoCloseable {
       final EventLoops loops = sharedLoops != null ? sharedLoops : ownLoops();
       startHost(loops);
       startPubSub();
+      dialBootstrapPeers();
       if (config.http().disabled()) {
         JvmMetrics.builder().register(registry);
         LOG.info("HTTP listener disabled (METRICS_DISABLED)");
@@ -288,6 +293,43 @@ public final class RelayNode implements AutoCloseable {
     orbitDbTopics = new OrbitDbTopics(pubsub, datastore, storageExecutor);
     orbitDbTopics.start();
     PubSubMetrics.register(registry, pubsub, orbitDbTopics);
+  }
+
+  /**
+   * {@code RELAY_BOOTSTRAP_PEERS}: TCP or WebSocket multiaddrs ending in {@code /p2p/<id>}.
+   *
+   * @throws InvalidConfigException naming the variable when an entry cannot be dialled
+   */
+  private static List<Multiaddr> parseBootstrapPeers(final List<String> entries) {
+    final List<Multiaddr> peers = new ArrayList<>();
+    for (final String text : entries) {
+      final Multiaddr address;
+      try {
+        address = Multiaddr.parse(text);
+      } catch (final MultiformatException e) {
+        throw new InvalidConfigException("RELAY_BOOTSTRAP_PEERS", "RELAY_BOOTSTRAP_PEERS: \""
+            + text + "\" is not a multiaddr (" + e.getMessage() + ")");
+      }
+      if (address.peerId().isEmpty()) {
+        throw new InvalidConfigException("RELAY_BOOTSTRAP_PEERS", "RELAY_BOOTSTRAP_PEERS: \""
+            + text + "\" does not end in /p2p/<peer id>");
+      }
+      peers.add(address);
+    }
+    return List.copyOf(peers);
+  }
+
+  /** Dials the bootstrap peers once, without waiting; failures are logged, not fatal. */
+  private void dialBootstrapPeers() {
+    for (final Multiaddr address : bootstrapPeers) {
+      host.dial(address).whenComplete((connection, error) -> {
+        if (error == null) {
+          LOG.info("connected to bootstrap peer {}", address);
+        } else {
+          LOG.warn("cannot reach bootstrap peer {}: {}", address, rootMessage(error));
+        }
+      });
+    }
   }
 
   /** Gossipsub, once started. */

@@ -497,4 +497,27 @@ class RelayNodeIT {
     assertThat(metrics).contains("relay_pubsub_topics 0.0", "relay_pubsub_mesh_peers 0.0",
         "relay_orbitdb_topics_followed 0.0", "relay_orbitdb_topics_ignored_total 0.0");
   }
+
+  @Test
+  void bootstrapPeers_shouldBeDialledAtStart_andMustNameTheirPeer() throws Exception {
+    final EventLoops loops = EventLoops.create(1, "bootstrap-target");
+    try (Host target = new Host(Keys.generate(KeyType.ED25519, new SecureRandom()),
+        HostConfig.builder().listenAddresses(List.of(Multiaddr.parse("/ip4/127.0.0.1/tcp/0")))
+            .build(), loops, CLOCK)) {
+      target.start().get(5, TimeUnit.SECONDS);
+      final String address = target.listenAddresses().get(0).withPeerId(target.peerId())
+          .toString();
+      final RelayNode node = start(local().bootstrapPeers(List.of(address)).build());
+      await().atMost(Duration.ofSeconds(10)).until(() -> target.connectionCount() == 1);
+      assertThat(node.host().orElseThrow().connection(target.peerId())).isPresent();
+
+      assertThatThrownBy(() -> new RelayNode(local().bootstrapPeers(
+          List.of(target.listenAddresses().get(0).toString())).build(), IDENTITY,
+          new PrometheusRegistry(), CLOCK))
+          .isInstanceOf(InvalidConfigException.class)
+          .hasMessageStartingWith("RELAY_BOOTSTRAP_PEERS: ");
+    } finally {
+      loops.shutdownGracefully(Duration.ofSeconds(2));
+    }
+  }
 }
