@@ -4,6 +4,7 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
@@ -52,6 +53,22 @@ public final class WebSocketTransport {
   public WebSocketTransport(final EventLoops loops, final Duration handshakeTimeout) {
     this.loops = loops;
     this.handshakeTimeout = handshakeTimeout;
+  }
+
+  /**
+   * The pipeline of both sides: HTTP for the upgrade handshake (bounded), the WebSocket protocol
+   * handler, frame reassembly (bounded), binary frames to bytes, and {@code ready}, which hears
+   * the handshake's outcome and then removes itself.
+   */
+  private static void install(final Channel channel, final ChannelHandler httpCodec,
+      final ChannelHandler protocol, final ChannelHandler ready) {
+    channel.pipeline()
+        .addLast("http", httpCodec)
+        .addLast("http-aggregator", new HttpObjectAggregator(MAX_HANDSHAKE_BYTES))
+        .addLast("websocket", protocol)
+        .addLast("ws-aggregator", new WebSocketFrameAggregator(MAX_FRAME_BYTES))
+        .addLast("ws-frames", new WebSocketFrames())
+        .addLast("ws-ready", ready);
   }
 
   /** True for {@code /ip4|ip6/<host>/tcp/<port>/ws}, optionally followed by {@code /p2p/<id>}. */
@@ -117,13 +134,8 @@ public final class WebSocketTransport {
         .childHandler(new ChannelInitializer<Channel>() {
           @Override
           protected void initChannel(final Channel ch) {
-            ch.pipeline()
-                .addLast("http", new HttpServerCodec(4096, MAX_HANDSHAKE_BYTES, 8192))
-                .addLast("http-aggregator", new HttpObjectAggregator(MAX_HANDSHAKE_BYTES))
-                .addLast("websocket", new WebSocketServerProtocolHandler(config))
-                .addLast("ws-aggregator", new WebSocketFrameAggregator(MAX_FRAME_BYTES))
-                .addLast("ws-frames", new WebSocketFrames())
-                .addLast("ws-ready", new ChannelInboundHandlerAdapter() {
+            install(ch, new HttpServerCodec(4096, MAX_HANDSHAKE_BYTES, 8192),
+                new WebSocketServerProtocolHandler(config), new ChannelInboundHandlerAdapter() {
                   @Override
                   public void userEventTriggered(final ChannelHandlerContext ctx,
                       final Object evt) {
@@ -178,13 +190,8 @@ public final class WebSocketTransport {
         .handler(new ChannelInitializer<Channel>() {
           @Override
           protected void initChannel(final Channel ch) {
-            ch.pipeline()
-                .addLast("http", new HttpClientCodec(4096, MAX_HANDSHAKE_BYTES, 8192))
-                .addLast("http-aggregator", new HttpObjectAggregator(MAX_HANDSHAKE_BYTES))
-                .addLast("websocket", new WebSocketClientProtocolHandler(config))
-                .addLast("ws-aggregator", new WebSocketFrameAggregator(MAX_FRAME_BYTES))
-                .addLast("ws-frames", new WebSocketFrames())
-                .addLast("ws-ready", new ChannelInboundHandlerAdapter() {
+            install(ch, new HttpClientCodec(4096, MAX_HANDSHAKE_BYTES, 8192),
+                new WebSocketClientProtocolHandler(config), new ChannelInboundHandlerAdapter() {
                   @Override
                   public void userEventTriggered(final ChannelHandlerContext ctx,
                       final Object evt) {
