@@ -25,7 +25,8 @@ class RecordsCommandTest {
   void serveHelp_shouldAnswerTheQuestionsAUserHas() {
     assertThat(run(Map.of(), "records", "serve", "--help")).isZero();
     // Help text wraps at the terminal width: compare with the line breaks folded.
-    assertThat(out.toString().replaceAll("\\s+", " ")).contains("--port", "--data-dir", "--host", "--max-body-bytes",
+    assertThat(out.toString().replaceAll("\\s+", " ")).contains("--port", "--data-dir",
+        "--host", "--max-body-bytes",
         "--idle-timeout-ms", "/api/v0/messages", "/api/v0/aggregates/", "/api/v0/posts.json",
         "EIP-191", "null is deleted", "403", "records.mv.db", "Exit codes");
   }

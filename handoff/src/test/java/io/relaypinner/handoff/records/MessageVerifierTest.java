@@ -152,7 +152,8 @@ class MessageVerifierTest {
     final SignedPayload signed = signer.signPayload(payload);
     final String reordered = "{\"signature\":\"" + signed.signature().toHex()
         + "\",\"payload\":{\"issuedAt\":1784808300000,\"peerId\":\"12D3KooW\","
-        + "\"ownerAddress\":\"" + OWNER.address().toLowerHex() + "\"},\"scheme\":\"personal_sign\"}";
+        + "\"ownerAddress\":\"" + OWNER.address().toLowerHex()
+        + "\"},\"scheme\":\"personal_sign\"}";
     final SignedPayload read = SignedPayload.fromJson(RecordJson.MAPPER.readTree(reordered));
     // Lowercasing the address changed the payload: the signature must no longer match.
     assertThat(read.isSignedBy(OWNER.address())).isFalse();
