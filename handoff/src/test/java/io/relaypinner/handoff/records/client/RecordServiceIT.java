@@ -380,4 +380,20 @@ class RecordServiceIT {
     assertThat(client.posts(PostQuery.builder().pagination(200).build()).total()).isEqualTo(40);
     assertThat(json(get("/health")).path("messages").asLong()).isEqualTo(80);
   }
+
+  @Test
+  void slowRequest_shouldBeClosedAtTheRequestDeadline_evenBeforeTheIdleTimeout() throws Exception {
+    final RecordServiceConfig slowConfig = config.toBuilder()
+        .idleTimeout(Duration.ofMinutes(10)).requestTimeout(Duration.ofMillis(500)).build();
+    try (RecordServer slow = RecordServer.open(slowConfig, dataDir.resolve("slow"));
+        Socket socket = new Socket(InetAddress.getLoopbackAddress(), slow.start().getPort())) {
+      // Without the deadline only the 10-minute idle timeout would end this: the read would
+      // time out first and fail the test.
+      socket.setSoTimeout(30_000);
+      socket.getOutputStream().write("GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: "
+          .getBytes(StandardCharsets.US_ASCII));
+      assertThat(socket.getInputStream().read()).isEqualTo(-1);
+      assertThat(slow.rejectedCount()).isEqualTo(1);
+    }
+  }
 }
