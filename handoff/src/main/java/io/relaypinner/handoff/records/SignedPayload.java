@@ -35,9 +35,18 @@ public record SignedPayload(JsonNode payload, EthSignature signature) {
         key.signPersonal(CanonicalJson.writeBytes(payload)));
   }
 
-  /** The signer's address, or empty when the signature does not recover. */
+  /**
+   * The signer's address, or empty when the signature does not recover or the payload has no
+   * canonical form (a number too large for a double, a lone surrogate).
+   */
   public Optional<EthAddress> recoverSigner() {
-    return PersonalSign.recover(CanonicalJson.writeBytes(payload), signature);
+    final byte[] canonical;
+    try {
+      canonical = CanonicalJson.writeBytes(payload);
+    } catch (final IllegalArgumentException e) {
+      return Optional.empty();
+    }
+    return PersonalSign.recover(canonical, signature);
   }
 
   /** True when {@code expected} signed this payload. */

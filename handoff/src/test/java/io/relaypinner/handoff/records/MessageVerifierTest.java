@@ -162,4 +162,14 @@ class MessageVerifierTest {
     assertThat(same.isSignedBy(OWNER.address())).isTrue();
     assertThat(same.recoverSigner()).contains(OWNER.address());
   }
+
+  @Test
+  void signedPayload_shouldRecoverNobody_whenThePayloadHasNoCanonicalForm() throws Exception {
+    final SignedPayload signed = signer.signPayload(JsonNodeFactory.instance.objectNode()
+        .put("n", 1));
+    final SignedPayload huge = new SignedPayload(
+        RecordJson.MAPPER.readTree("{\"n\":1" + "0".repeat(400) + "}"), signed.signature());
+    assertThat(huge.recoverSigner()).isEmpty();
+    assertThat(huge.isSignedBy(OWNER.address())).isFalse();
+  }
 }

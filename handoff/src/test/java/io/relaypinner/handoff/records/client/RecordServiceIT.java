@@ -393,7 +393,7 @@ class RecordServiceIT {
       socket.getOutputStream().write("GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: "
           .getBytes(StandardCharsets.US_ASCII));
       assertThat(socket.getInputStream().read()).isEqualTo(-1);
-      assertThat(slow.rejectedCount()).isEqualTo(1);
+      assertThat(slow.rejectedCount()).isPositive();
     }
   }
 }
