@@ -90,8 +90,8 @@ public final class OrbitDbTopics {
     follow(topic, true);
   }
 
-  /** {@code /orbitdb/<CID>} with nothing after the CID. */
-  static boolean isDatabaseAddress(final String topic) {
+  /** {@code /orbitdb/<CID>} with nothing after the CID: the only topics followed and synced. */
+  public static boolean isDatabaseAddress(final String topic) {
     if (!topic.startsWith(PREFIX)) {
       return false;
     }
