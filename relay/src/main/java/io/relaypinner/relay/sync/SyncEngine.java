@@ -33,7 +33,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Schedules database syncs, spec 3.5 and 8: {@code RELAY_SYNC_SLOTS} syncs run at once on worker
- * threads, the others wait in a queue; an address already queued or running is not queued again.
+ * threads, the others wait in a queue (at most {@link #MAX_QUEUED} addresses); an address already
+ * queued or running is not queued again.
  *
  * <ul>
  *   <li>Pubsub triggers ({@link #enqueue}) are skipped while the topic is in cooldown
@@ -59,6 +60,8 @@ public final class SyncEngine implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(SyncEngine.class);
   /** How many pinned media CIDs {@code /pinning/stats} lists (the count is unbounded). */
   public static final int MAX_LISTED_PINS = 10_000;
+  /** Addresses queued or running at most: beyond that, new syncs are refused. */
+  public static final int MAX_QUEUED = 2 * OrbitDbTopics.MAX_TOPICS;
   /** Grace period of {@link #close()}. */
   public static final Duration DEFAULT_GRACE = Duration.ofSeconds(5);
   /** How long {@link #close} waits for interrupted syncs before giving up on them. */
@@ -219,6 +222,11 @@ public final class SyncEngine implements AutoCloseable {
       if (closing || jobs.containsKey(address)) {
         return false;
       }
+      if (jobs.size() >= MAX_QUEUED) {
+        LOG.warn("sync of {} ({}) not queued: {} syncs queued already", address, trigger,
+            MAX_QUEUED);
+        return false;
+      }
       if (inCooldown(address)) {
         skippedInCooldown.incrementAndGet();
         LOG.debug("sync of {} ({}) skipped: in cooldown", address, trigger);
@@ -253,6 +261,9 @@ public final class SyncEngine implements AutoCloseable {
       coalesced = existing != null;
       if (coalesced) {
         job = existing;
+      } else if (jobs.size() >= MAX_QUEUED) {
+        return CompletableFuture.completedFuture(new SyncOutcome.Failed(
+            "the sync queue is full (" + MAX_QUEUED + " databases)", false));
       } else {
         job = new Job(address, SyncTrigger.HTTP);
         jobs.put(address, job);
