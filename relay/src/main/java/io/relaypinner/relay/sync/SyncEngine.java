@@ -20,11 +20,11 @@ import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -183,8 +183,11 @@ public final class SyncEngine implements AutoCloseable {
     this.timeout = config.pinningSyncTimeout();
     this.cooldown = config.syncCooldown();
     if (timer == null) {
-      this.ownTimer = Executors.newSingleThreadScheduledExecutor(
+      final ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1,
           new DefaultThreadFactory("relay-sync-timer", true));
+      // Every request schedules its deadline; most are cancelled long before they are due.
+      scheduler.setRemoveOnCancelPolicy(true);
+      this.ownTimer = scheduler;
       this.timer = Timer.of(ownTimer);
     } else {
       this.ownTimer = null;
