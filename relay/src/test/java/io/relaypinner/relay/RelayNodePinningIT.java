@@ -138,6 +138,12 @@ class RelayNodePinningIT {
     final JsonNode stats = getJson(node, "/pinning/stats");
     assertThat(stats.get("syncOperations").asInt()).isEqualTo(1);
     assertThat(stats.get("totalPinned").asInt()).isZero();
+    final String metrics = send(client, HttpRequest.newBuilder(URI.create(
+        "http://127.0.0.1:" + node.httpPort().getAsInt() + "/metrics"))).body();
+    assertThat(metrics).contains("orbitdb_sync_total{result=\"success\"} 1.0",
+        "orbitdb_sync_duration_seconds_count 1", "orbitdb_sync_queue_waiting 0.0",
+        "orbitdb_sync_queue_active 0.0", "orbitdb_sync_timed_out_total 0.0",
+        "orbitdb_sync_cooldown_topics 0.0");
     node.close();
 
     final RelayNode restarted = start(config);
@@ -206,6 +212,17 @@ class RelayNodePinningIT {
         HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + port + "/pinning/stats")));
     assertThat(JSON.readTree(stats.body()).has("syncQueue")).isTrue();
     assertThat(served(port)).isEqualTo(first.certificate());
+
+    // Plain HTTP on the HTTPS port is a client mistake: that connection closes, nothing else.
+    try (java.net.Socket plain = new java.net.Socket("127.0.0.1", port)) {
+      plain.setSoTimeout(20_000);
+      plain.getOutputStream().write("GET /health HTTP/1.1\r\nHost: a\r\n\r\n"
+          .getBytes(StandardCharsets.US_ASCII));
+      final byte[] answer = plain.getInputStream().readAllBytes();
+      assertThat(new String(answer, StandardCharsets.ISO_8859_1)).doesNotContain("\"status\"");
+    }
+    assertThat(send(httpsClient, HttpRequest.newBuilder(
+        URI.create("https://127.0.0.1:" + port + "/health"))).statusCode()).isEqualTo(200);
 
     final TestCertificates.Pair second = TestCertificates.selfSigned("EC", "second.relay.test");
     second.writeTo(certDir);

@@ -1,6 +1,6 @@
 package io.relaypinner.relay.sync;
 
-/** Why a sync of a database was started (spec 6: a topic message, or {@code POST /pinning/sync}). */
+/** Why a sync of a database started (spec 6: a topic message, or {@code POST /pinning/sync}). */
 public enum SyncTrigger {
   /** The relay started following the database's topic (a peer subscribed, or a restart). */
   FOLLOW,
