@@ -223,6 +223,9 @@ class RelayNodePinningIT {
     }
     assertThat(send(httpsClient, HttpRequest.newBuilder(
         URI.create("https://127.0.0.1:" + port + "/health"))).statusCode()).isEqualTo(200);
+    await().atMost(Duration.ofSeconds(20)).until(() -> send(client, HttpRequest.newBuilder(
+            URI.create("http://127.0.0.1:" + node.httpPort().getAsInt() + "/metrics"))).body()
+        .contains("relay_http_request_errors_total{reason=\"bad_tls\"} 1.0"));
 
     final TestCertificates.Pair second = TestCertificates.selfSigned("EC", "second.relay.test");
     second.writeTo(certDir);
