@@ -11,7 +11,10 @@ public interface SyncContext {
   /** The database address, {@code /orbitdb/<manifest CID>}. */
   String address();
 
-  /** What started this sync. */
+  /**
+   * What started this sync. For {@link SyncTrigger#HTTP} the syncer may also reconnect peers
+   * previously seen subscribing to the database's topic (spec 3.5).
+   */
   SyncTrigger trigger();
 
   /**
