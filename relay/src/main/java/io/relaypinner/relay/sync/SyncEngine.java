@@ -38,7 +38,9 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>Pubsub triggers ({@link #enqueue}) are skipped while the topic is in cooldown
- *       ({@code RELAY_ORBITDB_SYNC_COOLDOWN_MS} after a sync timed out or failed).
+ *       ({@code RELAY_ORBITDB_SYNC_COOLDOWN_MS} after a sync timed out or failed). A topic
+ *       message that arrives while a sync of its database runs queues one more sync of it once
+ *       that one ends (however many messages arrived), so no update is left unsynced.
  *   <li>An explicit request ({@link #requestSync}, {@code POST /pinning/sync}) coalesces onto a
  *       queued or running sync of the same address, or else queues a fresh one at the head of the
  *       queue, cooldown or not. Its caller gets {@link SyncOutcome.TimedOut} once
@@ -92,6 +94,8 @@ public final class SyncEngine implements AutoCloseable {
     Phase phase = Phase.QUEUED;
     long startedMillis;
     boolean detached;
+    /** A topic message arrived while this sync ran: sync once more afterwards. */
+    boolean followUp;
     Thread thread;
     Runnable cancelTimeout = () -> { };
     volatile boolean cancelled;
@@ -222,7 +226,15 @@ public final class SyncEngine implements AutoCloseable {
     checkAddress(address);
     Objects.requireNonNull(trigger, "trigger");
     synchronized (lock) {
-      if (closing || jobs.containsKey(address)) {
+      if (closing) {
+        return false;
+      }
+      final Job current = jobs.get(address);
+      if (current != null) {
+        if (trigger == SyncTrigger.MESSAGE && current.phase != Phase.QUEUED) {
+          // The sync may already be past the point where it would see this update.
+          current.followUp = true;
+        }
         return false;
       }
       if (jobs.size() >= MAX_QUEUED) {
@@ -460,6 +472,12 @@ public final class SyncEngine implements AutoCloseable {
         detached--;
       } else {
         inSlots.remove(job);
+      }
+      if (job.followUp && !closing && !jobs.containsKey(job.address)
+          && !inCooldown(job.address) && jobs.size() < MAX_QUEUED) {
+        final Job next = new Job(job.address, SyncTrigger.MESSAGE);
+        jobs.put(job.address, next);
+        waiting.addLast(next);
       }
       startWaiting();
       lock.notifyAll();

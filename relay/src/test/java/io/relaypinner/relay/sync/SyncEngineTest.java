@@ -118,7 +118,7 @@ class SyncEngineTest {
 
     final CompletableFuture<SyncOutcome> first = engine.requestSync(A);
     final CompletableFuture<SyncOutcome> second = engine.requestSync(A);
-    assertThat(engine.enqueue(A, SyncTrigger.MESSAGE)).isFalse();
+    assertThat(engine.enqueue(A, SyncTrigger.FOLLOW)).isFalse();
     await().atMost(Duration.ofSeconds(10)).until(() -> syncer.isRunning(A));
     assertThat(engine.stats().syncQueue().queuedTopics()).isEqualTo(1);
     syncer.release(A);
@@ -201,6 +201,35 @@ class SyncEngineTest {
     assertThat(engine.stats().syncQueue().cooldownTopics()).isZero();
     assertThat(engine.enqueue(A, SyncTrigger.MESSAGE)).isTrue();
     await().atMost(Duration.ofSeconds(10)).until(() -> syncer.calls(A) == 3);
+  }
+
+  @Test
+  void enqueue_shouldSyncOnceMore_whenMessagesArriveDuringSync() throws Exception {
+    final SyncEngine engine = engine(2);
+    assertThat(engine.enqueue(A, SyncTrigger.FOLLOW)).isTrue();
+    await().atMost(Duration.ofSeconds(10)).until(() -> syncer.isRunning(A));
+
+    assertThat(engine.enqueue(A, SyncTrigger.MESSAGE)).isFalse();
+    assertThat(engine.enqueue(A, SyncTrigger.MESSAGE)).isFalse();
+    syncer.release(A);
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> syncer.calls(A) == 2
+        && engine.stats().syncQueue().queuedTopics() == 0);
+    assertThat(engine.stats().syncOperations()).isEqualTo(2);
+  }
+
+  @Test
+  void enqueue_shouldNotSyncAgain_whenNoMessageArrivedDuringSync() throws Exception {
+    final SyncEngine engine = engine(2);
+    syncer.release(A);
+    assertThat(outcome(engine.requestSync(A))).isInstanceOf(SyncOutcome.Completed.class);
+    assertThat(engine.enqueue(B, SyncTrigger.FOLLOW)).isTrue();
+    syncer.release(B);
+    await().atMost(Duration.ofSeconds(10))
+        .until(() -> engine.stats().syncQueue().queuedTopics() == 0);
+
+    assertThat(syncer.calls(A)).isEqualTo(1);
+    assertThat(syncer.calls(B)).isEqualTo(1);
   }
 
   @Test
