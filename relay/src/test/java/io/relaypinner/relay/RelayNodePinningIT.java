@@ -16,6 +16,7 @@ import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.identity.NodeIdentity;
 import io.relaypinner.relay.testing.TestCertificates;
 import java.io.IOException;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -214,7 +215,7 @@ class RelayNodePinningIT {
     assertThat(served(port)).isEqualTo(first.certificate());
 
     // Plain HTTP on the HTTPS port is a client mistake: that connection closes, nothing else.
-    try (java.net.Socket plain = new java.net.Socket("127.0.0.1", port)) {
+    try (Socket plain = new Socket("127.0.0.1", port)) {
       plain.setSoTimeout(20_000);
       plain.getOutputStream().write("GET /health HTTP/1.1\r\nHost: a\r\n\r\n"
           .getBytes(StandardCharsets.US_ASCII));

@@ -12,6 +12,7 @@ import io.relaypinner.libp2p.netty.EventLoops;
 import io.relaypinner.libp2p.pubsub.GossipsubConfig;
 import io.relaypinner.libp2p.pubsub.PubSub;
 import io.relaypinner.multiformats.Multiaddr;
+import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
@@ -112,7 +113,7 @@ class OrbitDbTopicsIT {
 
     // Until the mesh forms, a publish may reach nobody: publish again until one arrives.
     await().atMost(Duration.ofSeconds(20)).until(() -> {
-      peerPubSub.publish(DATABASE, "head".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      peerPubSub.publish(DATABASE, "head".getBytes(StandardCharsets.UTF_8));
       return !messages.isEmpty();
     });
     assertThat(messages).containsOnly(DATABASE);

@@ -24,6 +24,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Optional;
@@ -112,7 +113,7 @@ class PinningHttpIT {
   }
 
   private static List<String> fieldNames(final JsonNode node) {
-    final List<String> names = new java.util.ArrayList<>();
+    final List<String> names = new ArrayList<>();
     final Iterator<String> it = node.fieldNames();
     it.forEachRemaining(names::add);
     return names;
