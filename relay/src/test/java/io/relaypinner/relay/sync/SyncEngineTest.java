@@ -177,6 +177,55 @@ class SyncEngineTest {
   }
 
   @Test
+  void timeout_shouldKeepSlot_whenTooManyLateSyncsRunDetached() {
+    final SyncEngine engine = engine(1);
+    final String d = address("d");
+    assertThat(engine.maxDetached()).isEqualTo(2);
+    for (final String address : List.of(A, B, C)) {
+      engine.enqueue(address, SyncTrigger.FOLLOW);
+    }
+    engine.enqueue(d, SyncTrigger.FOLLOW);
+    for (final String address : List.of(A, B, C)) {
+      await().atMost(Duration.ofSeconds(10)).until(() -> syncer.isRunning(address));
+      timer.advance(TIMEOUT);
+    }
+
+    final SyncQueueStats queue = engine.stats().syncQueue();
+    assertThat(queue.timedOutSyncs()).isEqualTo(3);
+    // A and B run detached; C keeps its slot, so D still waits.
+    assertThat(queue.activeTopics()).extracting(SyncQueueStats.ActiveTopic::topic)
+        .containsExactly(C);
+    assertThat(queue.waiting()).isEqualTo(1);
+    assertThat(queue.queuedTopics()).isEqualTo(4);
+    assertThat(syncer.calls(d)).isZero();
+
+    syncer.release(A);
+    syncer.release(d);
+    await().atMost(Duration.ofSeconds(10)).until(() -> engine.history().get(A).isPresent());
+    // A's end frees a detached place, not a slot: D waits for C.
+    assertThat(engine.stats().syncQueue().waiting()).isEqualTo(1);
+    syncer.release(C);
+    await().atMost(Duration.ofSeconds(10)).until(() -> engine.history().get(d).isPresent());
+  }
+
+  @Test
+  void history_shouldSkipUnreadableEntries_whenLoading() {
+    final MemoryDatastore datastore = new MemoryDatastore();
+    datastore.put(SyncHistory.KEY_PREFIX + A.substring(9),
+        "2026-11-22T09:00:00Z".getBytes(StandardCharsets.UTF_8));
+    datastore.put(SyncHistory.KEY_PREFIX + "not-a-cid",
+        "2026-11-22T09:00:00Z".getBytes(StandardCharsets.UTF_8));
+    datastore.put(SyncHistory.KEY_PREFIX + B.substring(9),
+        "yesterday".getBytes(StandardCharsets.UTF_8));
+
+    final SyncHistory history = new SyncHistory(datastore, 10);
+    history.load();
+
+    assertThat(history.all()).containsExactly(
+        new SyncHistory.Entry(A, Instant.parse("2026-11-22T09:00:00Z")));
+  }
+
+  @Test
   void enqueue_shouldSkipTopic_whenInCooldownAfterFailure() throws Exception {
     final SyncEngine engine = engine(2);
     syncer.fail(A);
