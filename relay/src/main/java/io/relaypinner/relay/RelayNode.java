@@ -14,6 +14,7 @@ import io.relaypinner.libp2p.host.HostConfig;
 import io.relaypinner.libp2p.netty.EventLoops;
 import io.relaypinner.libp2p.pubsub.GossipsubConfig;
 import io.relaypinner.libp2p.pubsub.PubSub;
+import io.relaypinner.libp2p.transport.ws.ServerTlsSource;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.multiformats.MultiformatException;
 import io.relaypinner.relay.api.AdvertisedAddresses;
@@ -33,6 +34,7 @@ import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RelayHttpServer;
 import io.relaypinner.relay.http.Router;
 import io.relaypinner.relay.identity.NodeIdentity;
+import io.relaypinner.relay.network.Libp2pMetrics;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
 import io.relaypinner.relay.pubsub.PubSubMetrics;
 import java.io.IOException;
@@ -94,8 +96,8 @@ public final class RelayNode implements AutoCloseable {
   private final List<Multiaddr> bootstrapPeers;
   private volatile Advertised advertisedCache;
 
-  /** The advertised list and the listen list it was computed from (same list: same answer). */
-  private record Advertised(List<Multiaddr> listen, List<Multiaddr> advertised) {}
+  /** The advertised list and the inputs it was computed from (same inputs: same answer). */
+  private record Advertised(List<Multiaddr> listen, boolean tls, List<Multiaddr> advertised) {}
   private final NodeStatus status;
   private final PrometheusRegistry registry;
   private final Clock clock;
@@ -110,6 +112,7 @@ public final class RelayNode implements AutoCloseable {
   private ExecutorService scrapeExecutor;
   private RelayHttpServer httpServer;
   private volatile Host host;
+  private volatile ServerTlsSource webSocketTls = ServerTlsSource.NONE;
   private volatile PubSub pubsub;
   private volatile OrbitDbTopics orbitDbTopics;
   private FlatFsBlockstore blockstore;
@@ -224,8 +227,11 @@ public final class RelayNode implements AutoCloseable {
    */
   private void startHost(final EventLoops loops) {
     final Host started = new Host(identity.privateKey(), HostConfig.builder()
-        .agentVersion("relay-pinner/" + RelayVersion.VERSION).build(), loops, clock);
+        .agentVersion("relay-pinner/" + RelayVersion.VERSION)
+        .limits(config.network().connectionLimits())
+        .webSocketTls(() -> webSocketTls.current()).build(), loops, clock);
     host = started;
+    Libp2pMetrics.register(registry, started);
     final NetworkConfig network = config.network();
     bind(started, address(false, network.listenIpv4(), network.tcpPort(), ""), true);
     bind(started, address(false, network.listenIpv4(), network.wsPort(), "/ws"), true);
@@ -275,13 +281,23 @@ public final class RelayNode implements AutoCloseable {
       return List.of();
     }
     final List<Multiaddr> listen = current.listenAddresses();
+    final boolean tls = webSocketTls.current().isPresent();
     final Advertised cached = advertisedCache;
-    if (cached != null && cached.listen() == listen) {
+    if (cached != null && cached.listen() == listen && cached.tls() == tls) {
       return cached.advertised();
     }
-    final List<Multiaddr> computed = advertiser.compute(listen);
-    advertisedCache = new Advertised(listen, computed);
+    final List<Multiaddr> computed = advertiser.compute(listen, tls);
+    advertisedCache = new Advertised(listen, tls, computed);
     return computed;
+  }
+
+  /**
+   * Where the WebSocket port gets its certificate (e.g. the certificate store watching
+   * {@code RELAY_TLS_CERT_DIR}): asked for every accepted WebSocket connection and by
+   * {@code /multiaddrs}, which lists {@code /tls/ws} addresses while it has one. Default: none.
+   */
+  public void useWebSocketTls(final ServerTlsSource source) {
+    this.webSocketTls = Objects.requireNonNull(source, "source");
   }
 
   /**
