@@ -63,7 +63,7 @@ class ConnectionLimitsIT {
           .isInstanceOf(ExecutionException.class);
     }
     assertThat(server.limitCounters().get(Limit.MAX_CONNECTIONS)).isEqualTo(2);
-    assertThat(server.connectionCount()).isEqualTo(2);
+    await().atMost(WAIT).until(() -> server.connectionCount() == 2);
   }
 
   @Test

@@ -74,6 +74,9 @@ class HostileInputIT {
     return host;
   }
 
+  /** An honest peer: its host and its connection to the server. */
+  private record Peer(Host host, Connection connection) {}
+
   @Test
   void attackers_shouldBeClosedAndCounted_whileHonestPeersKeepPinging() throws Exception {
     final Host server = new Host(Keys.generate(KeyType.ED25519, random), HostConfig.builder()
@@ -87,15 +90,16 @@ class HostileInputIT {
     final Multiaddr ws = address(server, true);
 
     // Honest peers connect first, then ping in a loop while the attacks run.
-    final List<Connection> honest = new ArrayList<>();
+    final List<Peer> honest = new ArrayList<>();
     for (int i = 0; i < HONEST_PEERS; i++) {
-      honest.add(client().dial(i % 2 == 0 ? tcp : ws).get(10, TimeUnit.SECONDS));
+      final Host peer = client();
+      honest.add(new Peer(peer, peer.dial(i % 2 == 0 ? tcp : ws).get(10, TimeUnit.SECONDS)));
     }
     final AtomicInteger pings = new AtomicInteger();
     final List<Throwable> failures = new CopyOnWriteArrayList<>();
     final List<CompletableFuture<Void>> loops = new ArrayList<>();
-    for (final Connection connection : honest) {
-      loops.add(pingLoop(connection, PINGS, pings, failures));
+    for (final Peer peer : honest) {
+      loops.add(pingLoop(peer, PINGS, pings, failures));
     }
 
     // Raw socket attacks: the handshake never completes.
@@ -143,7 +147,7 @@ class HostileInputIT {
 
     assertThat(failures).isEmpty();
     assertThat(pings.get()).isEqualTo(HONEST_PEERS * PINGS);
-    assertThat(honest).allMatch(Connection::isOpen);
+    assertThat(honest).allMatch(peer -> peer.connection().isOpen());
     final LimitCounters counters = server.limitCounters();
     assertThat(counters.get(Limit.HANDSHAKE_FAILED)).isGreaterThanOrEqualTo(3);
     assertThat(counters.get(Limit.HANDSHAKE_TIMEOUT)).isGreaterThanOrEqualTo(1);
@@ -155,9 +159,9 @@ class HostileInputIT {
         && server.openTransportConnections() == HONEST_PEERS);
 
     // And the host still takes new peers.
-    final Connection late = client().dial(ws).get(10, TimeUnit.SECONDS);
-    assertThat(late.isOpen()).isTrue();
-    assertThat(hosts.get(hosts.size() - 1).ping(late).get(10, TimeUnit.SECONDS)).isPositive();
+    final Host lateHost = client();
+    final Connection late = lateHost.dial(ws).get(10, TimeUnit.SECONDS);
+    assertThat(lateHost.ping(late).get(10, TimeUnit.SECONDS)).isPositive();
   }
 
   private static Multiaddr address(final Host host, final boolean ws) {
@@ -166,20 +170,19 @@ class HostileInputIT {
   }
 
   /** {@code count} pings, one after the other, on fresh streams; failures are collected. */
-  private CompletableFuture<Void> pingLoop(final Connection connection, final int count,
+  private static CompletableFuture<Void> pingLoop(final Peer peer, final int count,
       final AtomicInteger done, final List<Throwable> failures) {
-    final Host owner = hosts.stream().filter(h -> h.connections().contains(connection))
-        .findFirst().orElseThrow();
     CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
     for (int i = 0; i < count; i++) {
-      chain = chain.thenCompose(ignored -> owner.ping(connection).handle((rtt, error) -> {
-        if (error != null) {
-          failures.add(error);
-        } else {
-          done.incrementAndGet();
-        }
-        return null;
-      }));
+      chain = chain.thenCompose(ignored -> peer.host().ping(peer.connection())
+          .handle((rtt, error) -> {
+            if (error != null) {
+              failures.add(error);
+            } else {
+              done.incrementAndGet();
+            }
+            return null;
+          }));
     }
     return chain;
   }

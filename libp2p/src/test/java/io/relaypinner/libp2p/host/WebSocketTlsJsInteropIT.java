@@ -29,7 +29,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * Real js-libp2p peers (stack A: libp2p 2 / websockets 9; stack B: libp2p 3 / websockets 10) dial
  * the Java host's WebSocket port over TLS ({@code /tls/ws}), trusting a test CA made for the run
- * and handed to Node with {@code NODE_EXTRA_CA_CERTS}: identify, ping and 1 MiB echo streams.
+ * and handed to Node with {@code NODE_EXTRA_CA_CERTS}: identify, ping and 8 concurrent 256 KiB echo streams.
  * The same port keeps serving plain {@code /ws}.
  */
 class WebSocketTlsJsInteropIT {
@@ -88,7 +88,7 @@ class WebSocketTlsJsInteropIT {
       throws Exception {
     final JsonNode result = JSON.readTree(NodeJs.run(stack, "../common/libp2p-peer.mjs",
         Duration.ofSeconds(120), nodeEnv, "echo-client", address("/tls/ws").toString(), "8",
-        "1048576").stdout());
+        "262144").stdout());
     assertThat(result.get("ok").asBoolean()).isTrue();
     assertThat(result.get("streams").asInt()).isEqualTo(8);
   }

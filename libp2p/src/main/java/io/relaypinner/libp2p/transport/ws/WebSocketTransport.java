@@ -201,7 +201,9 @@ public final class WebSocketTransport {
     /** Addresses peers can dial (wildcards expanded), each ending in {@code /ws}. */
     public List<Multiaddr> listenAddresses() {
       return SocketAddresses.expandWildcard(socket).stream()
-          .map(a -> SocketAddresses.toMultiaddr(a).with(MultiaddrComponent.of(MultiaddrProtocol.WS))).toList();
+          .map(a -> SocketAddresses.toMultiaddr(a)
+              .with(MultiaddrComponent.of(MultiaddrProtocol.WS)))
+          .toList();
     }
 
     @Override
