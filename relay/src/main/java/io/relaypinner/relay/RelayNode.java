@@ -14,6 +14,7 @@ import io.relaypinner.libp2p.host.HostConfig;
 import io.relaypinner.libp2p.netty.EventLoops;
 import io.relaypinner.libp2p.pubsub.GossipsubConfig;
 import io.relaypinner.libp2p.pubsub.PubSub;
+import io.relaypinner.libp2p.transport.ws.ServerTlsSource;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.multiformats.MultiformatException;
 import io.relaypinner.relay.api.AdvertisedAddresses;
@@ -31,6 +32,7 @@ import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RelayHttpServer;
 import io.relaypinner.relay.http.Router;
 import io.relaypinner.relay.identity.NodeIdentity;
+import io.relaypinner.relay.network.Libp2pMetrics;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
 import io.relaypinner.relay.pubsub.PubSubMetrics;
 import io.relaypinner.relay.sync.DatabaseSyncer;
@@ -100,8 +102,8 @@ public final class RelayNode implements AutoCloseable {
   private final List<Multiaddr> bootstrapPeers;
   private volatile Advertised advertisedCache;
 
-  /** The advertised list and the listen list it was computed from (same list: same answer). */
-  private record Advertised(List<Multiaddr> listen, List<Multiaddr> advertised) {}
+  /** The advertised list and the inputs it was computed from (same inputs: same answer). */
+  private record Advertised(List<Multiaddr> listen, boolean tls, List<Multiaddr> advertised) {}
   private final NodeStatus status;
   private final PrometheusRegistry registry;
   private final Clock clock;
@@ -117,6 +119,8 @@ public final class RelayNode implements AutoCloseable {
   private ExecutorService scrapeExecutor;
   private RelayHttpServer httpServer;
   private volatile Host host;
+  /** Null until start() unless set by useWebSocketTls: then the certificate store. */
+  private volatile ServerTlsSource webSocketTls;
   private volatile PubSub pubsub;
   private volatile OrbitDbTopics orbitDbTopics;
   private FlatFsBlockstore blockstore;
@@ -178,11 +182,15 @@ public final class RelayNode implements AutoCloseable {
       openStorage();
       startSyncEngine();
       final EventLoops loops = sharedLoops != null ? sharedLoops : ownLoops();
+      // One store for WSS on the WebSocket port and the HTTPS listener.
+      certificates = new CertificateStore(config.tls().certDir(),
+          CertificateStore.DEFAULT_POLL_INTERVAL, clock);
+      if (webSocketTls == null) {
+        webSocketTls = certificates::current;
+      }
       startHost(loops);
       startPubSub();
       dialBootstrapPeers();
-      certificates = new CertificateStore(config.tls().certDir(),
-          CertificateStore.DEFAULT_POLL_INTERVAL, clock);
       if (config.http().disabled()) {
         JvmMetrics.builder().register(registry);
         LOG.info("HTTP listener disabled (METRICS_DISABLED)");
@@ -278,8 +286,11 @@ public final class RelayNode implements AutoCloseable {
    */
   private void startHost(final EventLoops loops) {
     final Host started = new Host(identity.privateKey(), HostConfig.builder()
-        .agentVersion("relay-pinner/" + RelayVersion.VERSION).build(), loops, clock);
+        .agentVersion("relay-pinner/" + RelayVersion.VERSION)
+        .limits(config.network().connectionLimits())
+        .webSocketTls(() -> webSocketTls.current()).build(), loops, clock);
     host = started;
+    Libp2pMetrics.register(registry, started);
     final NetworkConfig network = config.network();
     bind(started, address(false, network.listenIpv4(), network.tcpPort(), ""), true);
     bind(started, address(false, network.listenIpv4(), network.wsPort(), "/ws"), true);
@@ -329,13 +340,26 @@ public final class RelayNode implements AutoCloseable {
       return List.of();
     }
     final List<Multiaddr> listen = current.listenAddresses();
+    final ServerTlsSource tlsSource = webSocketTls;
+    final boolean tls = tlsSource != null && tlsSource.current().isPresent();
     final Advertised cached = advertisedCache;
-    if (cached != null && cached.listen() == listen) {
+    if (cached != null && cached.listen() == listen && cached.tls() == tls) {
       return cached.advertised();
     }
-    final List<Multiaddr> computed = advertiser.compute(listen);
-    advertisedCache = new Advertised(listen, computed);
+    final List<Multiaddr> computed = advertiser.compute(listen, tls);
+    advertisedCache = new Advertised(listen, tls, computed);
     return computed;
+  }
+
+  /**
+   * Where the WebSocket port gets its certificate (e.g. the certificate store watching
+   * {@code RELAY_TLS_CERT_DIR}): asked for every accepted WebSocket connection and by
+   * {@code /multiaddrs}, which lists {@code /tls/ws} addresses while it has one. Default: the
+   * node's certificate store ({@code RELAY_TLS_CERT_DIR}); call before {@link #start()} to
+   * replace it.
+   */
+  public void useWebSocketTls(final ServerTlsSource source) {
+    this.webSocketTls = Objects.requireNonNull(source, "source");
   }
 
   /**

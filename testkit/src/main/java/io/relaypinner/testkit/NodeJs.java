@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -54,12 +55,23 @@ public final class NodeJs {
   public static Result run(
       final String projectName, final String script, final Duration timeout,
       final String... args) {
+    return run(projectName, script, timeout, Map.of(), args);
+  }
+
+  /**
+   * Like {@link #run(String, String, Duration, String...)}, with {@code env} added to the child's
+   * environment (e.g. {@code NODE_EXTRA_CA_CERTS} for a test certificate authority).
+   */
+  public static Result run(
+      final String projectName, final String script, final Duration timeout,
+      final Map<String, String> env, final String... args) {
     final List<String> command = new ArrayList<>();
     command.add(binary(projectName).toString());
     command.add(script);
     command.addAll(List.of(args));
     final ProcessBuilder builder = new ProcessBuilder(command).directory(
         project(projectName).toFile());
+    builder.environment().putAll(env);
     try {
       final Process process = builder.start();
       process.getOutputStream().close();
@@ -92,13 +104,25 @@ public final class NodeJs {
    */
   public static JsPeer start(
       final String projectName, final String script, final String... args) {
+    return start(projectName, script, Map.of(), args);
+  }
+
+  /**
+   * Like {@link #start(String, String, String...)}, with {@code env} added to the child's
+   * environment.
+   */
+  public static JsPeer start(
+      final String projectName, final String script, final Map<String, String> env,
+      final String... args) {
     final List<String> command = new ArrayList<>();
     command.add(binary(projectName).toString());
     command.add(script);
     command.addAll(List.of(args));
     try {
-      final Process process = new ProcessBuilder(command)
-          .directory(project(projectName).toFile()).start();
+      final ProcessBuilder builder = new ProcessBuilder(command)
+          .directory(project(projectName).toFile());
+      builder.environment().putAll(env);
+      final Process process = builder.start();
       return new JsPeer(projectName + " " + script, process);
     } catch (final IOException e) {
       throw new UncheckedIOException(e);

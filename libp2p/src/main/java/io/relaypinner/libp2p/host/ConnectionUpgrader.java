@@ -59,11 +59,12 @@ final class ConnectionUpgrader {
   private final Duration timeout;
   private final Clock clock;
   private final Listener listener;
+  private final ConnectionManager manager;
 
   ConnectionUpgrader(final NoiseProtocol noise, final YamuxConfig yamux,
       final MultistreamConfig multistream, final ProtocolRegistry registry,
       final YamuxSessionListener sessionListener, final Duration timeout, final Clock clock,
-      final Listener listener) {
+      final Listener listener, final ConnectionManager manager) {
     this.noise = noise;
     this.yamux = yamux;
     this.multistream = multistream;
@@ -71,24 +72,29 @@ final class ConnectionUpgrader {
     this.timeout = timeout;
     this.clock = clock;
     this.listener = listener;
-    this.inboundStreams = new InboundStreamInitializer(registry, multistream);
+    this.manager = manager;
+    this.inboundStreams = new InboundStreamInitializer(registry,
+        manager.limitProtocols(registry), multistream);
   }
 
   /** Every stream the remote opens negotiates its protocol against the registry. */
   @ChannelHandler.Sharable
   private static final class InboundStreamInitializer extends ChannelInitializer<Channel> {
     private final ProtocolRegistry registry;
+    private final ProtocolInstaller installer;
     private final MultistreamConfig config;
 
-    InboundStreamInitializer(final ProtocolRegistry registry, final MultistreamConfig config) {
+    InboundStreamInitializer(final ProtocolRegistry registry, final ProtocolInstaller installer,
+        final MultistreamConfig config) {
       this.registry = registry;
+      this.installer = installer;
       this.config = config;
     }
 
     @Override
     protected void initChannel(final Channel stream) {
       stream.pipeline().addLast("multistream",
-          new MultistreamResponder(registry, registry, config));
+          new MultistreamResponder(registry, installer, config));
     }
   }
 
@@ -129,8 +135,16 @@ final class ConnectionUpgrader {
     @Override
     protected void initChannel(final Channel channel) {
       // A listener's initializer is shared by every accepted channel: each gets its own result.
-      final CompletableFuture<Connection> result =
-          direction == Direction.OUTBOUND ? outboundResult : new CompletableFuture<>();
+      final CompletableFuture<Connection> result;
+      if (direction == Direction.OUTBOUND) {
+        result = outboundResult;
+        manager.trackOutbound(channel);
+      } else {
+        result = new CompletableFuture<>();
+        if (!manager.admitInbound(channel)) {
+          return;
+        }
+      }
       new Upgrade(channel, direction, expected, result, Multiaddr.EMPTY).start();
     }
   }
@@ -154,9 +168,13 @@ final class ConnectionUpgrader {
     }
 
     void start() {
+      // One deadline from accept (or connect): TLS and the WebSocket upgrade count too.
+      final Long started = channel.attr(ConnectionManager.STARTED_NANOS).get();
+      final long elapsed = started == null ? 0 : System.nanoTime() - started;
       deadline = channel.eventLoop().schedule(
-          () -> fail(new BadPeerException("connection upgrade did not finish within "
-              + timeout.toMillis() + " ms")), timeout.toMillis(), TimeUnit.MILLISECONDS);
+          () -> fail(new UpgradeTimeoutException("connection handshake did not finish within "
+              + timeout.toMillis() + " ms")), Math.max(0, timeout.toNanos() - elapsed),
+          TimeUnit.NANOSECONDS);
       channel.closeFuture().addListener(closed -> fail(new BadPeerException(
           "connection closed during the upgrade")));
       final ProtocolInstaller secure = (ch, protocol) -> installNoise();
@@ -209,9 +227,10 @@ final class ConnectionUpgrader {
       if (result.isDone()) {
         return;
       }
+      final YamuxSessionListener state = manager.newConnectionState(channel, sessionListener);
       final YamuxHandler muxer = direction == Direction.OUTBOUND
-          ? YamuxHandler.forDialer(yamux, inboundStreams, sessionListener)
-          : YamuxHandler.forListener(yamux, inboundStreams, sessionListener);
+          ? YamuxHandler.forDialer(yamux, inboundStreams, state)
+          : YamuxHandler.forListener(yamux, inboundStreams, state);
       channel.pipeline().addLast("yamux", muxer);
       channel.pipeline().addLast("errors", ConnectionErrors.INSTANCE);
       deadline.cancel(false);
@@ -220,6 +239,7 @@ final class ConnectionUpgrader {
           address(channel.localAddress()).encapsulate(transport), YAMUX_PROTOCOL_ID,
           multistream, clock.instant());
       result.complete(connection);
+      manager.established(connection);
       listener.established(connection);
     }
 
@@ -228,6 +248,7 @@ final class ConnectionUpgrader {
         if (deadline != null) {
           deadline.cancel(false);
         }
+        manager.upgradeFailed(channel, cause);
         listener.failed(direction, address(channel.remoteAddress()), cause);
         channel.close();
       }

@@ -32,9 +32,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A libp2p node: TCP listeners and dials upgraded to Noise + yamux connections, the protocols it
- * answers ({@link #protocols()}), identify (on every new connection, and pushes when our protocols
- * change), ping, and a peer store fed by identify.
+ * A libp2p node: TCP and WebSocket (plain, or TLS detected per connection) listeners and dials
+ * upgraded to Noise + yamux connections, the protocols it answers ({@link #protocols()}), identify
+ * (on every new connection, and pushes when our protocols change), ping, a peer store fed by
+ * identify, and a connection manager enforcing {@link HostConfig#limits()} (counted in
+ * {@link #limitCounters()}).
  *
  * <p>Runs entirely on the given event loops; every method may be called from any thread and none
  * blocks except {@link #close()}.
@@ -43,7 +45,6 @@ public final class Host implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Host.class);
   /** Identify pushes are coalesced: one per second at most, as js-libp2p does. */
   private static final long PUSH_DEBOUNCE_MILLIS = 1_000;
-  private static final Multiaddr WS_SUFFIX = Multiaddr.parse("/ws");
 
   private final PrivateKey identity;
   private final PeerId peerId;
@@ -57,6 +58,7 @@ public final class Host implements AutoCloseable {
   private final IdentifyProtocol identify;
   private final IdentifyPushProtocol identifyPush;
   private final PingProtocol ping;
+  private final ConnectionManager manager;
   private final Collection<Connection> connections = ConcurrentHashMap.newKeySet();
   /** js-libp2p accepts one identify stream per connection at a time: share the running one. */
   private final Map<Connection, CompletableFuture<IdentifyResult>> identifying =
@@ -87,10 +89,13 @@ public final class Host implements AutoCloseable {
     this.loops = loops;
     this.peerStore = new PeerStore(config.peerStoreCapacity());
     this.tcp = new TcpTransport(loops);
-    this.websocket = new WebSocketTransport(loops, config.upgradeTimeout());
+    this.websocket = new WebSocketTransport(loops, config.upgradeTimeout(),
+        config.webSocketClientTls());
+    this.manager = new ConnectionManager(config.limits());
     final NoiseProtocol noise = new NoiseProtocol(identity, config.noise(), new SecureRandom());
-    this.upgrader = new ConnectionUpgrader(noise, config.yamux(), config.multistream(), protocols,
-        sessionListener, config.upgradeTimeout(), clock, new UpgradeListener());
+    this.upgrader = new ConnectionUpgrader(noise, config.effectiveYamux(), config.multistream(),
+        protocols, sessionListener, config.upgradeTimeout(), clock, new UpgradeListener(),
+        manager);
     final IdentifyLocal local = IdentifyLocal.of(identity.publicKey(), config.agentVersion(),
         () -> listenAddresses, protocols::protocols);
     this.identify = new IdentifyProtocol(local, config.identify());
@@ -169,8 +174,10 @@ public final class Host implements AutoCloseable {
     }
     final CompletableFuture<BoundListener> bound;
     if (WebSocketTransport.handles(address)) {
-      bound = websocket.listen(address, channel -> upgrader.upgrade(channel, Direction.INBOUND,
-          Optional.empty(), new CompletableFuture<>(), WS_SUFFIX)).thenApply(listener ->
+      bound = websocket.listen(address, config.webSocketTls(), manager::admitInbound,
+          channel -> upgrader.upgrade(channel, Direction.INBOUND, Optional.empty(),
+              new CompletableFuture<>(), WebSocketTransport.transportSuffix(channel)))
+          .thenApply(listener ->
               new BoundListener(listener.boundAddress(), listener::listenAddresses, listener));
     } else {
       bound = tcp.listen(address, upgrader.inbound()).thenApply(listener ->
@@ -221,8 +228,9 @@ public final class Host implements AutoCloseable {
         if (error != null) {
           result.completeExceptionally(error);
         } else {
+          manager.trackOutbound(channel);
           channel.eventLoop().execute(() -> upgrader.upgrade(channel, Direction.OUTBOUND,
-              expected, result, WS_SUFFIX));
+              expected, result, WebSocketTransport.transportSuffix(channel)));
         }
       });
     } else {
@@ -246,6 +254,24 @@ public final class Host implements AutoCloseable {
 
   public int connectionCount() {
     return connections.size();
+  }
+
+  /** Established connections by direction. */
+  public int connectionCount(final Direction direction) {
+    return (int) connections.stream().filter(c -> c.direction() == direction).count();
+  }
+
+  /**
+   * Transport connections open now, established or still in their handshake (what
+   * {@link ConnectionLimits#maxConnections()} counts).
+   */
+  public int openTransportConnections() {
+    return manager.openChannels();
+  }
+
+  /** How often each limit of {@link HostConfig#limits()} was hit, by limit. */
+  public LimitCounters limitCounters() {
+    return manager.counters();
   }
 
   /** An open connection to {@code peer}, if there is one. */

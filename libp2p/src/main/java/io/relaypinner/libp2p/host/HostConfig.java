@@ -4,11 +4,14 @@ import io.relaypinner.libp2p.multistream.MultistreamConfig;
 import io.relaypinner.libp2p.mux.yamux.YamuxConfig;
 import io.relaypinner.libp2p.protocol.identify.IdentifyConfig;
 import io.relaypinner.libp2p.protocol.ping.PingConfig;
+import io.netty.handler.ssl.SslContext;
 import io.relaypinner.libp2p.security.noise.NoiseConfig;
+import io.relaypinner.libp2p.transport.ws.ServerTlsSource;
 import io.relaypinner.multiformats.Multiaddr;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * Everything a {@link Host} is configured with. Immutable; {@link #DEFAULT} listens nowhere.
@@ -16,27 +19,35 @@ import java.util.Objects;
  * @param listenAddresses TCP addresses to bind ({@code /ip4/0.0.0.0/tcp/9091}; port 0 allowed)
  * @param agentVersion what identify reports, e.g. {@code relay-pinner/0.1.0}
  * @param dialTimeout TCP connect limit
- * @param upgradeTimeout limit for multistream + Noise + yamux on a new connection (js: 10 s)
  * @param peerStoreCapacity peers remembered before the least recently used is forgotten
+ * @param yamux the muxer's settings; its {@code maxInboundStreams} is replaced by
+ *     {@link ConnectionLimits#maxStreamsPerConnection()}
+ * @param limits the connection manager's limits, including the handshake timeout
+ * @param webSocketTls the WebSocket listeners' certificate source: with a certificate, each
+ *     accepted connection that starts with a TLS record gets TLS (the {@code /tls/ws} address),
+ *     any other is plain WebSocket
+ * @param webSocketClientTls the client context for dialing {@code /tls/ws} and {@code /wss}
+ *     (its trust store decides which servers are accepted); empty = the JDK's default trust
  */
 public record HostConfig(
     List<Multiaddr> listenAddresses,
     String agentVersion,
     Duration dialTimeout,
-    Duration upgradeTimeout,
     int peerStoreCapacity,
     MultistreamConfig multistream,
     NoiseConfig noise,
     YamuxConfig yamux,
     IdentifyConfig identify,
-    PingConfig ping) {
+    PingConfig ping,
+    ConnectionLimits limits,
+    ServerTlsSource webSocketTls,
+    Optional<SslContext> webSocketClientTls) {
   public static final HostConfig DEFAULT = builder().build();
 
   public HostConfig {
     listenAddresses = List.copyOf(listenAddresses);
     Objects.requireNonNull(agentVersion, "agentVersion");
     requirePositive(dialTimeout, "dialTimeout");
-    requirePositive(upgradeTimeout, "upgradeTimeout");
     if (peerStoreCapacity < 1) {
       throw new IllegalArgumentException("peerStoreCapacity must be >= 1: " + peerStoreCapacity);
     }
@@ -45,6 +56,24 @@ public record HostConfig(
     Objects.requireNonNull(yamux, "yamux");
     Objects.requireNonNull(identify, "identify");
     Objects.requireNonNull(ping, "ping");
+    Objects.requireNonNull(limits, "limits");
+    Objects.requireNonNull(webSocketTls, "webSocketTls");
+    Objects.requireNonNull(webSocketClientTls, "webSocketClientTls");
+    webSocketClientTls.ifPresent(context -> {
+      if (!context.isClient()) {
+        throw new IllegalArgumentException("webSocketClientTls must be a client context");
+      }
+    });
+  }
+
+  /** The handshake timeout of {@link #limits()}: TLS, WebSocket, multistream, Noise, yamux. */
+  public Duration upgradeTimeout() {
+    return limits.handshakeTimeout();
+  }
+
+  /** The yamux settings the host uses: {@link #yamux()} with the limits' stream cap. */
+  public YamuxConfig effectiveYamux() {
+    return yamux.toBuilder().maxInboundStreams(limits.maxStreamsPerConnection()).build();
   }
 
   private static void requirePositive(final Duration value, final String name) {
@@ -59,9 +88,10 @@ public record HostConfig(
 
   public Builder toBuilder() {
     return new Builder().listenAddresses(listenAddresses).agentVersion(agentVersion)
-        .dialTimeout(dialTimeout).upgradeTimeout(upgradeTimeout)
-        .peerStoreCapacity(peerStoreCapacity).multistream(multistream).noise(noise).yamux(yamux)
-        .identify(identify).ping(ping);
+        .dialTimeout(dialTimeout).peerStoreCapacity(peerStoreCapacity)
+        .multistream(multistream).noise(noise).yamux(yamux).identify(identify).ping(ping)
+        .limits(limits).webSocketTls(webSocketTls)
+        .webSocketClientTls(webSocketClientTls.orElse(null));
   }
 
   /** Validating builder; {@link #build()} checks every value. */
@@ -69,7 +99,6 @@ public record HostConfig(
     private List<Multiaddr> listenAddresses = List.of();
     private String agentVersion = "relay-pinner";
     private Duration dialTimeout = Duration.ofSeconds(10);
-    private Duration upgradeTimeout = Duration.ofSeconds(10);
     private int peerStoreCapacity = 10_000;
     private MultistreamConfig multistream = MultistreamConfig.DEFAULT;
     private NoiseConfig noise = NoiseConfig.DEFAULT;
@@ -77,6 +106,9 @@ public record HostConfig(
     private YamuxConfig yamux = YamuxConfig.builder().maxFramePayload(65_507).build();
     private IdentifyConfig identify = IdentifyConfig.DEFAULT;
     private PingConfig ping = PingConfig.DEFAULT;
+    private ConnectionLimits limits = ConnectionLimits.DEFAULT;
+    private ServerTlsSource webSocketTls = ServerTlsSource.NONE;
+    private SslContext webSocketClientTls;
 
     public Builder listenAddresses(final List<Multiaddr> value) {
       this.listenAddresses = value;
@@ -93,8 +125,25 @@ public record HostConfig(
       return this;
     }
 
+    /** Sets {@link ConnectionLimits#handshakeTimeout()} of the current limits. */
     public Builder upgradeTimeout(final Duration value) {
-      this.upgradeTimeout = value;
+      this.limits = limits.toBuilder().handshakeTimeout(value).build();
+      return this;
+    }
+
+    public Builder limits(final ConnectionLimits value) {
+      this.limits = value;
+      return this;
+    }
+
+    public Builder webSocketTls(final ServerTlsSource value) {
+      this.webSocketTls = value;
+      return this;
+    }
+
+    /** {@code null} = the JDK's default trust. */
+    public Builder webSocketClientTls(final SslContext value) {
+      this.webSocketClientTls = value;
       return this;
     }
 
@@ -129,8 +178,9 @@ public record HostConfig(
     }
 
     public HostConfig build() {
-      return new HostConfig(listenAddresses, agentVersion, dialTimeout, upgradeTimeout,
-          peerStoreCapacity, multistream, noise, yamux, identify, ping);
+      return new HostConfig(listenAddresses, agentVersion, dialTimeout, peerStoreCapacity,
+          multistream, noise, yamux, identify, ping, limits, webSocketTls,
+          Optional.ofNullable(webSocketClientTls));
     }
   }
 }

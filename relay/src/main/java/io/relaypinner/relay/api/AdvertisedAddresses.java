@@ -23,8 +23,18 @@ import java.util.Set;
  * <p>In deployed mode ({@code PROXY_HOSTNAME}, {@code PUBLIC_IPV4} or an {@code EXTERNAL_*_PORT}
  * set) private and internal listen addresses are dropped, and the deployment's public addresses
  * are added: {@code /ip4/<PUBLIC_IPV4>/tcp/<EXTERNAL_RELAY_TCP_PORT, else the bound port>} and the
- * same for {@code PUBLIC_IPV6}. {@code RELAY_ANNOUNCE} entries are added in both modes.
- * (WebSocket and proxy addresses join when the WebSocket transport does.)
+ * same for {@code PUBLIC_IPV6}; with a WebSocket listener also
+ * {@code /ip4/<PUBLIC_IPV4>/tcp/<EXTERNAL_RELAY_WS_PORT, else the bound WS port>/ws} (and IPv6).
+ * {@code RELAY_ANNOUNCE} entries are added in both modes.
+ *
+ * <p><b>TLS.</b> While a certificate is available the WebSocket port also speaks TLS (detected per
+ * connection), so every advertised {@code .../ws} address gets a {@code .../tls/ws} twin listed
+ * before it. With {@code PROXY_HOSTNAME} (a TLS-terminating proxy in front of the relay, so TLS
+ * whether or not the relay has a certificate) the first deployed address is
+ * {@code /dns4/<PROXY_HOSTNAME>/tcp/<EXTERNAL_RELAY_WS_PORT, else the bound WS port>/tls/ws}:
+ * {@code /dns4} because the deployment's public address is IPv4 and a {@code /dns} address would
+ * let dialers try AAAA records the proxy may not serve; it is {@code /dns} only when
+ * {@code PUBLIC_IPV6} is set and {@code PUBLIC_IPV4} is not.
  */
 public final class AdvertisedAddresses {
   private final PeerId peerId;
@@ -51,28 +61,43 @@ public final class AdvertisedAddresses {
   }
 
   /**
-   * The advertised list for these listen addresses ({@code /ip4|ip6/<addr>/tcp/<port>}, wildcards
-   * already expanded).
+   * The advertised list for these listen addresses ({@code /ip4|ip6/<addr>/tcp/<port>} and
+   * {@code .../ws}, wildcards already expanded), without TLS.
    */
   public List<Multiaddr> compute(final List<Multiaddr> listenAddresses) {
+    return compute(listenAddresses, false);
+  }
+
+  /**
+   * The advertised list for these listen addresses; {@code tlsAvailable} says whether the
+   * WebSocket port has a certificate now (then {@code /tls/ws} addresses are listed too).
+   */
+  public List<Multiaddr> compute(final List<Multiaddr> listenAddresses,
+      final boolean tlsAvailable) {
     final boolean deployed = deployment.deployedMode();
     final Set<Multiaddr> out = new LinkedHashSet<>();
     for (final Multiaddr address : listenAddresses) {
       if (!deployed || isPublic(address)) {
-        out.add(withPeer(address));
+        addWebSocketAware(out, address, tlsAvailable);
       }
     }
     if (deployed) {
-      final int boundTcp = listenAddresses.stream()
-          .filter(a -> a.components().size() >= 2
-              && a.components().get(1).protocol() == MultiaddrProtocol.TCP)
-          .mapToInt(a -> a.components().get(1).port()).findFirst().orElse(-1);
-      final int tcpPort = deployment.externalTcpPort().orElse(boundTcp);
-      if (tcpPort > 0) {
-        deployment.publicIpv4().ifPresent(ip -> out.add(withPeer(
-            Multiaddr.parse("/ip4/" + ip + "/tcp/" + tcpPort))));
-        deployment.publicIpv6().ifPresent(ip -> out.add(withPeer(
-            Multiaddr.parse("/ip6/" + ip + "/tcp/" + tcpPort))));
+      final int tcpPort = deployment.externalTcpPort().orElse(boundPort(listenAddresses, false));
+      final int wsPort = deployment.externalWsPort().orElse(boundPort(listenAddresses, true));
+      deployment.proxyHostname().ifPresent(host -> {
+        if (wsPort > 0) {
+          final String dns = deployment.publicIpv6().isPresent()
+              && deployment.publicIpv4().isEmpty() ? "/dns/" : "/dns4/";
+          out.add(withPeer(Multiaddr.parse(dns + host + "/tcp/" + wsPort + "/tls/ws")));
+        }
+      });
+      for (final String ip : publicIps()) {
+        if (tcpPort > 0) {
+          out.add(withPeer(Multiaddr.parse(ip + "/tcp/" + tcpPort)));
+        }
+        if (wsPort > 0) {
+          addWebSocketAware(out, Multiaddr.parse(ip + "/tcp/" + wsPort + "/ws"), tlsAvailable);
+        }
       }
     }
     for (final Multiaddr address : announce) {
@@ -85,6 +110,42 @@ public final class AdvertisedAddresses {
     }
     publicFirst.addAll(rest);
     return List.copyOf(publicFirst);
+  }
+
+  /** {@code /ip4/<PUBLIC_IPV4>} and {@code /ip6/<PUBLIC_IPV6>}, those that are set. */
+  private List<String> publicIps() {
+    final List<String> ips = new ArrayList<>(2);
+    deployment.publicIpv4().ifPresent(ip -> ips.add("/ip4/" + ip));
+    deployment.publicIpv6().ifPresent(ip -> ips.add("/ip6/" + ip));
+    return ips;
+  }
+
+  /** The port of the first TCP (or WebSocket) listen address, or -1 if there is none. */
+  private static int boundPort(final List<Multiaddr> listenAddresses, final boolean webSocket) {
+    for (final Multiaddr address : listenAddresses) {
+      final List<MultiaddrComponent> parts = address.withoutPeerId().components();
+      if (parts.size() >= 2 && parts.get(1).protocol() == MultiaddrProtocol.TCP
+          && isPlainWebSocket(parts) == webSocket && (webSocket || parts.size() == 2)) {
+        return parts.get(1).port();
+      }
+    }
+    return -1;
+  }
+
+  private static boolean isPlainWebSocket(final List<MultiaddrComponent> parts) {
+    return parts.size() == 3 && parts.get(2).protocol() == MultiaddrProtocol.WS;
+  }
+
+  /** Adds {@code address}, preceded by its {@code /tls/ws} twin for a WebSocket one with TLS. */
+  private void addWebSocketAware(final Set<Multiaddr> out, final Multiaddr address,
+      final boolean tlsAvailable) {
+    final List<MultiaddrComponent> parts = address.withoutPeerId().components();
+    if (tlsAvailable && isPlainWebSocket(parts)) {
+      out.add(withPeer(Multiaddr.of(List.of(parts.get(0), parts.get(1),
+          MultiaddrComponent.of(MultiaddrProtocol.TLS),
+          MultiaddrComponent.of(MultiaddrProtocol.WS)))));
+    }
+    out.add(withPeer(address));
   }
 
   private Multiaddr withPeer(final Multiaddr address) {

@@ -1,5 +1,7 @@
 package io.relaypinner.relay.config;
 
+import io.relaypinner.libp2p.host.ConnectionLimits;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 
@@ -7,7 +9,10 @@ import java.util.Objects;
  * The libp2p listeners and the peers the relay talks to at start (CONTRACT.md:
  * {@code RELAY_LISTEN_IPV4}, {@code RELAY_LISTEN_IPV6}, {@code RELAY_DISABLE_IPV6},
  * {@code RELAY_TCP_PORT}, {@code RELAY_WS_PORT}, {@code RELAY_BOOTSTRAP_PEERS},
- * {@code RELAY_DISABLE_BOOTSTRAP}, {@code RELAY_ANNOUNCE}).
+ * {@code RELAY_DISABLE_BOOTSTRAP}, {@code RELAY_ANNOUNCE}), and the connection manager's limits
+ * ({@code RELAY_MAX_CONNECTIONS}, {@code RELAY_MAX_STREAMS_PER_CONNECTION},
+ * {@code RELAY_HANDSHAKE_TIMEOUT_MS}, {@code RELAY_IDLE_TIMEOUT_MS},
+ * {@code RELAY_MAX_PEER_INBOUND_BYTES_PER_SEC}).
  *
  * @param listenIpv4 IPv4 listen host
  * @param listenIpv6 IPv6 listen host, unused when {@code ipv6Disabled}
@@ -17,6 +22,11 @@ import java.util.Objects;
  * @param bootstrapPeers multiaddrs to dial at start, as configured
  * @param bootstrapDisabled ignore {@code bootstrapPeers}
  * @param announce extra multiaddrs to announce
+ * @param maxConnections libp2p connections open at once (inbound beyond it refused at accept)
+ * @param maxStreamsPerConnection streams a peer may have open on one connection
+ * @param handshakeTimeout TLS + WebSocket + Noise + yamux of one new connection
+ * @param idleTimeout a connection without streams for this long is closed; zero = never
+ * @param maxPeerInboundBytesPerSec inbound bytes per second per peer; 0 = unlimited
  */
 public record NetworkConfig(
     String listenIpv4,
@@ -26,7 +36,21 @@ public record NetworkConfig(
     int wsPort,
     List<String> bootstrapPeers,
     boolean bootstrapDisabled,
-    List<String> announce) {
+    List<String> announce,
+    int maxConnections,
+    int maxStreamsPerConnection,
+    Duration handshakeTimeout,
+    Duration idleTimeout,
+    long maxPeerInboundBytesPerSec) {
+
+  public static final int MAX_MAX_CONNECTIONS = 1_000_000;
+  public static final int MAX_STREAMS_PER_CONNECTION = 100_000;
+  public static final long MIN_HANDSHAKE_TIMEOUT_MS = 100;
+  public static final long MAX_HANDSHAKE_TIMEOUT_MS = 600_000;
+  public static final long MAX_IDLE_TIMEOUT_MS = 86_400_000;
+  public static final long MAX_PEER_INBOUND_BYTES_PER_SEC = 10L * 1024 * 1024 * 1024;
+  /** A peer may send this many seconds' worth of its rate at once. */
+  public static final int BURST_SECONDS = 2;
 
   public NetworkConfig {
     Checks.ipv4("RELAY_LISTEN_IPV4", Objects.requireNonNull(listenIpv4, "listenIpv4"));
@@ -35,6 +59,33 @@ public record NetworkConfig(
     Checks.port("RELAY_WS_PORT", wsPort);
     bootstrapPeers = Checks.multiaddrs("RELAY_BOOTSTRAP_PEERS", bootstrapPeers);
     announce = Checks.multiaddrs("RELAY_ANNOUNCE", announce);
+    Checks.intRange("RELAY_MAX_CONNECTIONS", maxConnections, 1, MAX_MAX_CONNECTIONS);
+    Checks.intRange("RELAY_MAX_STREAMS_PER_CONNECTION", maxStreamsPerConnection, 1,
+        MAX_STREAMS_PER_CONNECTION);
+    Checks.millis("RELAY_HANDSHAKE_TIMEOUT_MS", handshakeTimeout, MIN_HANDSHAKE_TIMEOUT_MS,
+        MAX_HANDSHAKE_TIMEOUT_MS);
+    Checks.millis("RELAY_IDLE_TIMEOUT_MS", idleTimeout, 0, MAX_IDLE_TIMEOUT_MS);
+    if (maxPeerInboundBytesPerSec < 0
+        || maxPeerInboundBytesPerSec > MAX_PEER_INBOUND_BYTES_PER_SEC) {
+      throw InvalidConfigException.badValue("RELAY_MAX_PEER_INBOUND_BYTES_PER_SEC",
+          maxPeerInboundBytesPerSec, Checks.intExpectation(0, MAX_PEER_INBOUND_BYTES_PER_SEC));
+    }
+  }
+
+  /**
+   * The libp2p connection manager's limits: these settings over {@link ConnectionLimits#DEFAULT}
+   * (per-protocol stream limits as there; the burst is {@value #BURST_SECONDS} seconds of the
+   * rate, at least 1 MiB).
+   */
+  public ConnectionLimits connectionLimits() {
+    return ConnectionLimits.DEFAULT.toBuilder()
+        .maxConnections(maxConnections)
+        .maxStreamsPerConnection(maxStreamsPerConnection)
+        .handshakeTimeout(handshakeTimeout)
+        .idleTimeout(idleTimeout)
+        .peerInboundBytesPerSecond(maxPeerInboundBytesPerSec)
+        .peerInboundBurstBytes(Math.max(1L << 20, BURST_SECONDS * maxPeerInboundBytesPerSec))
+        .build();
   }
 
   /** The peers to dial at start: none when bootstrap is disabled. */

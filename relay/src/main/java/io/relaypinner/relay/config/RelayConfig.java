@@ -1,5 +1,6 @@
 package io.relaypinner.relay.config;
 
+import io.relaypinner.libp2p.host.ConnectionLimits;
 import io.relaypinner.relay.config.EnvReader.Value;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -76,6 +77,11 @@ public record RelayConfig(
     b.bootstrapPeers = network.bootstrapPeers();
     b.bootstrapDisabled = network.bootstrapDisabled();
     b.announce = network.announce();
+    b.maxConnections = network.maxConnections();
+    b.maxStreamsPerConnection = network.maxStreamsPerConnection();
+    b.handshakeTimeout = network.handshakeTimeout();
+    b.idleTimeout = network.idleTimeout();
+    b.maxPeerInboundBytesPerSec = network.maxPeerInboundBytesPerSec();
     b.publicIpv4 = deployment.publicIpv4().orElse(null);
     b.publicIpv6 = deployment.publicIpv6().orElse(null);
     b.proxyHostname = deployment.proxyHostname().orElse(null);
@@ -140,6 +146,22 @@ public record RelayConfig(
     multiaddrs(in.get("RELAY_BOOTSTRAP_PEERS")).ifPresent(b::bootstrapPeers);
     in.get("RELAY_DISABLE_BOOTSTRAP").map(EnvReader::bool).ifPresent(b::bootstrapDisabled);
     multiaddrs(in.get("RELAY_ANNOUNCE", "VITE_APPEND_ANNOUNCE")).ifPresent(b::announce);
+    in.get("RELAY_MAX_CONNECTIONS").map(v -> (int) EnvReader.integer(v, 1,
+        NetworkConfig.MAX_MAX_CONNECTIONS,
+        Checks.intExpectation(1, NetworkConfig.MAX_MAX_CONNECTIONS))).ifPresent(b::maxConnections);
+    in.get("RELAY_MAX_STREAMS_PER_CONNECTION").map(v -> (int) EnvReader.integer(v, 1,
+        NetworkConfig.MAX_STREAMS_PER_CONNECTION,
+        Checks.intExpectation(1, NetworkConfig.MAX_STREAMS_PER_CONNECTION)))
+        .ifPresent(b::maxStreamsPerConnection);
+    in.get("RELAY_HANDSHAKE_TIMEOUT_MS").map(v -> EnvReader.millis(v,
+        NetworkConfig.MIN_HANDSHAKE_TIMEOUT_MS, NetworkConfig.MAX_HANDSHAKE_TIMEOUT_MS))
+        .ifPresent(b::handshakeTimeout);
+    in.get("RELAY_IDLE_TIMEOUT_MS").map(v -> EnvReader.millis(v, 0,
+        NetworkConfig.MAX_IDLE_TIMEOUT_MS)).ifPresent(b::idleTimeout);
+    in.get("RELAY_MAX_PEER_INBOUND_BYTES_PER_SEC").map(v -> EnvReader.integer(v, 0,
+        NetworkConfig.MAX_PEER_INBOUND_BYTES_PER_SEC,
+        Checks.intExpectation(0, NetworkConfig.MAX_PEER_INBOUND_BYTES_PER_SEC)))
+        .ifPresent(b::maxPeerInboundBytesPerSec);
 
     in.get("PUBLIC_IPV4").map(v -> Checks.ipv4(v.variable(), v.text())).ifPresent(b::publicIpv4);
     in.get("PUBLIC_IPV6").map(v -> Checks.ipv6(v.variable(), v.text())).ifPresent(b::publicIpv6);
@@ -214,6 +236,11 @@ public record RelayConfig(
     private List<String> bootstrapPeers = List.of();
     private boolean bootstrapDisabled;
     private List<String> announce = List.of();
+    private int maxConnections = ConnectionLimits.DEFAULT.maxConnections();
+    private int maxStreamsPerConnection = ConnectionLimits.DEFAULT.maxStreamsPerConnection();
+    private Duration handshakeTimeout = ConnectionLimits.DEFAULT.handshakeTimeout();
+    private Duration idleTimeout = ConnectionLimits.DEFAULT.idleTimeout();
+    private long maxPeerInboundBytesPerSec = ConnectionLimits.DEFAULT.peerInboundBytesPerSecond();
     private String publicIpv4;
     private String publicIpv6;
     private String proxyHostname;
@@ -300,6 +327,36 @@ public record RelayConfig(
 
     public Builder announce(final List<String> value) {
       this.announce = value == null ? List.of() : value;
+      return this;
+    }
+
+    /** {@code RELAY_MAX_CONNECTIONS}; default 1024. */
+    public Builder maxConnections(final int value) {
+      this.maxConnections = value;
+      return this;
+    }
+
+    /** {@code RELAY_MAX_STREAMS_PER_CONNECTION}; default 256. */
+    public Builder maxStreamsPerConnection(final int value) {
+      this.maxStreamsPerConnection = value;
+      return this;
+    }
+
+    /** {@code RELAY_HANDSHAKE_TIMEOUT_MS}; default 10 s. */
+    public Builder handshakeTimeout(final Duration value) {
+      this.handshakeTimeout = value == null ? ConnectionLimits.DEFAULT.handshakeTimeout() : value;
+      return this;
+    }
+
+    /** {@code RELAY_IDLE_TIMEOUT_MS}; default 5 min, zero = never. */
+    public Builder idleTimeout(final Duration value) {
+      this.idleTimeout = value == null ? ConnectionLimits.DEFAULT.idleTimeout() : value;
+      return this;
+    }
+
+    /** {@code RELAY_MAX_PEER_INBOUND_BYTES_PER_SEC}; default 32 MiB/s, 0 = unlimited. */
+    public Builder maxPeerInboundBytesPerSec(final long value) {
+      this.maxPeerInboundBytesPerSec = value;
       return this;
     }
 
@@ -495,7 +552,8 @@ public record RelayConfig(
           new StorageConfig(dataDir),
           new IdentityConfig(Optional.ofNullable(privateKeyHex)),
           new NetworkConfig(listenIpv4, listenIpv6, ipv6Disabled, tcpPort, wsPort,
-              bootstrapPeers, bootstrapDisabled, announce),
+              bootstrapPeers, bootstrapDisabled, announce, maxConnections,
+              maxStreamsPerConnection, handshakeTimeout, idleTimeout, maxPeerInboundBytesPerSec),
           new DeploymentConfig(Optional.ofNullable(publicIpv4), Optional.ofNullable(publicIpv6),
               Optional.ofNullable(proxyHostname), optional(externalTcpPort),
               optional(externalWsPort), optional(externalWebrtcPort), optional(externalQuicPort),

@@ -67,6 +67,56 @@ class AdvertisedAddressesTest {
         "/ip6/2001:db8::7/tcp/9091" + P2P);
   }
 
+  private static final List<Multiaddr> LISTEN_WITH_WS = List.of(
+      Multiaddr.parse("/ip4/127.0.0.1/tcp/9091"), Multiaddr.parse("/ip4/127.0.0.1/tcp/9092/ws"),
+      Multiaddr.parse("/ip4/10.0.0.5/tcp/9091"), Multiaddr.parse("/ip4/10.0.0.5/tcp/9092/ws"));
+
+  @Test
+  void compute_shouldListTlsWebSocketTwins_whenTlsIsAvailable() {
+    final AdvertisedAddresses advertised = new AdvertisedAddresses(PEER, development(),
+        List.of());
+    assertThat(texts(advertised.compute(LISTEN_WITH_WS, false))).containsExactly(
+        "/ip4/127.0.0.1/tcp/9091" + P2P, "/ip4/127.0.0.1/tcp/9092/ws" + P2P,
+        "/ip4/10.0.0.5/tcp/9091" + P2P, "/ip4/10.0.0.5/tcp/9092/ws" + P2P);
+    assertThat(texts(advertised.compute(LISTEN_WITH_WS, true))).containsExactly(
+        "/ip4/127.0.0.1/tcp/9091" + P2P, "/ip4/127.0.0.1/tcp/9092/tls/ws" + P2P,
+        "/ip4/127.0.0.1/tcp/9092/ws" + P2P, "/ip4/10.0.0.5/tcp/9091" + P2P,
+        "/ip4/10.0.0.5/tcp/9092/tls/ws" + P2P, "/ip4/10.0.0.5/tcp/9092/ws" + P2P);
+  }
+
+  @Test
+  void compute_shouldAnnounceTheProxyAndPublicWebSocketAddresses_inDeployedMode() {
+    final DeploymentConfig deployment = new DeploymentConfig(Optional.of("198.51.100.4"),
+        Optional.empty(), Optional.of("relay.example.org"), OptionalInt.empty(),
+        OptionalInt.of(443), OptionalInt.empty(), OptionalInt.empty(), OptionalInt.empty(),
+        OptionalInt.empty());
+    final AdvertisedAddresses advertised = new AdvertisedAddresses(PEER, deployment, List.of());
+    assertThat(texts(advertised.compute(LISTEN_WITH_WS, false))).containsExactly(
+        "/dns4/relay.example.org/tcp/443/tls/ws" + P2P,
+        "/ip4/198.51.100.4/tcp/9091" + P2P,
+        "/ip4/198.51.100.4/tcp/443/ws" + P2P);
+    assertThat(texts(advertised.compute(LISTEN_WITH_WS, true))).containsExactly(
+        "/dns4/relay.example.org/tcp/443/tls/ws" + P2P,
+        "/ip4/198.51.100.4/tcp/9091" + P2P,
+        "/ip4/198.51.100.4/tcp/443/tls/ws" + P2P,
+        "/ip4/198.51.100.4/tcp/443/ws" + P2P);
+    assertThat(AdvertisedAddresses.transport(Multiaddr.parse(
+        "/dns4/relay.example.org/tcp/443/tls/ws"))).isEqualTo("websocket");
+  }
+
+  @Test
+  void compute_shouldUseTheBoundWebSocketPortAndDns_forAProxyWithOnlyIpv6Known() {
+    final DeploymentConfig deployment = new DeploymentConfig(Optional.empty(),
+        Optional.of("2001:db8::7"), Optional.of("relay.example.org"), OptionalInt.empty(),
+        OptionalInt.empty(), OptionalInt.empty(), OptionalInt.empty(), OptionalInt.empty(),
+        OptionalInt.empty());
+    final AdvertisedAddresses advertised = new AdvertisedAddresses(PEER, deployment, List.of());
+    assertThat(texts(advertised.compute(LISTEN_WITH_WS, false))).containsExactly(
+        "/dns/relay.example.org/tcp/9092/tls/ws" + P2P,
+        "/ip6/2001:db8::7/tcp/9091" + P2P,
+        "/ip6/2001:db8::7/tcp/9092/ws" + P2P);
+  }
+
   @Test
   void constructor_shouldNameRelayAnnounce_whenAnEntryIsNotAMultiaddr() {
     assertThatThrownBy(() -> new AdvertisedAddresses(PEER, development(),

@@ -116,7 +116,9 @@ class RelayConfigTest {
           "RELAY_AUTOTLS_DOMAIN", "disableAutoTLS", "RELAY_PINNING_SYNC_TIMEOUT_MS",
           "RELAY_ORBITDB_SYNC_COOLDOWN_MS", "RELAY_SYNC_SLOTS", "RELAY_API_TOKEN",
           "RELAY_IPFS_GATEWAY_MODE", "RELAY_IPFS_FALLBACK_TIMEOUT_MS", "RELAY_MEDIA_CID_FIELDS",
-          "LOG_LEVEL", "LOG_FORMAT")) {
+          "LOG_LEVEL", "LOG_FORMAT", "RELAY_MAX_CONNECTIONS", "RELAY_MAX_STREAMS_PER_CONNECTION",
+          "RELAY_HANDSHAKE_TIMEOUT_MS", "RELAY_IDLE_TIMEOUT_MS",
+          "RELAY_MAX_PEER_INBOUND_BYTES_PER_SEC")) {
         env.put(name, name.hashCode() % 2 == 0 ? "" : "   ");
       }
       assertThat(RelayConfig.fromEnvironment(env)).isEqualTo(RelayConfig.DEFAULT);
@@ -535,6 +537,43 @@ class RelayConfigTest {
       assertThat(c).isEqualTo(RelayConfig.DEFAULT);
       assertThat(RelayConfig.builder().publicIpv4("203.0.113.8").build().deployment()
           .publicIpv4()).isEqualTo(Optional.of("203.0.113.8"));
+    }
+  }
+
+  @Nested
+  class ConnectionLimitVariables {
+    @Test
+    void fromEnvironment_shouldReadEveryLimit_intoTheLibp2pLimits() {
+      final RelayConfig c = env("RELAY_MAX_CONNECTIONS", "50",
+          "RELAY_MAX_STREAMS_PER_CONNECTION", "64", "RELAY_HANDSHAKE_TIMEOUT_MS", "2500",
+          "RELAY_IDLE_TIMEOUT_MS", "0", "RELAY_MAX_PEER_INBOUND_BYTES_PER_SEC", "1048576");
+      final var limits = c.network().connectionLimits();
+      assertThat(limits.maxConnections()).isEqualTo(50);
+      assertThat(limits.maxStreamsPerConnection()).isEqualTo(64);
+      assertThat(limits.handshakeTimeout()).isEqualTo(Duration.ofMillis(2500));
+      assertThat(limits.idleTimeout()).isZero();
+      assertThat(limits.peerInboundBytesPerSecond()).isEqualTo(1 << 20);
+      assertThat(limits.peerInboundBurstBytes()).isEqualTo(2 << 20);
+      assertThat(c.toBuilder().build()).isEqualTo(c);
+    }
+
+    @Test
+    void defaults_shouldBeTheLibp2pDefaults() {
+      assertThat(RelayConfig.DEFAULT.network().connectionLimits())
+          .isEqualTo(io.relaypinner.libp2p.host.ConnectionLimits.DEFAULT);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"RELAY_MAX_CONNECTIONS=0", "RELAY_MAX_CONNECTIONS=abc",
+        "RELAY_MAX_STREAMS_PER_CONNECTION=0", "RELAY_MAX_STREAMS_PER_CONNECTION=100001",
+        "RELAY_HANDSHAKE_TIMEOUT_MS=99", "RELAY_HANDSHAKE_TIMEOUT_MS=10s",
+        "RELAY_IDLE_TIMEOUT_MS=-1", "RELAY_IDLE_TIMEOUT_MS=86400001",
+        "RELAY_MAX_PEER_INBOUND_BYTES_PER_SEC=-5",
+        "RELAY_MAX_PEER_INBOUND_BYTES_PER_SEC=10737418241"})
+    void fromEnvironment_shouldRejectALimitNamingItsVariable_whenOutOfRange(
+        final String assignment) {
+      final String[] parts = assignment.split("=", 2);
+      assertThat(rejected(parts[0], parts[1]).variable()).isEqualTo(parts[0]);
     }
   }
 }

@@ -1,0 +1,207 @@
+package io.relaypinner.libp2p.host;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The connection manager's limits ({@link Host}); immutable, {@link #DEFAULT} suits a public relay
+ * and {@link #builder()} validates every value. Every limit, when hit, is counted in
+ * {@link Host#limitCounters()} under the {@link LimitCounters.Limit} it belongs to.
+ *
+ * @param maxConnections connections open at once, established or still upgrading, both
+ *     directions; an inbound connection beyond it is closed right after accept, before a byte is
+ *     read (outbound dials are never refused)
+ * @param maxStreamsPerConnection streams the remote may have open at once on one connection (the
+ *     yamux session's {@code maxInboundStreams}); a SYN beyond it is answered with RST
+ * @param maxRejectedStreams SYNs beyond {@code maxStreamsPerConnection} that one connection may
+ *     send; the next one closes the connection (a stream flood)
+ * @param protocolStreamLimits inbound streams per connection per protocol: keys are exact protocol
+ *     ids or prefixes ending in {@code *} ({@code /meshsub/*}); a stream beyond its limit is reset
+ *     right after negotiation, as js-libp2p's registrar does
+ * @param defaultProtocolStreamLimit the per-protocol limit of protocols without an entry
+ * @param handshakeTimeout from accept (or connect) to a ready yamux session: TLS, the WebSocket
+ *     upgrade, multistream, Noise and the muxer together
+ * @param idleTimeout a connection with no open stream for this long is closed;
+ *     {@link Duration#ZERO} disables it
+ * @param peerInboundBytesPerSecond inbound bytes per second from one peer (all its connections
+ *     together, after the handshake); beyond it, reading from the peer pauses until the budget
+ *     refills (TCP backpressure, nothing is dropped); 0 = unlimited
+ * @param peerInboundBurstBytes bytes a peer may send at once before the rate applies
+ */
+public record ConnectionLimits(
+    int maxConnections,
+    int maxStreamsPerConnection,
+    int maxRejectedStreams,
+    Map<String, Integer> protocolStreamLimits,
+    int defaultProtocolStreamLimit,
+    Duration handshakeTimeout,
+    Duration idleTimeout,
+    long peerInboundBytesPerSecond,
+    long peerInboundBurstBytes) {
+
+  /** Limits of js-libp2p's registrar for the built-in protocols, plus gossipsub. */
+  public static final Map<String, Integer> DEFAULT_PROTOCOL_LIMITS = defaultProtocolLimits();
+
+  /** Defaults: see each builder method. */
+  public static final ConnectionLimits DEFAULT = builder().build();
+
+  public ConnectionLimits {
+    atLeast("maxConnections", maxConnections, 1);
+    atLeast("maxStreamsPerConnection", maxStreamsPerConnection, 1);
+    atLeast("maxRejectedStreams", maxRejectedStreams, 0);
+    Objects.requireNonNull(protocolStreamLimits, "protocolStreamLimits");
+    for (final Map.Entry<String, Integer> entry : protocolStreamLimits.entrySet()) {
+      if (entry.getKey() == null || entry.getKey().isEmpty() || entry.getValue() == null) {
+        throw new IllegalArgumentException("protocolStreamLimits has an empty entry");
+      }
+      atLeast("protocolStreamLimits[" + entry.getKey() + "]", entry.getValue(), 0);
+    }
+    protocolStreamLimits = Map.copyOf(protocolStreamLimits);
+    atLeast("defaultProtocolStreamLimit", defaultProtocolStreamLimit, 1);
+    Objects.requireNonNull(handshakeTimeout, "handshakeTimeout");
+    if (handshakeTimeout.isNegative() || handshakeTimeout.isZero()) {
+      throw new IllegalArgumentException("handshakeTimeout must be positive: " + handshakeTimeout);
+    }
+    Objects.requireNonNull(idleTimeout, "idleTimeout");
+    if (idleTimeout.isNegative()) {
+      throw new IllegalArgumentException("idleTimeout must not be negative: " + idleTimeout);
+    }
+    if (peerInboundBytesPerSecond < 0) {
+      throw new IllegalArgumentException(
+          "peerInboundBytesPerSecond must not be negative: " + peerInboundBytesPerSecond);
+    }
+    if (peerInboundBurstBytes < 1) {
+      throw new IllegalArgumentException(
+          "peerInboundBurstBytes must be positive: " + peerInboundBurstBytes);
+    }
+  }
+
+  /**
+   * The limit for inbound streams of {@code protocol} on one connection, and the key its streams
+   * are counted under (protocols sharing a {@code *} entry share the count).
+   */
+  public Map.Entry<String, Integer> protocolLimit(final String protocol) {
+    final Integer exact = protocolStreamLimits.get(protocol);
+    if (exact != null) {
+      return Map.entry(protocol, exact);
+    }
+    String bestKey = null;
+    for (final String key : protocolStreamLimits.keySet()) {
+      if (key.endsWith("*") && protocol.startsWith(key.substring(0, key.length() - 1))
+          && (bestKey == null || key.length() > bestKey.length())) {
+        bestKey = key;
+      }
+    }
+    return bestKey != null
+        ? Map.entry(bestKey, protocolStreamLimits.get(bestKey))
+        : Map.entry(protocol, defaultProtocolStreamLimit);
+  }
+
+  private static Map<String, Integer> defaultProtocolLimits() {
+    final Map<String, Integer> limits = new LinkedHashMap<>();
+    limits.put("/ipfs/id/1.0.0", 1);
+    limits.put("/ipfs/id/push/1.0.0", 1);
+    limits.put("/ipfs/ping/1.0.0", 2);
+    limits.put("/meshsub/*", 2);
+    limits.put("/floodsub/*", 2);
+    return Map.copyOf(limits);
+  }
+
+  private static void atLeast(final String name, final int value, final int min) {
+    if (value < min) {
+      throw new IllegalArgumentException(name + " must be >= " + min + ": " + value);
+    }
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** A builder holding this record's values. */
+  public Builder toBuilder() {
+    return new Builder().maxConnections(maxConnections)
+        .maxStreamsPerConnection(maxStreamsPerConnection).maxRejectedStreams(maxRejectedStreams)
+        .protocolStreamLimits(protocolStreamLimits)
+        .defaultProtocolStreamLimit(defaultProtocolStreamLimit)
+        .handshakeTimeout(handshakeTimeout).idleTimeout(idleTimeout)
+        .peerInboundBytesPerSecond(peerInboundBytesPerSecond)
+        .peerInboundBurstBytes(peerInboundBurstBytes);
+  }
+
+  /** Collects values; {@link #build()} validates them. */
+  public static final class Builder {
+    private int maxConnections = 1024;
+    private int maxStreamsPerConnection = 256;
+    private int maxRejectedStreams = 64;
+    private Map<String, Integer> protocolStreamLimits = DEFAULT_PROTOCOL_LIMITS;
+    private int defaultProtocolStreamLimit = 128;
+    private Duration handshakeTimeout = Duration.ofSeconds(10);
+    private Duration idleTimeout = Duration.ofMinutes(5);
+    private long peerInboundBytesPerSecond = 32L * 1024 * 1024;
+    private long peerInboundBurstBytes = 64L * 1024 * 1024;
+
+    private Builder() {}
+
+    /** Default 1024. */
+    public Builder maxConnections(final int value) {
+      this.maxConnections = value;
+      return this;
+    }
+
+    /** Default 256 (js-libp2p: 1000 per muxer, 32 per protocol). */
+    public Builder maxStreamsPerConnection(final int value) {
+      this.maxStreamsPerConnection = value;
+      return this;
+    }
+
+    /** Default 64. */
+    public Builder maxRejectedStreams(final int value) {
+      this.maxRejectedStreams = value;
+      return this;
+    }
+
+    /** Default {@link #DEFAULT_PROTOCOL_LIMITS}: identify 1, push 1, ping 2, gossipsub 2. */
+    public Builder protocolStreamLimits(final Map<String, Integer> value) {
+      this.protocolStreamLimits = value;
+      return this;
+    }
+
+    /** Default 128. */
+    public Builder defaultProtocolStreamLimit(final int value) {
+      this.defaultProtocolStreamLimit = value;
+      return this;
+    }
+
+    /** Default 10 s, as js-libp2p's inbound upgrade timeout. */
+    public Builder handshakeTimeout(final Duration value) {
+      this.handshakeTimeout = value;
+      return this;
+    }
+
+    /** Default 5 min; zero disables it. */
+    public Builder idleTimeout(final Duration value) {
+      this.idleTimeout = value;
+      return this;
+    }
+
+    /** Default 32 MiB/s; 0 = unlimited. */
+    public Builder peerInboundBytesPerSecond(final long value) {
+      this.peerInboundBytesPerSecond = value;
+      return this;
+    }
+
+    /** Default 64 MiB. */
+    public Builder peerInboundBurstBytes(final long value) {
+      this.peerInboundBurstBytes = value;
+      return this;
+    }
+
+    public ConnectionLimits build() {
+      return new ConnectionLimits(maxConnections, maxStreamsPerConnection, maxRejectedStreams,
+          protocolStreamLimits, defaultProtocolStreamLimit, handshakeTimeout, idleTimeout,
+          peerInboundBytesPerSecond, peerInboundBurstBytes);
+    }
+  }
+}

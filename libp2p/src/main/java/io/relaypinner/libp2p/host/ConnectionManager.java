@@ -1,0 +1,333 @@
+package io.relaypinner.libp2p.host;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufHolder;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.util.AttributeKey;
+import io.relaypinner.libp2p.core.BadPeerException;
+import io.relaypinner.libp2p.core.ProtocolViolationException;
+import io.relaypinner.libp2p.host.LimitCounters.Limit;
+import io.relaypinner.libp2p.multistream.ProtocolInstaller;
+import io.relaypinner.libp2p.mux.yamux.YamuxSessionListener;
+import io.relaypinner.libp2p.mux.yamux.YamuxStreamChannel;
+import io.relaypinner.multiformats.PeerId;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Enforces {@link ConnectionLimits} for one {@link Host} and counts every hit in
+ * {@link LimitCounters}: the connection cap at accept, the handshake deadline's start, per
+ * connection stream caps (total, per protocol, floods), the idle timeout and the per-peer inbound
+ * byte rate. Per-connection state lives on the connection's event loop.
+ */
+final class ConnectionManager {
+  private static final Logger LOG = LoggerFactory.getLogger(ConnectionManager.class);
+  /** When a channel was accepted or dialled ({@link System#nanoTime()}): the handshake start. */
+  static final AttributeKey<Long> STARTED_NANOS =
+      AttributeKey.valueOf(ConnectionManager.class, "started");
+  private static final AttributeKey<ConnectionState> STATE =
+      AttributeKey.valueOf(ConnectionManager.class, "state");
+  /** Set once a channel's handshake outcome was counted (or it succeeded): count once. */
+  private static final AttributeKey<Boolean> SETTLED =
+      AttributeKey.valueOf(ConnectionManager.class, "settled");
+
+  private final ConnectionLimits limits;
+  private final LimitCounters counters = new LimitCounters();
+  private final AtomicInteger open = new AtomicInteger();
+  private final AtomicInteger openInbound = new AtomicInteger();
+  private final Map<PeerId, PeerBudget> budgets = new ConcurrentHashMap<>();
+
+  ConnectionManager(final ConnectionLimits limits) {
+    this.limits = limits;
+  }
+
+  LimitCounters counters() {
+    return counters;
+  }
+
+  /** Transport channels open now (upgrading or established), both directions. */
+  int openChannels() {
+    return open.get();
+  }
+
+  /** Inbound transport channels open now (upgrading or established). */
+  int openInboundChannels() {
+    return openInbound.get();
+  }
+
+  /**
+   * Called for every accepted channel before anything is read: false (and the channel closed)
+   * beyond {@link ConnectionLimits#maxConnections()}. Starts the handshake deadline, which covers
+   * everything up to a ready yamux session (TLS, WebSocket, multistream, Noise, muxer). An
+   * accepted channel that closes before its handshake finished is counted once: as
+   * {@code handshake_timeout} when the deadline closed it, else as {@code handshake_failed}.
+   */
+  boolean admitInbound(final Channel channel) {
+    channel.attr(STARTED_NANOS).set(System.nanoTime());
+    if (open.incrementAndGet() > limits.maxConnections()) {
+      open.decrementAndGet();
+      channel.attr(SETTLED).set(Boolean.TRUE);
+      counters.hit(Limit.MAX_CONNECTIONS);
+      LOG.debug("refusing {}: {} connections open", channel.remoteAddress(),
+          limits.maxConnections());
+      channel.close();
+      return false;
+    }
+    openInbound.incrementAndGet();
+    final ScheduledFuture<?> deadline = channel.eventLoop().schedule(() ->
+        settle(channel, new UpgradeTimeoutException("connection handshake did not finish within "
+            + limits.handshakeTimeout().toMillis() + " ms")),
+        limits.handshakeTimeout().toNanos(), TimeUnit.NANOSECONDS);
+    channel.closeFuture().addListener(f -> {
+      deadline.cancel(false);
+      open.decrementAndGet();
+      openInbound.decrementAndGet();
+      settle(channel, null);
+    });
+    return true;
+  }
+
+  /**
+   * Counts the failed handshake of {@code channel} unless already counted or established, and
+   * closes it; {@code cause} null means "closed before the handshake finished".
+   */
+  private void settle(final Channel channel, final Throwable cause) {
+    if (channel.attr(SETTLED).setIfAbsent(Boolean.TRUE) != null) {
+      return;
+    }
+    if (cause instanceof UpgradeTimeoutException) {
+      counters.hit(Limit.HANDSHAKE_TIMEOUT);
+      LOG.debug("closing {}: {}", channel.remoteAddress(), cause.getMessage());
+    } else if (cause == null || cause instanceof BadPeerException) {
+      counters.hit(Limit.HANDSHAKE_FAILED);
+    }
+    channel.close();
+  }
+
+  /** Called for every dialled channel: counted, never refused. */
+  void trackOutbound(final Channel channel) {
+    channel.attr(STARTED_NANOS).set(System.nanoTime());
+    open.incrementAndGet();
+    channel.closeFuture().addListener(f -> open.decrementAndGet());
+  }
+
+  /** A handshake failed (and the channel is being closed): counted if the remote's fault. */
+  void upgradeFailed(final Channel channel, final Throwable cause) {
+    settle(channel, cause);
+  }
+
+  /**
+   * The per-connection state, created when the muxer is installed: it observes the yamux session
+   * ({@code user} is told everything too).
+   */
+  YamuxSessionListener newConnectionState(final Channel channel,
+      final YamuxSessionListener user) {
+    final ConnectionState state = new ConnectionState(channel, user);
+    channel.attr(STATE).set(state);
+    return state;
+  }
+
+  /** Adds the idle timer and the inbound byte budget once the peer is known. */
+  void established(final Connection connection) {
+    connection.channel().attr(SETTLED).setIfAbsent(Boolean.TRUE);
+    final ConnectionState state = connection.channel().attr(STATE).get();
+    if (state != null) {
+      state.startIdleTimer();
+    }
+    if (limits.peerInboundBytesPerSecond() > 0) {
+      final PeerId peer = connection.remotePeer();
+      final PeerBudget budget = budgets.compute(peer, (key, existing) -> {
+        final PeerBudget b = existing != null ? existing
+            : new PeerBudget(limits.peerInboundBytesPerSecond(), limits.peerInboundBurstBytes());
+        b.users++;
+        return b;
+      });
+      connection.channel().pipeline().addFirst("inbound-budget", new InboundBudget(budget));
+      connection.closeFuture().addListener(f -> budgets.computeIfPresent(peer, (key, b) ->
+          --b.users == 0 ? null : b));
+    }
+  }
+
+  /**
+   * Wraps the host's protocol installer: a stream beyond its protocol's limit on its connection is
+   * reset right after negotiation (as js-libp2p's registrar does).
+   */
+  ProtocolInstaller limitProtocols(final ProtocolInstaller installer) {
+    return (stream, protocol) -> {
+      final ConnectionState state = stream.parent() == null ? null
+          : stream.parent().attr(STATE).get();
+      if (state != null && !state.admitProtocol(stream, protocol)) {
+        counters.hit(Limit.MAX_PROTOCOL_STREAMS);
+        LOG.debug("resetting a {} stream from {}: limit per connection reached", protocol,
+            stream.parent().remoteAddress());
+        if (stream instanceof YamuxStreamChannel yamux) {
+          yamux.reset();
+        } else {
+          stream.close();
+        }
+        return;
+      }
+      installer.install(stream, protocol);
+    };
+  }
+
+  /** One connection's streams, for the stream limits and the idle timeout. */
+  private final class ConnectionState implements YamuxSessionListener {
+    private final Channel channel;
+    private final YamuxSessionListener user;
+    private final Map<String, Integer> perProtocol = new HashMap<>();
+    private int streams;
+    private long rejected;
+    private long lastChangeNanos = System.nanoTime();
+    private ScheduledFuture<?> idleTimer;
+
+    ConnectionState(final Channel channel, final YamuxSessionListener user) {
+      this.channel = channel;
+      this.user = user;
+    }
+
+    void startIdleTimer() {
+      final long idle = limits.idleTimeout().toNanos();
+      if (idle <= 0) {
+        return;
+      }
+      final long period = Math.max(TimeUnit.MILLISECONDS.toNanos(10), idle / 4);
+      idleTimer = channel.eventLoop().scheduleAtFixedRate(this::checkIdle, period, period,
+          TimeUnit.NANOSECONDS);
+      channel.closeFuture().addListener(f -> idleTimer.cancel(false));
+    }
+
+    private void checkIdle() {
+      if (streams == 0 && System.nanoTime() - lastChangeNanos >= limits.idleTimeout().toNanos()
+          && channel.isActive()) {
+        counters.hit(Limit.IDLE_TIMEOUT);
+        LOG.debug("closing {}: no stream for {} ms", channel.remoteAddress(),
+            limits.idleTimeout().toMillis());
+        idleTimer.cancel(false);
+        channel.close();
+      }
+    }
+
+    boolean admitProtocol(final Channel stream, final String protocol) {
+      final Map.Entry<String, Integer> limit = limits.protocolLimit(protocol);
+      final int count = perProtocol.getOrDefault(limit.getKey(), 0);
+      if (count >= limit.getValue()) {
+        return false;
+      }
+      perProtocol.put(limit.getKey(), count + 1);
+      stream.closeFuture().addListener(f -> perProtocol.computeIfPresent(limit.getKey(),
+          (key, n) -> n <= 1 ? null : n - 1));
+      return true;
+    }
+
+    @Override
+    public void streamOpened(final YamuxStreamChannel stream) {
+      streams++;
+      lastChangeNanos = System.nanoTime();
+      user.streamOpened(stream);
+    }
+
+    @Override
+    public void streamClosed(final YamuxStreamChannel stream) {
+      streams--;
+      lastChangeNanos = System.nanoTime();
+      user.streamClosed(stream);
+    }
+
+    @Override
+    public void inboundStreamRejected(final long streamId) {
+      counters.hit(Limit.MAX_STREAMS_PER_CONNECTION);
+      user.inboundStreamRejected(streamId);
+      if (++rejected > limits.maxRejectedStreams() && channel.isActive()) {
+        counters.hit(Limit.STREAM_FLOOD);
+        LOG.debug("closing {}: {} streams beyond the limit of {}", channel.remoteAddress(),
+            rejected, limits.maxStreamsPerConnection());
+        channel.close();
+      }
+    }
+
+    @Override
+    public void goAwayReceived(final long code) {
+      user.goAwayReceived(code);
+    }
+
+    @Override
+    public void sessionFailed(final Throwable cause) {
+      if (cause instanceof ProtocolViolationException) {
+        counters.hit(Limit.PROTOCOL_VIOLATION);
+      }
+      user.sessionFailed(cause);
+    }
+  }
+
+  /** A token bucket shared by a peer's connections (which may sit on different event loops). */
+  private static final class PeerBudget {
+    private final long rate;
+    private final long burst;
+    private long tokens;
+    private long lastNanos = System.nanoTime();
+    private int users;
+
+    PeerBudget(final long rate, final long burst) {
+      this.rate = rate;
+      this.burst = burst;
+      this.tokens = burst;
+    }
+
+    /** Takes {@code bytes}; returns how long to pause reading (nanoseconds), 0 for not at all. */
+    synchronized long take(final long bytes) {
+      final long now = System.nanoTime();
+      final long refill = (long) ((now - lastNanos) / 1e9 * rate);
+      if (refill > 0) {
+        tokens = Math.min(burst, tokens + refill);
+        lastNanos = now;
+      }
+      tokens -= bytes;
+      return tokens >= 0 ? 0 : (long) (-tokens * 1e9 / rate);
+    }
+  }
+
+  /**
+   * First in the connection pipeline: charges every inbound byte to the peer's budget and pauses
+   * reading (auto-read off) while the budget is in debt. Nothing is dropped.
+   */
+  private final class InboundBudget extends ChannelInboundHandlerAdapter {
+    private final PeerBudget budget;
+    private ScheduledFuture<?> resume;
+
+    InboundBudget(final PeerBudget budget) {
+      this.budget = budget;
+    }
+
+    @Override
+    public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
+      final long bytes = msg instanceof ByteBuf buf ? buf.readableBytes()
+          : msg instanceof ByteBufHolder holder ? holder.content().readableBytes() : 0;
+      final long pause = bytes == 0 ? 0 : budget.take(bytes);
+      if (pause > 0 && resume == null) {
+        counters.hit(Limit.PEER_INBOUND_BYTES);
+        ctx.channel().config().setAutoRead(false);
+        resume = ctx.executor().schedule(() -> {
+          resume = null;
+          ctx.channel().config().setAutoRead(true);
+        }, pause, TimeUnit.NANOSECONDS);
+      }
+      ctx.fireChannelRead(msg);
+    }
+
+    @Override
+    public void handlerRemoved(final ChannelHandlerContext ctx) {
+      if (resume != null) {
+        resume.cancel(false);
+      }
+    }
+  }
+}

@@ -1,0 +1,71 @@
+package io.relaypinner.libp2p.host;
+
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * How often each connection limit was hit, and how many connections were closed for breaking the
+ * wire rules; thread-safe, never reset. Exported by the relay as
+ * {@code libp2p_limit_hits_total{limit="<name>"}}.
+ */
+public final class LimitCounters {
+  /** One limit (or class of violation); {@link #label()} is its metric label. */
+  public enum Limit {
+    /** An inbound connection beyond {@link ConnectionLimits#maxConnections()} was refused. */
+    MAX_CONNECTIONS,
+    /** A stream beyond {@link ConnectionLimits#maxStreamsPerConnection()} was reset. */
+    MAX_STREAMS_PER_CONNECTION,
+    /** A stream beyond its protocol's limit on the connection was reset. */
+    MAX_PROTOCOL_STREAMS,
+    /** A connection kept opening streams beyond the cap and was closed. */
+    STREAM_FLOOD,
+    /** A connection did not finish TLS + WebSocket + Noise + yamux in time and was closed. */
+    HANDSHAKE_TIMEOUT,
+    /** A connection's handshake failed by the remote's fault (bad bytes, bad Noise). */
+    HANDSHAKE_FAILED,
+    /** An established connection broke the muxer's rules (bad frame, window overrun). */
+    PROTOCOL_VIOLATION,
+    /** A connection without streams stayed idle past the idle timeout and was closed. */
+    IDLE_TIMEOUT,
+    /** A peer exceeded its inbound byte rate: reading from it paused for a while. */
+    PEER_INBOUND_BYTES;
+
+    /** The metric label: the name in lower case, e.g. {@code max_connections}. */
+    public String label() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  private final AtomicLongArray counts = new AtomicLongArray(Limit.values().length);
+
+  /** Counts one hit. */
+  public void hit(final Limit limit) {
+    counts.incrementAndGet(limit.ordinal());
+  }
+
+  public long get(final Limit limit) {
+    return counts.get(limit.ordinal());
+  }
+
+  /** Every limit with its count, in declaration order. */
+  public Map<Limit, Long> snapshot() {
+    final Map<Limit, Long> out = new EnumMap<>(Limit.class);
+    for (final Limit limit : Limit.values()) {
+      out.put(limit, counts.get(limit.ordinal()));
+    }
+    return Collections.unmodifiableMap(out);
+  }
+
+  /** Every limit's label with its count, in declaration order. */
+  public Map<String, Long> byLabel() {
+    final Map<String, Long> out = new LinkedHashMap<>();
+    for (final Limit limit : Limit.values()) {
+      out.put(limit.label(), counts.get(limit.ordinal()));
+    }
+    return Collections.unmodifiableMap(out);
+  }
+}
