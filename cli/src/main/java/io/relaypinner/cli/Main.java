@@ -96,6 +96,9 @@ public final class Main implements Runnable {
       if (cls == GuestCommand.SetupServerCommand.class) {
         return cls.cast(new GuestCommand.SetupServerCommand(environment));
       }
+      if (cls == GuestCommand.PullCommand.class) {
+        return cls.cast(new GuestCommand.PullCommand(environment));
+      }
       return CommandLine.defaultFactory().create(cls);
     }
   }

@@ -38,6 +38,20 @@ class MainTest {
   }
 
   @Test
+  void guestPullHelp_shouldDescribeTheLocatorRecordsAndAcknowledgement() {
+    assertThat(run(Map.of(), "guest", "pull", "--help")).isZero();
+    assertThat(out.toString()).contains("--state-dir", "--records", "--authorized-keys",
+        "aleph-bootstrap-config:<owner>:<token>", "vm-bootstrap-config-status");
+  }
+
+  @Test
+  void guestPull_shouldExit2_whenRecordsIsMissing(@TempDir final Path dir) {
+    assertThat(run(Map.of(), "guest", "pull", "--state-dir", dir.toString()))
+        .isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("--records");
+  }
+
+  @Test
   void guestSetupServer_shouldExit2_whenTheStateDirectoryIsMissing() {
     assertThat(run(Map.of(), "guest", "setup-server")).isEqualTo(Main.EXIT_USAGE);
     assertThat(err.toString()).contains("--state-dir");

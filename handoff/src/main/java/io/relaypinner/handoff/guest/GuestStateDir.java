@@ -101,6 +101,11 @@ public final class GuestStateDir {
     return relayKey.publicKey().peerId();
   }
 
+  /** Signs {@code data} with the relay's libp2p key (proves control of {@link #relayPeerId()}). */
+  public byte[] signAsRelay(final byte[] data) {
+    return relayKey.sign(data);
+  }
+
   /** Whether a configuration has been written (the relay may then be started). */
   public boolean configured() {
     return Files.isRegularFile(envFile());

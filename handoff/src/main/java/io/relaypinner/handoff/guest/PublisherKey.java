@@ -1,5 +1,6 @@
 package io.relaypinner.handoff.guest;
 
+import io.relaypinner.handoff.wallet.EthPrivateKey;
 import io.relaypinner.libp2p.crypto.KeyFormatException;
 import io.relaypinner.libp2p.crypto.Secp256k1PrivateKey;
 import java.io.IOException;
@@ -117,6 +118,11 @@ public final class PublisherKey {
   /** The secp256k1 key (for signing). */
   public Secp256k1PrivateKey secp256k1() {
     return key;
+  }
+
+  /** The same key as an Ethereum account key (for record signing). */
+  public EthPrivateKey ethKey() {
+    return EthPrivateKey.fromBytes(key.raw());
   }
 
   /** {@code 0x} + 64 lowercase hex digits. */
