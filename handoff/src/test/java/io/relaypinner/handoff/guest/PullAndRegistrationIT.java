@@ -270,6 +270,27 @@ class PullAndRegistrationIT {
   }
 
   @Test
+  void registration_shouldBeReplacedOnRefresh_withOnlyTheNewestListed() throws Exception {
+    final RegistrationPublisher fast = new RegistrationPublisher(agent, store,
+        Duration.ofMillis(1000), Clock.systemUTC());
+    registration.close();
+    fast.start();
+    try {
+      publishEntry(owner, entry("pending", null));
+      pull.start();
+      await().atMost(WAIT).until(() -> !fast.published().isEmpty());
+      final String first = fast.published().get(0);
+      await().atMost(WAIT).until(() -> !fast.published().isEmpty()
+          && !fast.published().get(0).equals(first));
+      await().atMost(WAIT).until(() -> posts(GuestRecords.REGISTRATION_POST_TYPE).size() == 1);
+      assertThat(posts(GuestRecords.REGISTRATION_POST_TYPE).get(0).itemHash()).isNotEqualTo(first);
+    } finally {
+      fast.close();
+    }
+    assertThat(posts(GuestRecords.REGISTRATION_POST_TYPE)).isEmpty();
+  }
+
+  @Test
   void locator_shouldBeRead_whenInTheSshKeyComment() {
     assertThat(BootstrapLocator.parse(List.of("", "# x aleph-bootstrap-config:0x1:t",
         "ssh-ed25519 AAAA aleph-bootstrap-config:" + owner.address() + ":" + token)))
