@@ -23,7 +23,8 @@ import picocli.CommandLine.Command;
         "",
         "With no command, runs the relay (same as 'relay-pinner run'). Settings come from "
             + "environment variables; see docs/configuration.md."},
-    subcommands = {RunCommand.class, RecordsCommand.class, CommandLine.HelpCommand.class},
+    subcommands = {RunCommand.class, GuestCommand.class, RecordsCommand.class,
+        CommandLine.HelpCommand.class},
     footer = {
         "",
         "Exit codes: 0 success, 1 runtime failure, 2 bad configuration or usage "
@@ -92,6 +93,12 @@ public final class Main implements Runnable {
     public <K> K create(final Class<K> cls) throws Exception {
       if (cls == RunCommand.class) {
         return cls.cast(new RunCommand(environment));
+      }
+      if (cls == GuestCommand.SetupServerCommand.class) {
+        return cls.cast(new GuestCommand.SetupServerCommand(environment));
+      }
+      if (cls == GuestCommand.PullCommand.class) {
+        return cls.cast(new GuestCommand.PullCommand(environment));
       }
       if (cls == RecordsServeCommand.class) {
         return cls.cast(new RecordsServeCommand(environment));

@@ -31,6 +31,33 @@ class MainTest {
   }
 
   @Test
+  void guestSetupServerHelp_shouldDescribeRoutesFieldsAndStateDirectory() {
+    assertThat(run(Map.of(), "guest", "setup-server", "--help")).isZero();
+    assertThat(out.toString()).contains("--state-dir", "--port", "default 80", "/configure",
+        "public_ipv4", "bootstrap_owner_authorization_b64", "owner", "relay.env");
+  }
+
+  @Test
+  void guestPullHelp_shouldDescribeTheLocatorRecordsAndAcknowledgement() {
+    assertThat(run(Map.of(), "guest", "pull", "--help")).isZero();
+    assertThat(out.toString()).contains("--state-dir", "--records", "--authorized-keys",
+        "aleph-bootstrap-config:<owner>:<token>", "vm-bootstrap-config-status");
+  }
+
+  @Test
+  void guestPull_shouldExit2_whenRecordsIsMissing(@TempDir final Path dir) {
+    assertThat(run(Map.of(), "guest", "pull", "--state-dir", dir.toString()))
+        .isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("--records");
+  }
+
+  @Test
+  void guestSetupServer_shouldExit2_whenTheStateDirectoryIsMissing() {
+    assertThat(run(Map.of(), "guest", "setup-server")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("--state-dir");
+  }
+
+  @Test
   void version_shouldPrintTheBuildVersion() {
     assertThat(run(Map.of(), "--version")).isZero();
     assertThat(out.toString()).startsWith("relay-pinner 0.").doesNotContain("${");
