@@ -181,6 +181,7 @@ public final class Bitswap implements AutoCloseable {
   private final AtomicLong ledgerEntries = new AtomicLong();
   private final AtomicLong ledgerPeers = new AtomicLong();
   private final AtomicLong clientWants = new AtomicLong();
+  private volatile int peerCount;
   private final Map<String, AtomicLong> rejected = new ConcurrentHashMap<>();
   private ScheduledFuture<?> ticker;
   private volatile boolean closed;
@@ -322,6 +323,11 @@ public final class Bitswap implements AutoCloseable {
     return result;
   }
 
+  /** How many connected peers speak bitswap now (a cheap read). */
+  public int peerCount() {
+    return peerCount;
+  }
+
   public BitswapConfig config() {
     return config;
   }
@@ -386,6 +392,7 @@ public final class Bitswap implements AutoCloseable {
       return;
     }
     if (bitswapPeers.add(peer)) {
+      peerCount = bitswapPeers.size();
       // A new bitswap peer: it gets every want we have open.
       for (final ClientWant want : wants.values()) {
         if (want.asked.add(peer)) {
@@ -400,6 +407,7 @@ public final class Bitswap implements AutoCloseable {
       return;
     }
     bitswapPeers.remove(peer);
+    peerCount = bitswapPeers.size();
     providers.remove(peer);
     final PeerState state = peers.remove(peer);
     if (state != null) {
@@ -1021,6 +1029,7 @@ public final class Bitswap implements AutoCloseable {
         LOG.debug("bitswap stream to {} failed: {}", state.peer,
             error == null ? "closed at once" : error.toString());
         if (state.failedOpens >= MAX_OPEN_ATTEMPTS) {
+          // Give up on what is queued; the ledger waits for the peer's next message.
           state.outbox.clear();
           state.failedOpens = 0;
         } else {

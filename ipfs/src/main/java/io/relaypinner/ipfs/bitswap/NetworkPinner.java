@@ -74,6 +74,38 @@ public final class NetworkPinner {
    * the link resolver's error for an unreadable block.
    */
   public CompletableFuture<PinResult.Pinned> pin(final Cid root, final Limits limits) {
+    return fetch(root, limits).thenCompose(fetched -> {
+      final CompletableFuture<PinResult.Pinned> result = new CompletableFuture<>();
+      try {
+        executor.execute(() -> {
+          try {
+            final PinResult pinned = pins.pin(root);
+            if (pinned instanceof PinResult.Pinned done) {
+              result.complete(done);
+            } else {
+              // GC ran between our fetch and the pin and took blocks: the caller may retry.
+              result.completeExceptionally(new IllegalStateException("blocks of " + root
+                  + " vanished before the pin: " + ((PinResult.Incomplete) pinned).missing()));
+            }
+          } catch (final RuntimeException e) {
+            result.completeExceptionally(e);
+          }
+        });
+      } catch (final RejectedExecutionException e) {
+        result.completeExceptionally(e);
+      }
+      return result;
+    });
+  }
+
+  /** What {@link #fetch} walked: distinct blocks and their bytes (held before or fetched). */
+  public record Fetched(Cid root, long blocks, long bytes) {}
+
+  /**
+   * Makes every block of the DAG under {@code root} present in the blockstore, fetching what is
+   * missing, without pinning it (GC may take it). Fails as {@link #pin} does.
+   */
+  public CompletableFuture<Fetched> fetch(final Cid root, final Limits limits) {
     return new Walk(root, limits).start();
   }
 
@@ -85,7 +117,7 @@ public final class NetworkPinner {
     private final Set<Cid> visited = new HashSet<>();
     private final ArrayDeque<Cid> pending = new ArrayDeque<>();
     private final List<CompletableFuture<byte[]>> running = new ArrayList<>();
-    private final CompletableFuture<PinResult.Pinned> result = new CompletableFuture<>();
+    private final CompletableFuture<Fetched> result = new CompletableFuture<>();
     private int inFlight;
     private long bytes;
     private boolean finishing;
@@ -96,7 +128,7 @@ public final class NetworkPinner {
       this.deadline = System.nanoTime() + limits.timeout().toNanos();
     }
 
-    CompletableFuture<PinResult.Pinned> start() {
+    CompletableFuture<Fetched> start() {
       result.orTimeout(limits.timeout().toMillis(), TimeUnit.MILLISECONDS)
           .whenComplete((pinned, error) -> {
             if (error != null) {
@@ -198,23 +230,8 @@ public final class NetworkPinner {
     }
 
     private void finish() {
-      try {
-        executor.execute(() -> {
-          try {
-            final PinResult pinned = pins.pin(root);
-            if (pinned instanceof PinResult.Pinned done) {
-              result.complete(done);
-            } else {
-              // GC ran between our fetch and the pin and took blocks: the caller may retry.
-              result.completeExceptionally(new IllegalStateException("blocks of " + root
-                  + " vanished before the pin: " + ((PinResult.Incomplete) pinned).missing()));
-            }
-          } catch (final RuntimeException e) {
-            result.completeExceptionally(e);
-          }
-        });
-      } catch (final RejectedExecutionException e) {
-        result.completeExceptionally(e);
+      synchronized (this) {
+        result.complete(new Fetched(root, visited.size(), bytes));
       }
     }
 
