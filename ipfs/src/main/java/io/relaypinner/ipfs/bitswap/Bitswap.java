@@ -70,9 +70,13 @@ import org.slf4j.LoggerFactory;
  * sent as WANT-BLOCK to a peer that recently had blocks (HAVE or a delivered block) and as
  * WANT-HAVE to the other bitswap peers; the first peer answering HAVE gets the WANT-BLOCK when
  * none is outstanding, a DONT_HAVE moves it to the next peer that has it. Unanswered wants are
- * re-sent every {@link BitswapConfig#rebroadcastInterval()} and to every peer that connects.
+ * re-sent every {@link BitswapConfig#rebroadcastInterval()} (unless the peer asked for the block
+ * has sent us anything within that time: it is busy, not gone) and to every peer that connects.
  * Received blocks are verified against their CID (by the codec), stored, and cancels go to every
- * peer asked. Blocks nobody wants are counted and dropped.
+ * other peer asked (the sender already dropped the want). New wants and cancels for a peer that
+ * is still sending blocks we asked it for are held until it has sent them (at most 1 s): a
+ * message to a busy Helia 5 makes it send its whole queue again. Blocks nobody wants are counted
+ * and dropped.
  *
  * <p>Threading: one event loop of the host owns all state; blockstore calls run on the storage
  * executor. Every public method may be called from any thread and does not block.
@@ -87,6 +91,12 @@ public final class Bitswap implements AutoCloseable {
   /** Received multihashes remembered to tell duplicates from unwanted blocks. */
   private static final int RECENT_BLOCKS = 8_192;
   private static final long TICK_MILLIS = 500;
+  /**
+   * Longest our wants to a peer wait while it is still sending blocks we asked for. Helia 5
+   * answers every message by sending again all blocks of its queue not yet fully written, so a
+   * message during its send doubles the traffic; Helia 6 and Kubo do not, and lose at most this.
+   */
+  private static final long MAX_HOLD_NANOS = TimeUnit.MILLISECONDS.toNanos(1_000);
 
   /** One entry of a peer's wantlist. */
   private static final class LedgerEntry {
@@ -117,6 +127,10 @@ public final class Bitswap implements AutoCloseable {
     private final List<Want> wantBuffer = new ArrayList<>();
     private final List<Presence> presenceBuffer = new ArrayList<>();
     private boolean flushScheduled;
+    /** WANT-BLOCKs we sent this peer whose block has not come yet. */
+    private final Set<Multihash> awaiting = new HashSet<>();
+    /** When our buffered wants started waiting for {@link #awaiting} to empty (0: not held). */
+    private long heldSince;
     private final Map<Multihash, LedgerEntry> ledger = new HashMap<>();
     private final ArrayDeque<Multihash> queue = new ArrayDeque<>();
     private boolean loading;
@@ -157,6 +171,8 @@ public final class Bitswap implements AutoCloseable {
   private final ArrayDeque<PeerState> ready = new ArrayDeque<>();
   private int loadsInFlight;
   private final Map<Multihash, ClientWant> wants = new HashMap<>();
+  /** When each bitswap peer last sent us a message (nanoTime). */
+  private final Map<PeerId, Long> lastHeard = new HashMap<>();
   /** Peers that recently had blocks for us, most recent last. */
   private final LinkedHashMap<PeerId, Long> providers = new LinkedHashMap<>();
   private final Set<Multihash> recent = Collections.newSetFromMap(
@@ -407,6 +423,7 @@ public final class Bitswap implements AutoCloseable {
       return;
     }
     bitswapPeers.remove(peer);
+    lastHeard.remove(peer);
     peerCount = bitswapPeers.size();
     providers.remove(peer);
     final PeerState state = peers.remove(peer);
@@ -449,13 +466,24 @@ public final class Bitswap implements AutoCloseable {
     }
     final long rebroadcast = config.rebroadcastInterval().toNanos();
     for (final ClientWant want : wants.values()) {
-      if (!want.storing && now - want.lastAsk > rebroadcast) {
-        want.asked.clear();
-        want.dontHaves.clear();
-        want.haves.clear();
-        want.blockPeer = null;
-        ask(want);
+      if (want.storing || now - want.lastAsk <= rebroadcast) {
+        continue;
       }
+      final Long heard = want.blockPeer == null ? null : lastHeard.get(want.blockPeer);
+      if (heard != null && now - heard <= rebroadcast) {
+        // The peer asked for the block is sending us messages: it is busy, not gone. Asking
+        // again would only make it send the block twice.
+        want.lastAsk = now;
+        continue;
+      }
+      for (final PeerId asked : want.asked) {
+        released(asked, want.cid.multihash());
+      }
+      want.asked.clear();
+      want.dontHaves.clear();
+      want.haves.clear();
+      want.blockPeer = null;
+      ask(want);
     }
   }
 
@@ -463,6 +491,7 @@ public final class Bitswap implements AutoCloseable {
 
   private void received(final PeerId peer, final BitswapFrameCodec.Decoded decoded) {
     messagesReceived.incrementAndGet();
+    lastHeard.put(peer, System.nanoTime());
     if (decoded.rejectedBlocks() > 0) {
       rejected.computeIfAbsent("bad-block", r -> new AtomicLong())
           .addAndGet(decoded.rejectedBlocks());
@@ -781,6 +810,7 @@ public final class Bitswap implements AutoCloseable {
       wants.remove(key);
       clientWants.decrementAndGet();
       for (final PeerId peer : want.asked) {
+        released(peer, key);
         queueWant(peer, Want.cancel(want.cid));
       }
     }
@@ -844,6 +874,7 @@ public final class Bitswap implements AutoCloseable {
         queueWant(peer, Want.block(want.cid, true));
       }
     } else {
+      released(peer, presence.cid().multihash());
       want.dontHaves.add(peer);
       want.haves.remove(peer);
       if (peer.equals(want.blockPeer)) {
@@ -868,6 +899,7 @@ public final class Bitswap implements AutoCloseable {
 
   private void block(final PeerId peer, final Block block) {
     final Multihash key = block.cid().multihash();
+    released(peer, key);
     final ClientWant want = wants.get(key);
     if (want == null || want.storing) {
       if (want != null || recent.contains(key)) {
@@ -883,7 +915,12 @@ public final class Bitswap implements AutoCloseable {
     bytesReceived.addAndGet(block.data().length);
     recent.add(key);
     for (final PeerId asked : want.asked) {
-      queueWant(asked, Want.cancel(want.cid));
+      released(asked, key);
+      // Not to the sender: servers drop a want once they sent its block, and a message to a
+      // busy Helia 5 makes it send again every block still in its queue (duplicates).
+      if (!asked.equals(peer)) {
+        queueWant(asked, Want.cancel(want.cid));
+      }
     }
     try {
       storage.execute(() -> {
@@ -927,6 +964,15 @@ public final class Bitswap implements AutoCloseable {
     scheduleFlush(state);
   }
 
+  /** {@code peer} no longer owes us {@code key}; held wants go out once it owes nothing. */
+  private void released(final PeerId peer, final Multihash key) {
+    final PeerState state = peers.get(peer);
+    if (state != null && state.awaiting.remove(key) && state.awaiting.isEmpty()
+        && !state.wantBuffer.isEmpty()) {
+      scheduleFlush(state);
+    }
+  }
+
   private void scheduleFlush(final PeerState state) {
     if (state.flushScheduled) {
       return;
@@ -934,11 +980,30 @@ public final class Bitswap implements AutoCloseable {
     state.flushScheduled = true;
     loop.execute(() -> {
       state.flushScheduled = false;
-      if (closed || peers.get(state.peer) != state) {
+      if (closed || peers.get(state.peer) != state || state.wantBuffer.isEmpty()) {
         return;
       }
+      if (!state.awaiting.isEmpty()) {
+        final long now = System.nanoTime();
+        if (state.heldSince == 0) {
+          state.heldSince = now;
+          loop.schedule(() -> onLoop(() -> scheduleFlush(state)), MAX_HOLD_NANOS,
+              TimeUnit.NANOSECONDS);
+          return;
+        }
+        if (now - state.heldSince < MAX_HOLD_NANOS) {
+          return;
+        }
+      }
+      state.heldSince = 0;
       List<Want> batch = new ArrayList<>();
       for (final Want want : state.wantBuffer) {
+        final Multihash key = want.cid().multihash();
+        if (want.cancel()) {
+          state.awaiting.remove(key);
+        } else if (want.type() == WantType.BLOCK && wants.containsKey(key)) {
+          state.awaiting.add(key);
+        }
         batch.add(want);
         if (batch.size() == WANTS_PER_MESSAGE) {
           enqueue(state, new BitswapFrame(batch, false, List.of(), List.of(), 0));
