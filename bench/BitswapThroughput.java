@@ -7,7 +7,8 @@
 //   3. fairness: Java serves a 10 MiB file to a fresh Helia (cat time alone), then again while a
 //      second Java peer has 100,000 wants open at the server (<greedy MiB> of them held by the
 //      server and sent to it, the rest missing): cat time with the greedy peer.
-//   java -cp cli/target/relay-pinner.jar bench/BitswapThroughput.java [stack-b|stack-a] [MiB] [greedy MiB]
+//   java -Dbench.root=. -cp cli/target/relay-pinner.jar bench/BitswapThroughput.java \
+//       [stack-b|stack-a] [MiB] [greedy MiB]
 import io.netty.buffer.Unpooled;
 import io.relaypinner.ipfs.bitswap.Bitswap;
 import io.relaypinner.ipfs.bitswap.BitswapConfig;
@@ -199,12 +200,12 @@ public final class BitswapThroughput {
         }
         final long sentBefore = bitswap.stats().bytesSent();
         final long contended = catMillis(stack, tmp, javaAddress, small, "with-greedy");
-        final long greedyBytes = sink.stats().unwantedBlocks();
+        final long greedyBlocks = sink.stats().unwantedBlocks();
         System.out.printf("{\"test\":\"fairness\",\"stack\":\"%s\",\"catAloneMs\":%d,"
             + "\"catWithGreedyMs\":%d,\"greedyWants\":%d,\"serverWantlist\":%d,"
             + "\"bytesSentDuringCat\":%d,\"greedyBlocksReceived\":%d}%n", stack, alone,
             contended, wanted, bitswap.stats().wantlistEntries(),
-            bitswap.stats().bytesSent() - sentBefore, greedyBytes);
+            bitswap.stats().bytesSent() - sentBefore, greedyBlocks);
         sink.close();
       } finally {
         greedyLoops.shutdownGracefully(Duration.ofSeconds(2));

@@ -39,6 +39,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -91,6 +92,9 @@ public final class Bitswap implements AutoCloseable {
   /** Received multihashes remembered to tell duplicates from unwanted blocks. */
   private static final int RECENT_BLOCKS = 8_192;
   private static final long TICK_MILLIS = 500;
+  /** Messages of one inbound stream waiting for the loop before the stream stops reading. */
+  private static final int PAUSE_BACKLOG = 32;
+  private static final int RESUME_BACKLOG = 8;
   /**
    * Longest our wants to a peer wait while it is still sending blocks we asked for. Helia 5
    * answers every message by sending again all blocks of its queue not yet fully written, so a
@@ -234,8 +238,29 @@ public final class Bitswap implements AutoCloseable {
             config.inboundIdleTimeout().toMillis(), 0, 0, TimeUnit.MILLISECONDS));
         stream.pipeline().addLast("bitswap-frames",
             new UvarintFrameDecoder(config.maxMessageSize()));
-        stream.pipeline().addLast("bitswap-in", new BitswapInboundHandler(codec,
-            decoded -> onLoop(() -> received(peer, decoded)), this::reject));
+        // Flow control: the stream stops reading (so yamux stops granting window) while too
+        // many of its messages wait for the loop; both switches run on the stream's loop.
+        final AtomicInteger backlog = new AtomicInteger();
+        stream.pipeline().addLast("bitswap-in", new BitswapInboundHandler(codec, decoded -> {
+          if (backlog.incrementAndGet() >= PAUSE_BACKLOG) {
+            stream.config().setAutoRead(false);
+          }
+          onLoopAlways(() -> {
+            try {
+              if (!closed) {
+                received(peer, decoded);
+              }
+            } finally {
+              if (backlog.decrementAndGet() <= RESUME_BACKLOG) {
+                stream.eventLoop().execute(() -> {
+                  if (backlog.get() <= RESUME_BACKLOG && !stream.config().isAutoRead()) {
+                    stream.config().setAutoRead(true);
+                  }
+                });
+              }
+            }
+          });
+        }, this::reject));
         onLoop(() -> bitswapPeerSeen(peer));
       });
     }

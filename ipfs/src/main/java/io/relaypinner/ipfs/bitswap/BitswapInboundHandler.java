@@ -17,8 +17,8 @@ import org.slf4j.LoggerFactory;
  * Reads the messages of a peer's bitswap stream to us, after an {@code UvarintFrameDecoder} that
  * enforces the message size limit. The stream is read-only for us (Helia never reads answers on
  * it; ours go on our own stream). A message that breaks a limit or does not decode closes the
- * stream (RST) and is reported to {@code rejected} with a reason; the remote's FIN or a silence longer
- * than the idle timeout closes it too.
+ * stream (RST) and is reported to {@code rejected} with a reason; the remote's FIN or a silence
+ * longer than the idle timeout closes it too.
  */
 final class BitswapInboundHandler extends ChannelInboundHandlerAdapter {
   private static final Logger LOG = LoggerFactory.getLogger(BitswapInboundHandler.class);

@@ -4,11 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.relaypinner.ipfs.bitswap.pb.BitswapProtos.Message;
 import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
 import io.relaypinner.ipfs.datastore.MemoryDatastore;
 import io.relaypinner.ipfs.pin.CodecLinkResolver;
+import io.relaypinner.ipfs.pin.DagLimitExceededException;
 import io.relaypinner.ipfs.pin.PinResult;
 import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.ipfs.unixfs.UnixFsImporter;
@@ -20,6 +25,7 @@ import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostConfig;
 import io.relaypinner.libp2p.host.Stream;
 import io.relaypinner.libp2p.netty.EventLoops;
+import io.relaypinner.libp2p.netty.UvarintFrameDecoder;
 import io.relaypinner.libp2p.netty.UvarintFrameEncoder;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multiaddr;
@@ -29,7 +35,9 @@ import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -137,7 +145,7 @@ class BitswapIT {
         .pin(root, new NetworkPinner.Limits(4, 3, 64L << 20, Duration.ofSeconds(30)));
 
     assertThatThrownBy(() -> pin.get(30, TimeUnit.SECONDS))
-        .hasCauseInstanceOf(io.relaypinner.ipfs.pin.DagLimitExceededException.class);
+        .hasCauseInstanceOf(DagLimitExceededException.class);
     assertThat(pins.isPinned(root)).isFalse();
   }
 
@@ -264,7 +272,7 @@ class BitswapIT {
         (channel, protocol) -> channel.pipeline().addLast(UvarintFrameEncoder.INSTANCE))
         .get(10, TimeUnit.SECONDS);
     for (int batch = 0; batch < 5; batch++) {
-      final List<BitswapFrame.Want> wants = new java.util.ArrayList<>();
+      final List<BitswapFrame.Want> wants = new ArrayList<>();
       for (int i = 0; i < 1_000; i++) {
         wants.add(BitswapFrame.Want.block(raw(("missing " + batch + "/" + i)
             .getBytes(StandardCharsets.UTF_8)), true));
@@ -284,5 +292,95 @@ class BitswapIT {
     assertThat(server.bitswap().stats().rejected()).containsEntry("wantlist-full", 4L);
     assertThat(server.bitswap().wantlistSizes().get(10, TimeUnit.SECONDS))
         .containsEntry(greedy.host().peerId(), 1_000);
+  }
+
+  /** Opens a raw bitswap stream from {@code from} to {@code to} that writes framed bytes. */
+  private static Stream rawStream(final Node from, final Node to, final String protocol)
+      throws Exception {
+    final Connection connection = from.host().connection(to.host().peerId()).orElseThrow();
+    return connection.newStream(List.of(protocol),
+        (channel, negotiated) -> channel.pipeline().addLast(UvarintFrameEncoder.INSTANCE))
+        .get(10, TimeUnit.SECONDS);
+  }
+
+  private static void send(final Stream stream, final BitswapFrame frame,
+      final BitswapProtocol.Version version) throws Exception {
+    stream.channel().writeAndFlush(Unpooled.wrappedBuffer(
+        new BitswapFrameCodec(BitswapConfig.DEFAULT).encode(frame, version))).sync();
+  }
+
+  @Test
+  void ledger_shouldDropCancelledWants_andReplaceOnFullWantlist() throws Exception {
+    final Node server = node();
+    final Node client = node();
+    connect(client, server);
+    final Stream stream = rawStream(client, server, BitswapProtocol.BITSWAP_1_2);
+    final List<BitswapFrame.Want> wants = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      wants.add(BitswapFrame.Want.block(raw(("want " + i).getBytes(StandardCharsets.UTF_8)),
+          false));
+    }
+
+    send(stream, new BitswapFrame(wants, false, List.of(), List.of(), 0),
+        BitswapProtocol.Version.V1_2);
+    await().atMost(WAIT).until(() -> server.bitswap().stats().wantlistEntries() == 10);
+    send(stream, new BitswapFrame(List.of(BitswapFrame.Want.cancel(wants.get(0).cid()),
+        BitswapFrame.Want.cancel(wants.get(1).cid())), false, List.of(), List.of(), 0),
+        BitswapProtocol.Version.V1_2);
+    await().atMost(WAIT).until(() -> server.bitswap().stats().wantlistEntries() == 8);
+    send(stream, new BitswapFrame(wants.subList(0, 3), true, List.of(), List.of(), 0),
+        BitswapProtocol.Version.V1_2);
+
+    await().atMost(WAIT).until(() -> server.bitswap().stats().wantlistEntries() == 3);
+    assertThat(server.bitswap().wantlistSizes().get(10, TimeUnit.SECONDS))
+        .containsExactly(Map.entry(client.host().peerId(), 3));
+    // No DONT_HAVE without sendDontHave.
+    assertThat(server.bitswap().stats().dontHaveSent()).isZero();
+  }
+
+  @Test
+  void server_shouldAnswerA10Peer_withBareBlocksOnA10Stream() throws Exception {
+    final Node server = node();
+    final Host legacy = new Host(Keys.generate(KeyType.ED25519, random), HostConfig.builder()
+        .listenAddresses(List.of(Multiaddr.parse("/ip4/127.0.0.1/tcp/0")))
+        .agentVersion("legacy/test").build(), loops, Clock.systemUTC());
+    hosts.add(legacy);
+    legacy.start().get(5, TimeUnit.SECONDS);
+    final List<byte[]> received = new CopyOnWriteArrayList<>();
+    // A bitswap 1.0.0-only peer: whatever the server sends must come as 1.0.0 messages.
+    legacy.protocols().register(BitswapProtocol.BITSWAP_1_0, (channel, protocol) -> {
+      channel.pipeline().addLast(new UvarintFrameDecoder(
+          BitswapConfig.MAX_MESSAGE_SIZE));
+      channel.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+        @Override
+        public void channelRead(final ChannelHandlerContext ctx,
+            final Object msg) {
+          final ByteBuf frame = (ByteBuf) msg;
+          final byte[] bytes = new byte[frame.readableBytes()];
+          frame.readBytes(bytes);
+          frame.release();
+          received.add(bytes);
+        }
+      });
+    });
+    final byte[] data = "a dag-pb-ish v0 block".getBytes(StandardCharsets.UTF_8);
+    final Cid v0 = Cid.v0(Multihash.sha2_256(data));
+    server.blocks().put(v0, data);
+    legacy.dial(server.host().listenAddresses().get(0).withPeerId(server.host().peerId()))
+        .get(10, TimeUnit.SECONDS);
+    final Connection connection = legacy.connection(server.host().peerId()).orElseThrow();
+    final Stream stream = connection.newStream(List.of(BitswapProtocol.BITSWAP_1_0),
+        (channel, protocol) -> channel.pipeline().addLast(UvarintFrameEncoder.INSTANCE))
+        .get(10, TimeUnit.SECONDS);
+
+    send(stream, new BitswapFrame(List.of(BitswapFrame.Want.block(v0, false)), false,
+        List.of(), List.of(), 0), BitswapProtocol.Version.V1_0);
+
+    await().atMost(WAIT).until(() -> !received.isEmpty());
+    final Message message =
+        Message.parseFrom(received.get(0));
+    assertThat(message.getBlocksCount()).isEqualTo(1);
+    assertThat(message.getBlocks(0).toByteArray()).isEqualTo(data);
+    assertThat(message.getPayloadCount()).isZero();
   }
 }

@@ -52,9 +52,11 @@ import org.slf4j.LoggerFactory;
  * remove them). The fallback as a whole is bounded by {@code RELAY_IPFS_FALLBACK_TIMEOUT_MS}:
  * beyond it the answer is 504 {@code gateway_timeout}; content that no connected peer has
  * therefore ends in 504 too, unless no bitswap peer is connected at all (then the local answer,
- * usually 404, comes at once). {@link GatewayMode#PINNED_ONLY} never touches the network (404). Pin checks and block reads block on disk, so they run
- * on the storage executor; the body is streamed block by block ({@link SliceInput}), or, for a
- * file that is one raw block, sent from the block's file with {@code sendfile}.
+ * usually 404, comes at once). {@link GatewayMode#PINNED_ONLY} never touches the network (404).
+ *
+ * <p>Pin checks and block reads block on disk, so they run on the storage executor; the body is
+ * streamed block by block ({@link SliceInput}), or, for a file that is one raw block, sent from
+ * the block's file with {@code sendfile}.
  */
 public final class IpfsGatewayRoute implements RouteHandler {
   private static final Logger LOG = LoggerFactory.getLogger(IpfsGatewayRoute.class);
