@@ -366,9 +366,8 @@ class BitswapIT {
     final byte[] data = "a dag-pb-ish v0 block".getBytes(StandardCharsets.UTF_8);
     final Cid v0 = Cid.v0(Multihash.sha2_256(data));
     server.blocks().put(v0, data);
-    legacy.dial(server.host().listenAddresses().get(0).withPeerId(server.host().peerId()))
-        .get(10, TimeUnit.SECONDS);
-    final Connection connection = legacy.connection(server.host().peerId()).orElseThrow();
+    final Connection connection = legacy.dial(server.host().listenAddresses().get(0)
+        .withPeerId(server.host().peerId())).get(10, TimeUnit.SECONDS);
     final Stream stream = connection.newStream(List.of(BitswapProtocol.BITSWAP_1_0),
         (channel, protocol) -> channel.pipeline().addLast(UvarintFrameEncoder.INSTANCE))
         .get(10, TimeUnit.SECONDS);
