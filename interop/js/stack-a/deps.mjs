@@ -10,3 +10,13 @@ export { gossipsub } from '@chainsafe/libp2p-gossipsub'
 export { multiaddr } from '@multiformats/multiaddr'
 export const stack = 'A'
 export const libp2pVersion = 2
+// OrbitDB and the Helia pieces its test peers use (../common/orbitdb-peer.mjs).
+export {
+  createOrbitDB, Entry, Identities, IPFSAccessController, OrbitDBAccessController,
+  useIdentityProvider
+} from '@orbitdb/core'
+export { Helia } from '@helia/utils'
+export { bitswap } from '@helia/block-brokers'
+export { libp2pRouting } from '@helia/routers'
+export { MemoryBlockstore } from 'blockstore-core'
+export { MemoryDatastore } from 'datastore-core'

@@ -10,3 +10,13 @@ export { gossipsub } from '@libp2p/gossipsub'
 export { multiaddr } from '@multiformats/multiaddr'
 export const stack = 'B'
 export const libp2pVersion = 3
+// OrbitDB and the Helia pieces its test peers use (../common/orbitdb-peer.mjs).
+export {
+  createOrbitDB, Entry, Identities, IPFSAccessController, OrbitDBAccessController,
+  useIdentityProvider
+} from '@orbitdb/core'
+export { Helia } from '@helia/utils'
+export { bitswap } from '@helia/block-brokers'
+export { libp2pRouting } from '@helia/routers'
+export { MemoryBlockstore } from 'blockstore-core'
+export { MemoryDatastore } from 'datastore-core'
