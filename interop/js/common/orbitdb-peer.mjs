@@ -20,7 +20,7 @@
 // identity, key), the heads, and every block of the Helia blockstore (CID -> base64 bytes).
 // Without --listen it then exits; with --listen it listens on 127.0.0.1 TCP (its peer id and
 // addresses are in the ready line) and keeps the databases open until stdin closes, printing
-// {"event":"peer", ...} for connections.
+// {"event":"peer", ...} for connections; it then also takes commands on stdin (see below).
 // Diagnostics go to stderr.
 import { pathToFileURL } from 'node:url'
 import { join } from 'node:path'
@@ -199,11 +199,36 @@ const stop = async () => {
 
 if (listen) {
   libp2p.addEventListener('peer:connect', (evt) => out({ event: 'peer', peerId: evt.detail.toString() }))
-  for (const { db } of dbs) {
-    db.events.on('join', (peerId, heads) => out({ event: 'join', db: db.address.toString(), peerId: String(peerId), heads: heads.map((h) => h.hash) }))
-  }
-  process.stdin.resume()
-  process.stdin.on('end', async () => {
+  const byName = new Map(dbs.map(({ spec, db }) => [spec.name, db]))
+  const { createInterface } = await import('node:readline')
+  const lines = createInterface({ input: process.stdin })
+  // Commands, one per line:
+  //   write <db name> <count>     add <count> more entries (published on pubsub by OrbitDB)
+  //   publish <topic> <base64>    publish raw bytes on a topic (crafted entries for the peer)
+  lines.on('line', async (line) => {
+    const [cmd, a, b] = line.trim().split(/\s+/)
+    try {
+      if (cmd === 'write') {
+        const db = byName.get(a)
+        const hashes = []
+        for (let i = 0; i < Number(b); i++) {
+          const value = { i: 1000 + i, text: `${a} live entry ${i}` }
+          let hash
+          if (db.type === 'events') hash = await db.add(value)
+          else if (db.type === 'documents') hash = await db.put({ _id: `live-${i}`, ...value })
+          else hash = await db.put(`live-${i}`, value)
+          hashes.push(hash)
+        }
+        out({ event: 'written', db: a, hashes })
+      } else if (cmd === 'publish') {
+        await libp2p.services.pubsub.publish(a, Buffer.from(b, 'base64'))
+        out({ event: 'published', topic: a })
+      }
+    } catch (err) {
+      out({ event: 'error', command: cmd, message: String(err) })
+    }
+  })
+  lines.on('close', async () => {
     await stop()
     process.exit(0)
   })

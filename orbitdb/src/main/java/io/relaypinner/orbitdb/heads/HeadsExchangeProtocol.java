@@ -76,6 +76,7 @@ public final class HeadsExchangeProtocol {
         channel.close();
         return;
       }
+      count("streams-inbound");
       install(channel, endpoint.get());
     };
   }
@@ -88,6 +89,7 @@ public final class HeadsExchangeProtocol {
   public CompletableFuture<HeadsExchangeResult> exchange(final Connection connection,
       final OrbitDbAddress address, final HeadsEndpoint endpoint) {
     final CompletableFuture<HeadsExchangeResult> result = new CompletableFuture<>();
+    count("streams-outbound");
     connection.newStream(List.of(address.headsProtocolId()), (channel, protocol) ->
         install(channel, endpoint).result().whenComplete((r, e) -> {
           if (e != null) {
@@ -117,7 +119,8 @@ public final class HeadsExchangeProtocol {
   }
 
   /**
-   * Counters: {@code streams}, {@code heads-received}, {@code heads-sent},
+   * Counters: {@code streams}, {@code streams-inbound}, {@code streams-outbound} (dials,
+   * including failed ones), {@code heads-received}, {@code heads-sent},
    * {@code closed-<reason>} ({@code malformed}, {@code oversized}, {@code too-many-heads},
    * {@code timeout}, {@code reset}, …), {@code dial-failed}.
    */
