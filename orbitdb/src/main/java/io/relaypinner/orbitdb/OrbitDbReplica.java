@@ -70,6 +70,7 @@ public final class OrbitDbReplica {
       accessControllerDatabase.addListener(result -> {
         if (!result.added().isEmpty()) {
           orbitdb.refresh(accessControllerDatabase.log().entries());
+          log.forgetRejections();
         }
       });
       orbitdb.refresh(accessControllerDatabase.log().entries());

@@ -186,6 +186,14 @@ public final class OrbitDbLog {
     counters.computeIfAbsent(name, k -> new LongAdder()).increment();
   }
 
+  /**
+   * Forgets which entries were rejected, so that they are fetched and verified again: call it
+   * when the access controller changed (a grant may admit an entry refused before).
+   */
+  public void forgetRejections() {
+    rejectedCids.clear();
+  }
+
   /** Joins the entry with this CID (a head a peer named) and everything it links to. */
   public CompletableFuture<JoinResult> join(final Cid head) {
     final Join join = new Join();
