@@ -19,7 +19,10 @@ public enum RejectReason {
   INVALID_IDENTITY("invalid_identity"),
   /** The identity has a type this node cannot verify ({@code webauthn}, …). */
   UNKNOWN_IDENTITY_TYPE("unknown_identity_type"),
-  /** The identity block could not be fetched (not counted as the writer's fault; retried later). */
+  /**
+   * The identity block could not be fetched: not the writer's fault; the log counts the entry as
+   * unavailable and retries it later.
+   */
   IDENTITY_UNAVAILABLE("identity_unavailable");
 
   private final String label;

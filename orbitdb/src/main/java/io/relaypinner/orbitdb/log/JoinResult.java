@@ -11,7 +11,8 @@ import java.util.Set;
  *
  * @param added entries verified and stored by this join, in no particular order
  * @param rejected entries refused, by reason (each CID counted once per join)
- * @param unavailable entry CIDs that could not be fetched (left for a later join)
+ * @param unavailable entry CIDs that could not be fetched, or whose identity block could not
+ *     be (left for a later join)
  * @param truncated whether a limit stopped the join; the rest of its frontier is kept and
  *     continued by the next join
  * @param heads the log's heads after the join

@@ -173,7 +173,8 @@ public final class OrbitDbLog {
   }
 
   /**
-   * Counters: {@code accepted}, {@code rejected.<reason>}, {@code unavailable},
+   * Counters: {@code accepted}, {@code rejected.<reason>}, {@code unavailable} (the entry or its
+   * identity block could not be fetched; kept in {@link #pending()} for a later join),
    * {@code truncated}, {@code duplicate}.
    */
   public Map<String, Long> counters() {
@@ -327,7 +328,8 @@ public final class OrbitDbLog {
               return null;
             }
             final Throwable cause = unwrap(error);
-            if (cause instanceof EntryRejectedException rejection) {
+            if (cause instanceof EntryRejectedException rejection
+                && rejection.reason() != RejectReason.IDENTITY_UNAVAILABLE) {
               LOG.debug("{}: rejected {}: {}", address, item.cid(), rejection.getMessage());
               reject(item.cid(), rejection.reason());
             } else if (cause instanceof BadPeerException) {

@@ -233,6 +233,24 @@ class OrbitDbLogTest {
   }
 
   @Test
+  void join_shouldRetryLater_whenIdentityBlockUnavailable() throws Exception {
+    final JavaWriter writer = new JavaWriter();
+    remote.put(writer.identityCid(), writer.identityBlock());
+    final OrbitDbAddress address = JavaWriter.database(remote, "no-id", List.of(writer.id()));
+    final List<Entry> chain = writer.chain(remote, address, 2);
+    withheld.add(writer.identityCid());
+    final OrbitDbLog log = log(address, LogConfig.DEFAULT);
+
+    final JoinResult first = get(log.joinBlock(chain.get(1).block()));
+    assertThat(first.rejected()).isEmpty();
+    assertThat(first.unavailable()).containsExactly(chain.get(1).cid());
+    assertThat(log.size()).isZero();
+
+    withheld.clear();
+    assertThat(get(log.resume()).added()).containsExactlyInAnyOrderElementsOf(chain);
+  }
+
+  @Test
   void constructor_shouldRestoreEntriesAndHeads_whenReopened() throws Exception {
     final JavaWriter writer = new JavaWriter();
     remote.put(writer.identityCid(), writer.identityBlock());
