@@ -12,6 +12,7 @@
 //   events-did    events,    did:key (Ed25519) identity, ipfs access controller (write = [did])
 //   keyvalue-oac  keyvalue,  publickey identity, orbitdb access controller (its own keyvalue
 //                 database holds the write list)
+//   events-open   events,    publickey identity, ipfs access controller with write = ['*']
 // writes N entries (default 100) to each, and makes one entry for events-pk signed by an
 // identity that the access controller does not list ("intruder"; never added to the log).
 // Prints one JSON line {"event":"ready", ...} with every database's address, manifest and
@@ -90,6 +91,13 @@ const specs = [
     node: orbitdb,
     identityType: 'publickey',
     AccessController: deps.OrbitDBAccessController({ write: [orbitdb.identity.id] })
+  },
+  {
+    name: 'events-open',
+    type: 'events',
+    node: orbitdb,
+    identityType: 'publickey',
+    AccessController: deps.IPFSAccessController({ write: ['*'] })
   }
 ]
 
@@ -200,11 +208,16 @@ const stop = async () => {
 if (listen) {
   libp2p.addEventListener('peer:connect', (evt) => out({ event: 'peer', peerId: evt.detail.toString() }))
   const byName = new Map(dbs.map(({ spec, db }) => [spec.name, db]))
+  for (const { spec, db } of dbs) {
+    db.events.on('error', (err) => console.error(`${spec.name}: ${err?.stack ?? err}`))
+  }
   const { createInterface } = await import('node:readline')
   const lines = createInterface({ input: process.stdin })
   // Commands, one per line:
   //   write <db name> <count>     add <count> more entries (published on pubsub by OrbitDB)
   //   publish <topic> <base64>    publish raw bytes on a topic (crafted entries for the peer)
+  //   put-block <base64>          store a dag-cbor block (e.g. another writer's identity)
+  //   count <db name>             print {"event":"count", entries, heads} as OrbitDB sees them
   lines.on('line', async (line) => {
     const [cmd, a, b] = line.trim().split(/\s+/)
     try {
@@ -220,6 +233,16 @@ if (listen) {
           hashes.push(hash)
         }
         out({ event: 'written', db: a, hashes })
+      } else if (cmd === 'put-block') {
+        const bytes = Buffer.from(a, 'base64')
+        const cid = deps.CID.createV1(0x71, await deps.sha256.digest(bytes))
+        await helia.blockstore.put(cid, bytes)
+        out({ event: 'stored', cid: cid.toString() })
+      } else if (cmd === 'count') {
+        const db = byName.get(a)
+        const all = await db.all()
+        const heads = (await db.log.heads()).map((h) => h.hash)
+        out({ event: 'count', db: a, entries: all.length, heads })
       } else if (cmd === 'publish') {
         await libp2p.services.pubsub.publish(a, Buffer.from(b, 'base64'))
         out({ event: 'published', topic: a })

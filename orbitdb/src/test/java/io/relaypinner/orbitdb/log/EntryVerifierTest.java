@@ -75,8 +75,8 @@ class EntryVerifierTest {
         verified++;
       }
     }
-    // 5 databases of 3 entries and the orbitdb controller's database with its one grant.
-    assertThat(verified).isEqualTo(16);
+    // 6 databases of 3 entries and the orbitdb controller's database with its one grant.
+    assertThat(verified).isEqualTo(19);
   }
 
   @ParameterizedTest
