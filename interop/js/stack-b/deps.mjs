@@ -19,3 +19,9 @@ export { MemoryBlockstore } from 'blockstore-core'
 export { MemoryDatastore } from 'datastore-core'
 export { fixedSize } from 'ipfs-unixfs-importer/chunker'
 export { CID } from 'multiformats/cid'
+export { sha256 } from 'multiformats/hashes/sha2'
+// OrbitDB for its test peers (../common/orbitdb-peer.mjs).
+export {
+  createOrbitDB, Entry, Identities, IPFSAccessController, OrbitDBAccessController,
+  useIdentityProvider
+} from '@orbitdb/core'
