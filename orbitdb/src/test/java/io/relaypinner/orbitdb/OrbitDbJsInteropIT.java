@@ -8,6 +8,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.relaypinner.ipfs.bitswap.Bitswap;
+import io.relaypinner.ipfs.bitswap.BitswapConfig;
 import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
 import io.relaypinner.ipfs.dagcbor.DagCborValue;
 import io.relaypinner.ipfs.datastore.MemoryDatastore;
@@ -57,8 +59,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * crafted to be forged, signed by a key that is not the identity's, or written by an identity the
  * controller does not list arrive over gossipsub and are rejected and counted.
  *
- * <p>Blocks: until bitswap is wired to the {@link BlockFetcher}, the fetcher serves the block dump
- * the JS peer printed (its whole Helia blockstore); everything else crosses the network.
+ * <p>Blocks (manifests, controllers, identities, entries) come from the JS peer over bitswap
+ * ({@link Bitswap#fetch}: checked against their CID, stored only by the log after verification);
+ * the JS peer's block dump is only the expected answer.
  */
 class OrbitDbJsInteropIT {
   private static final Duration LINE = Duration.ofSeconds(90);
@@ -88,6 +91,14 @@ class OrbitDbJsInteropIT {
     return host;
   }
 
+  /** Bitswap on {@code host} with a store of its own: fetched blocks are not kept there. */
+  private BlockFetcher bitswapFetcher(final Host host) {
+    final Bitswap bitswap = Bitswap.start(host, new MemoryBlockstore(), executor,
+        BitswapConfig.DEFAULT);
+    toClose.add(bitswap);
+    return cid -> bitswap.fetch(cid, Duration.ofSeconds(30));
+  }
+
   private OrbitDbReplicas replicas(final BlockFetcher fetcher) {
     final MemoryBlockstore store = new MemoryBlockstore();
     return new OrbitDbReplicas(new ReplicaContext(store, new MemoryDatastore(), fetcher,
@@ -104,8 +115,6 @@ class OrbitDbJsInteropIT {
     toClose.add(js);
     final JsonNode ready = js.nextEvent("ready", LINE);
     final JsDump dump = JsDump.parse(ready);
-    // Until bitswap is wired: blocks come from the JS peer's dump (see the class comment).
-    final BlockFetcher fetcher = dump.fetcher();
     final Multiaddr jsAddress = Multiaddr.parse(ready.get("addrs").get(0).asText());
     final List<JsDump.Db> dbs = dump.dbs();
     assertThat(dbs).hasSize(7);
@@ -113,18 +122,19 @@ class OrbitDbJsInteropIT {
     // Listener role: subscribe, connect; OrbitDB sees the subscription and dials our heads
     // protocol for each database.
     final Host listener = host();
-    final OrbitDbReplicas replicas = replicas(fetcher);
+    final OrbitDbReplicas replicas = replicas(bitswapFetcher(listener));
     replicas.register(listener.protocols());
     final PubSub pubsub = PubSub.start(listener, GossipsubConfig.DEFAULT, Clock.systemUTC(),
         new SecureRandom());
     toClose.add(pubsub);
     pubsub.addMessageHandler(message -> replicas.onPubsubMessage(message.topic(),
         message.data()));
+    // Connected first: following a database fetches its manifest (and controller) over bitswap.
+    listener.dial(jsAddress).get(15, TimeUnit.SECONDS);
     for (final JsDump.Db db : dbs) {
       replicas.follow(db.address()).get(30, TimeUnit.SECONDS);
       pubsub.subscribe(db.address().topic()).get(10, TimeUnit.SECONDS);
     }
-    listener.dial(jsAddress).get(15, TimeUnit.SECONDS);
     for (final JsDump.Db db : dbs) {
       final OrbitDbReplica replica = replicas.replica(db.address()).orElseThrow();
       await().atMost(WAIT).until(() -> replica.log().size() == db.entries().size());
@@ -202,11 +212,7 @@ class OrbitDbJsInteropIT {
 
     // Dialer role: a second Java host that does not subscribe dials the heads protocol itself.
     final Host dialer = host();
-    // The 5 live entries are not in the JS dump: this host fetches them from the first one's
-    // store, as bitswap would from any peer that has them.
-    final BlockFetcher firstHost = new BlockstoreFetcher(replicas.context().blockstore());
-    final OrbitDbReplicas second = replicas(cid -> fetcher.fetch(cid)
-        .exceptionallyCompose(e -> firstHost.fetch(cid)));
+    final OrbitDbReplicas second = replicas(bitswapFetcher(dialer));
     final Connection connection = dialer.dial(jsAddress).get(15, TimeUnit.SECONDS);
     for (final JsDump.Db db : dbs) {
       final OrbitDbReplica replica = second.follow(db.address()).get(30, TimeUnit.SECONDS);

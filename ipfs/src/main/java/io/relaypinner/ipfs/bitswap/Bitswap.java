@@ -155,6 +155,8 @@ public final class Bitswap implements AutoCloseable {
     private PeerId blockPeer;
     private long lastAsk;
     private boolean storing;
+    /** Whether a received block goes into the blockstore (some waiter came through get()). */
+    private boolean store;
 
     ClientWant(final Cid cid) {
       this.cid = cid;
@@ -298,6 +300,21 @@ public final class Bitswap implements AutoCloseable {
    * withdraws this caller's interest (the want is cancelled when nobody else waits for it).
    */
   public CompletableFuture<byte[]> get(final Cid cid, final Duration timeout) {
+    return get(cid, timeout, true);
+  }
+
+  /**
+   * Like {@link #get}, but a block fetched from the network is handed to the caller only, not
+   * stored (it is still checked against {@code cid}): for callers that store a block after their
+   * own checks, such as OrbitDB entries whose signature must verify first. When another caller
+   * asks {@link #get} for the same block meanwhile, it is stored.
+   */
+  public CompletableFuture<byte[]> fetch(final Cid cid, final Duration timeout) {
+    return get(cid, timeout, false);
+  }
+
+  private CompletableFuture<byte[]> get(final Cid cid, final Duration timeout,
+      final boolean store) {
     final CompletableFuture<byte[]> result = new CompletableFuture<>();
     if (closed) {
       result.completeExceptionally(new IllegalStateException("bitswap is closed"));
@@ -315,7 +332,7 @@ public final class Bitswap implements AutoCloseable {
         if (held.isPresent()) {
           result.complete(held.get());
         } else {
-          onLoop(() -> want(cid, result, timeout));
+          onLoop(() -> want(cid, result, timeout, store));
         }
       });
     } catch (final RejectedExecutionException e) {
@@ -796,7 +813,7 @@ public final class Bitswap implements AutoCloseable {
   // ---------------------------------------------------------------- client
 
   private void want(final Cid cid, final CompletableFuture<byte[]> waiter,
-      final Duration timeout) {
+      final Duration timeout, final boolean store) {
     if (waiter.isDone()) {
       return;
     }
@@ -809,12 +826,14 @@ public final class Bitswap implements AutoCloseable {
         return;
       }
       want = new ClientWant(cid);
+      want.store = store;
       wants.put(key, want);
       clientWants.incrementAndGet();
       want.waiters.add(waiter);
       ask(want);
     } else {
       want.waiters.add(waiter);
+      want.store |= store;
     }
     final ClientWant owner = want;
     final ScheduledFuture<?> timer = loop.schedule(() -> waiter.completeExceptionally(
@@ -947,6 +966,10 @@ public final class Bitswap implements AutoCloseable {
         queueWant(asked, Want.cancel(want.cid));
       }
     }
+    if (!want.store) {
+      stored(key, want, block.data(), null, false);
+      return;
+    }
     try {
       storage.execute(() -> {
         Throwable failure = null;
@@ -956,15 +979,15 @@ public final class Bitswap implements AutoCloseable {
           failure = e;
         }
         final Throwable error = failure;
-        onLoopAlways(() -> stored(key, want, block.data(), error));
+        onLoopAlways(() -> stored(key, want, block.data(), error, true));
       });
     } catch (final RejectedExecutionException e) {
-      stored(key, want, block.data(), e);
+      stored(key, want, block.data(), e, true);
     }
   }
 
   private void stored(final Multihash key, final ClientWant want, final byte[] data,
-      final Throwable error) {
+      final Throwable error, final boolean kept) {
     if (wants.get(key) == want) {
       wants.remove(key);
       clientWants.decrementAndGet();
@@ -976,7 +999,7 @@ public final class Bitswap implements AutoCloseable {
         waiter.completeExceptionally(error);
       }
     }
-    if (error == null && !closed) {
+    if (error == null && kept && !closed) {
       requeueWaiting(key);
     }
   }

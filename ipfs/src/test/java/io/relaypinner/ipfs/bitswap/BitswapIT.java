@@ -152,6 +152,27 @@ class BitswapIT {
   }
 
   @Test
+  void fetch_shouldReturnTheBlockWithoutStoringIt_andGetShouldStoreIt() throws Exception {
+    final Node server = node();
+    final Node client = node();
+    final byte[] first = "fetched, not stored".getBytes(StandardCharsets.UTF_8);
+    final byte[] second = "fetched, then stored".getBytes(StandardCharsets.UTF_8);
+    server.blocks().put(raw(first), first);
+    server.blocks().put(raw(second), second);
+    connect(client, server);
+
+    assertThat(client.bitswap().fetch(raw(first), WAIT).get(30, TimeUnit.SECONDS))
+        .isEqualTo(first);
+    assertThat(client.blocks().has(raw(first))).isFalse();
+
+    final CompletableFuture<byte[]> fetch = client.bitswap().fetch(raw(second), WAIT);
+    final CompletableFuture<byte[]> get = client.bitswap().get(raw(second), WAIT);
+    assertThat(fetch.get(30, TimeUnit.SECONDS)).isEqualTo(second);
+    assertThat(get.get(30, TimeUnit.SECONDS)).isEqualTo(second);
+    await().atMost(Duration.ofSeconds(10)).until(() -> client.blocks().has(raw(second)));
+  }
+
+  @Test
   void get_shouldShareOneWant_whenCalledConcurrentlyForTheSameCid() throws Exception {
     final Node server = node();
     final Node client = node();
