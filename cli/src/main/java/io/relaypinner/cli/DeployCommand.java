@@ -71,7 +71,7 @@ import picocli.CommandLine.Spec;
             + "owner authorization follows as a second entry. No private key crosses the setup "
             + "endpoint or the aggregate (unless --derive-publisher-key).",
         "",
-        "Output: progress on stderr ('deploy [ NN%] <stage>: <detail>'); the last line of "
+        "Output: progress on stderr ('deploy [ NN%%] <stage>: <detail>'); the last line of "
             + "stdout is the JSON result {ok, handoff, deploymentId, attempts, relay: {peerId, "
             + "httpUrl, multiaddrs}, instanceId, publisherAddress, registration, warnings} or, "
             + "on failure, {ok: false, code, error, attempts}.",

@@ -20,7 +20,6 @@ import io.relaypinner.handoff.wallet.WalletFormatException;
 import io.relaypinner.multiformats.PeerId;
 import java.io.IOException;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
@@ -494,9 +493,19 @@ public final class DeployController {
       String lastError = null;
       while (true) {
         try {
-          final Optional<Acknowledgement.Verified> ack = findAcknowledgement();
-          if (ack.isPresent()) {
-            return ack.get();
+          final List<Acknowledgement.Verified> acks = findAcknowledgements();
+          if (acks.size() == 1) {
+            return acks.get(0);
+          }
+          if (acks.size() > 1) {
+            // The token is public (SSH key comment): anyone can post a self-consistent
+            // acknowledgement with keys of their own. The guest is the one whose relay answers.
+            final Optional<Acknowledgement.Verified> real = disambiguate(acks);
+            if (real.isPresent()) {
+              return real.get();
+            }
+            lastError = acks.size() + " conflicting acknowledgements (PeerIds "
+                + acks.stream().map(Acknowledgement.Verified::peerId).toList() + ")";
           }
         } catch (final RecordRejectedException | RecordStoreException e) {
           lastError = e.getMessage();
@@ -504,31 +513,48 @@ public final class DeployController {
         if (!clock.instant().isBefore(deadline)) {
           throw new AttemptFailed("no verified acknowledgement of token " + token + " within "
               + config.ackTimeout().toSeconds() + " s" + (lastError == null ? ""
-              : " (record store: " + lastError + ")"));
+              : " (" + lastError + ")"));
         }
         Thread.sleep(config.pollInterval().toMillis());
       }
     }
 
-    private Optional<Acknowledgement.Verified> findAcknowledgement() {
+    private Optional<Acknowledgement.Verified> disambiguate(
+        final List<Acknowledgement.Verified> acks) throws InterruptedException {
+      final Optional<Integer> metrics = instance.hostPort(ImageManifest.METRICS_PORT);
+      if (config.httpsOrigin() || metrics.isEmpty()) {
+        return Optional.empty();
+      }
+      try {
+        final String seen = http.get(URI.create("http://" + hostLiteral(instance.publicIpv4())
+            + ":" + metrics.get() + "/health")).body().path("peerId").asText("");
+        return acks.stream().filter(ack -> ack.peerId().equals(seen)).findFirst();
+      } catch (final IOException e) {
+        return Optional.empty();
+      }
+    }
+
+    /** Every distinct verified acknowledgement of this token, owner and instance. */
+    private List<Acknowledgement.Verified> findAcknowledgements() {
+      final List<Acknowledgement.Verified> found = new ArrayList<>();
       for (int page = 1; page <= ACK_PAGES; page++) {
         final List<PostRecord> posts = store.posts(PostQuery.builder()
             .types(GuestRecords.ACK_POST_TYPE).refs(GuestRecords.ACK_REF)
             .pagination(100).page(page).build()).posts();
         for (final PostRecord post : posts) {
-          final Optional<Acknowledgement.Verified> verified = Acknowledgement.verify(post, token)
+          Acknowledgement.verify(post, token)
               .filter(ack -> owner().toString().equalsIgnoreCase(
                   ack.content().path("ownerAddress").asText(""))
-                  && instance.itemHash().equals(ack.content().path("instanceItemHash").asText()));
-          if (verified.isPresent()) {
-            return verified;
-          }
+                  && instance.itemHash().equals(ack.content().path("instanceItemHash").asText()))
+              .filter(ack -> found.stream().noneMatch(f -> f.peerId().equals(ack.peerId())
+                  && f.publisher().equals(ack.publisher())))
+              .ifPresent(found::add);
         }
         if (posts.size() < 100) {
           break;
         }
       }
-      return Optional.empty();
+      return found;
     }
 
     private void verifyRelay(final String httpUrl, final String peerId)
@@ -654,9 +680,5 @@ public final class DeployController {
 
   private static String hostLiteral(final String ip) {
     return ip.indexOf(':') >= 0 ? "[" + ip + "]" : ip.toLowerCase(Locale.ROOT);
-  }
-
-  static byte[] utf8(final String s) {
-    return s.getBytes(StandardCharsets.UTF_8);
   }
 }
