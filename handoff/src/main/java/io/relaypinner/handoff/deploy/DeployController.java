@@ -324,6 +324,14 @@ public final class DeployController {
           registration.map(PostRecord::itemHash));
     }
 
+    /** Ends the attempt at once when the provider knows the instance is gone. */
+    private void checkRunning() throws AttemptFailed {
+      if (provider.running(instance.id()).filter(running -> !running).isPresent()) {
+        throw new AttemptFailed("the instance " + instance.id() + " stopped (provider "
+            + provider.name() + " reports it gone)");
+      }
+    }
+
     private int requiredPort(final int guestPort, final String what) throws AttemptFailed {
       return instance.hostPort(guestPort).orElseThrow(() -> new AttemptFailed("the instance has "
           + "no mapped host port for " + guestPort + " (" + what + "); the image must request "
@@ -418,6 +426,7 @@ public final class DeployController {
           last = e.getClass().getSimpleName() + (e.getMessage() == null ? ""
               : ": " + e.getMessage());
         }
+        checkRunning();
         if (i < config.setupAttempts()) {
           Thread.sleep(delay.toMillis());
           delay = delay.multipliedBy(2).compareTo(maxDelay) > 0 ? maxDelay : delay.multipliedBy(2);
@@ -510,6 +519,7 @@ public final class DeployController {
         } catch (final RecordRejectedException | RecordStoreException e) {
           lastError = e.getMessage();
         }
+        checkRunning();
         if (!clock.instant().isBefore(deadline)) {
           throw new AttemptFailed("no verified acknowledgement of token " + token + " within "
               + config.ackTimeout().toSeconds() + " s" + (lastError == null ? ""
@@ -575,6 +585,7 @@ public final class DeployController {
           last = e.getClass().getSimpleName() + (e.getMessage() == null ? ""
               : ": " + e.getMessage());
         }
+        checkRunning();
         if (!clock.instant().isBefore(deadline)) {
           throw new AttemptFailed("the relay never answered " + health + " with PeerId " + peerId
               + " within " + config.relayTimeout().toSeconds() + " s (last: " + last + ")");

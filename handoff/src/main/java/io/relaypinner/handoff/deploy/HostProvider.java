@@ -1,6 +1,7 @@
 package io.relaypinner.handoff.deploy;
 
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Where guests run: a pool of hosts (Aleph CRNs, a cloud, this machine) behind one interface. The
@@ -26,6 +27,15 @@ public interface HostProvider {
    * @throws HostException when the instance cannot be created (the provider has cleaned up)
    */
   HostInstance create(InstanceRequest request);
+
+  /**
+   * Whether the instance still runs: {@code Optional.of(false)} only when the provider knows it
+   * is gone (its process exited, the host dropped it), so the controller can end the attempt
+   * without waiting out its timeouts. Empty when the provider cannot tell (the default).
+   */
+  default Optional<Boolean> running(final String instanceId) {
+    return Optional.empty();
+  }
 
   /**
    * Stops and deletes an instance and everything the provider keeps for it. Erasing an unknown or

@@ -372,6 +372,16 @@ public final class LocalHostProvider implements HostProvider {
   }
 
   @Override
+  public Optional<Boolean> running(final String instanceId) {
+    final Path file = instanceDir(instanceId).resolve(INSTANCE_FILE);
+    try {
+      return Optional.of(process(MAPPER.readTree(file.toFile())).isPresent());
+    } catch (final IOException e) {
+      return Optional.empty();
+    }
+  }
+
+  @Override
   public void erase(final String instanceId) {
     final Path dir = instanceDir(instanceId);
     if (!Files.exists(dir)) {

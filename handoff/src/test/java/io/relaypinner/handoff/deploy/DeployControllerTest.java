@@ -59,6 +59,7 @@ class DeployControllerTest {
     final List<InstanceRequest> created = new ArrayList<>();
     final List<String> erased = new ArrayList<>();
     Consumer<HostInstance> onCreate = instance -> { };
+    Optional<Boolean> running = Optional.empty();
 
     FakeProvider(final int slots) {
       this.slots = slots;
@@ -89,6 +90,11 @@ class DeployControllerTest {
               9091, PortMapping.tcp(dead), 9092, PortMapping.tcp(dead)));
       onCreate.accept(instance);
       return instance;
+    }
+
+    @Override
+    public Optional<Boolean> running(final String instanceId) {
+      return running;
     }
 
     @Override
@@ -184,6 +190,19 @@ class DeployControllerTest {
         .contains(" aleph-bootstrap-config:" + wallet.address() + ":"));
     assertThat(store.aggregate(wallet.address(), GuestRecords.CONFIG_AGGREGATE_KEY)
         .map(JsonNode::size).orElse(0)).isZero();
+  }
+
+  @Test
+  void deploy_shouldEndAttemptAtOnce_whenProviderReportsInstanceGone() {
+    final FakeProvider provider = new FakeProvider(2);
+    provider.running = Optional.of(false);
+    assertThatThrownBy(() -> controller(provider, quick().ackTimeout(Duration.ofMinutes(10))
+        .build()).deploy(ImageManifest.BUILT_IN, RECORDS, SshKeys.throwawayKey()))
+        .isInstanceOfSatisfying(DeployFailedException.class, e -> assertThat(e.attempts())
+            .hasSize(2).allSatisfy(a -> {
+              assertThat(a.stage()).isEqualTo("waiting-for-acknowledgement");
+              assertThat(a.reason().orElseThrow()).contains("stopped");
+            }));
   }
 
   @Test
