@@ -141,12 +141,12 @@ final class GuestCommand implements Runnable {
           agent.resumeStored().get();
         } else {
           startFront(agent, toClose);
-          if (pull()) {
-            final PullAgent pullAgent = new PullAgent(agent, store, authorizedKeys,
-                Duration.ofMillis(pollMs), clock);
-            pullAgent.start();
-            toClose.add(pullAgent);
-          }
+        }
+        if (pull()) {
+          final PullAgent pullAgent = new PullAgent(agent, store, authorizedKeys,
+              Duration.ofMillis(pollMs), clock);
+          pullAgent.start();
+          toClose.add(pullAgent);
         }
       } catch (final ExecutionException e) {
         LOG.error("cannot start the relay: {}", e.getCause().getMessage());

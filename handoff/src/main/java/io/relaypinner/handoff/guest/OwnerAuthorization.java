@@ -15,8 +15,8 @@ import java.util.Objects;
  * A verified owner authorization (notes/handoff.md 6.4): the owner's statement, signed with
  * EIP-191 over the RFC 8785 canonical JSON of its payload, that one publisher address and one
  * PeerId act for it. Transported as {@code bootstrap_owner_authorization_b64} (base64 of the
- * {@code {"scheme":"personal_sign","payload":{…},"signature":"0x…"}} JSON). The guest holds one only
- * after checking that it is signed by the owner it names, binds this guest's publisher address and
+ * JSON {@code {"scheme":"personal_sign","payload":{…},"signature":"0x…"}}). The guest holds one
+ * only after checking that it is signed by the owner it names, binds this guest's publisher address and
  * PeerId, and has not expired; otherwise it registers in wallet-signed mode.
  *
  * @param owner the owner who signed it

@@ -43,7 +43,8 @@ import org.slf4j.LoggerFactory;
  *       signature, this guest's publisher address and PeerId, not expired) and applied.
  * </ol>
  *
- * A guest configured by push stops pulling. Network and store errors are logged and retried on
+ * A guest configured by push stops pulling; a guest restarted with its stored configuration only
+ * watches for a later owner authorization. Network and store errors are logged and retried on
  * the next poll; nothing here blocks an event loop (one scheduler thread).
  */
 public final class PullAgent implements AutoCloseable {
@@ -119,10 +120,15 @@ public final class PullAgent implements AutoCloseable {
       return;
     }
     if (phase == Phase.WAITING && agent.configured().isPresent()) {
-      LOG.info("pull: the guest was configured by {}; not pulling",
-          agent.configured().get().source().name().toLowerCase(Locale.ROOT));
-      phase = Phase.STOPPED;
-      return;
+      if (agent.configured().get().source() == GuestAgent.Source.STORED) {
+        // Restarted after a configuration: only a later owner authorization is still to come.
+        phase = Phase.WATCHING;
+      } else {
+        LOG.info("pull: the guest was configured by {}; not pulling",
+            agent.configured().get().source().name().toLowerCase(Locale.ROOT));
+        phase = Phase.STOPPED;
+        return;
+      }
     }
     if (locator == null) {
       locator = BootstrapLocator.read(authorizedKeys).orElse(null);

@@ -48,6 +48,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -78,6 +79,8 @@ public final class SetupServer implements AutoCloseable {
   private static final int MAX_INITIAL_LINE = 4096;
   private static final int MAX_HEADER_SIZE = 8192;
   private static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(30);
+  /** How long an oversized request's connection stays open for the client to read the 413. */
+  private static final Duration OVERSIZE_LINGER = Duration.ofSeconds(2);
 
   private final GuestAgent agent;
   private final String host;
@@ -85,6 +88,7 @@ public final class SetupServer implements AutoCloseable {
   private final Duration idleTimeout;
   private final ObjectMapper json = new ObjectMapper();
   private final CompletableFuture<Void> closed = new CompletableFuture<>();
+  private final AtomicLong rejected = new AtomicLong();
   private EventLoopGroup group;
   private ChannelGroup channels;
   private Channel serverChannel;
@@ -150,6 +154,11 @@ public final class SetupServer implements AutoCloseable {
     });
     LOG.info("guest setup server listening on http://{}:{} (peer {}, publisher {})", host, port,
         agent.state().relayPeerId(), agent.state().publisherKey().address());
+  }
+
+  /** Requests refused as malformed, oversized or invalid (400, 413, 431) since start. */
+  public long rejectedCount() {
+    return rejected.get();
   }
 
   /** The bound port, or -1. */
@@ -245,11 +254,16 @@ public final class SetupServer implements AutoCloseable {
     @Override
     protected void handleOversizedMessage(final ChannelHandlerContext ctx,
         final HttpMessage oversized) {
+      rejected.incrementAndGet();
+      LOG.debug("oversized request from {}", ctx.channel().remoteAddress());
       final FullHttpResponse response = response(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
           error("bad-request", "payload_too_large", "the body is larger than "
               + ConfigureRequest.MAX_BODY_SIZE + " bytes"));
       response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-      ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+      // Closing at once would reset a client still sending its body before it reads the 413;
+      // the aggregator discards the rest meanwhile, and the connection closes shortly after.
+      ctx.writeAndFlush(response).addListener(f -> ctx.executor().schedule(
+          () -> ctx.close(), OVERSIZE_LINGER.toMillis(), TimeUnit.MILLISECONDS));
     }
   }
 
@@ -257,6 +271,7 @@ public final class SetupServer implements AutoCloseable {
     @Override
     protected void channelRead0(final ChannelHandlerContext ctx, final FullHttpRequest request) {
       if (request.decoderResult().isFailure()) {
+        rejected.incrementAndGet();
         final boolean tooLong = request.decoderResult().cause() instanceof TooLongFrameException;
         LOG.debug("bad request from {}: {}", ctx.channel().remoteAddress(),
             request.decoderResult().cause().toString());
@@ -325,6 +340,7 @@ public final class SetupServer implements AutoCloseable {
       try {
         parsed = ConfigureRequest.parse(ByteBufUtil.getBytes(request.content()));
       } catch (final ConfigureRejectedException e) {
+        rejected.incrementAndGet();
         LOG.info("POST /configure from {} rejected: {}", ctx.channel().remoteAddress(),
             e.getMessage());
         send(ctx, request, HttpResponseStatus.BAD_REQUEST,

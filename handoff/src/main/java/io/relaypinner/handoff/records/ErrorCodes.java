@@ -1,8 +1,9 @@
 package io.relaypinner.handoff.records;
 
 /**
- * The {@code code} values of the record service's JSON errors ({@code {"ok":false,"code","error"}}),
- * shared by the service that writes them and the client that reads them.
+ * The {@code code} values of the record service's JSON errors
+ * ({@code {"ok":false,"code","error"}}), shared by the service that writes them and the client
+ * that reads them.
  */
 public final class ErrorCodes {
   /** 400: the request body is not JSON (or not one strict JSON value). */

@@ -81,9 +81,9 @@ public sealed interface RecordContent {
   }
 
   /**
-   * FORGET: {@code {address, hashes: [item_hash…], aggregates: [key…], reason, time}}. Removes the
-   * named messages and every AGGREGATE message of the sender under the named keys; only messages
-   * of the sender itself.
+   * FORGET: {@code {address, hashes: [item_hash…], aggregates: [key…], reason, time}}.
+   * Removes the named messages and every AGGREGATE message of the sender under the named keys;
+   * only messages of the sender itself.
    */
   record Forget(String address, List<String> hashes, List<String> aggregates, String reason,
       double time) implements RecordContent {

@@ -14,11 +14,11 @@ import java.util.Optional;
 
 /**
  * A JSON payload signed inside a record's content (an owner authorization, an acknowledgement
- * proof): {@code {"scheme":"personal_sign","payload":{…},"signature":"0x…"}}, where the signature
- * is EIP-191 {@code personal_sign} over the RFC 8785 canonical JSON of {@code payload}. Both sides
- * derive the signed text from the payload, so key order, spacing and number forms of the
- * transported JSON never matter, and a member is either present (even as {@code null}) or absent
- * for both.
+ * proof): {@code {"scheme":"personal_sign","payload":{…},"signature":"0x…"}}, where the
+ * signature is EIP-191 {@code personal_sign} over the RFC 8785 canonical JSON of
+ * {@code payload}. Both sides derive the signed text from the payload, so key order, spacing and
+ * number forms of the transported JSON never matter, and a member is either present (even as
+ * {@code null}) or absent for both.
  */
 public record SignedPayload(JsonNode payload, EthSignature signature) {
   /** The only scheme. */
@@ -35,9 +35,18 @@ public record SignedPayload(JsonNode payload, EthSignature signature) {
         key.signPersonal(CanonicalJson.writeBytes(payload)));
   }
 
-  /** The signer's address, or empty when the signature does not recover. */
+  /**
+   * The signer's address, or empty when the signature does not recover or the payload has no
+   * canonical form (a number too large for a double, a lone surrogate).
+   */
   public Optional<EthAddress> recoverSigner() {
-    return PersonalSign.recover(CanonicalJson.writeBytes(payload), signature);
+    final byte[] canonical;
+    try {
+      canonical = CanonicalJson.writeBytes(payload);
+    } catch (final IllegalArgumentException e) {
+      return Optional.empty();
+    }
+    return PersonalSign.recover(canonical, signature);
   }
 
   /** True when {@code expected} signed this payload. */

@@ -8,8 +8,8 @@ import org.bouncycastle.math.ec.ECPoint;
  * EIP-191 version {@code 0x45} ("personal_sign"): the signed digest is
  * {@code keccak256("\x19Ethereum Signed Message:\n" + decimal byte length + message)}. Text
  * messages are signed as their UTF-8 bytes, which is what ethers' {@code signMessage(string)},
- * {@code eth-account}'s {@code encode_defunct(text=…)} and MetaMask (given the hex of those bytes)
- * do.
+ * {@code eth-account}'s {@code encode_defunct(text=…)} and MetaMask (given the hex of those
+ * bytes) do.
  */
 public final class PersonalSign {
   /** The prefix before the decimal length. */

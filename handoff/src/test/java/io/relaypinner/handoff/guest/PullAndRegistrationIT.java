@@ -270,6 +270,60 @@ class PullAndRegistrationIT {
   }
 
   @Test
+  void registration_shouldBeReplacedOnRefresh_withOnlyTheNewestListed() throws Exception {
+    final RegistrationPublisher fast = new RegistrationPublisher(agent, store,
+        Duration.ofMillis(1000), Clock.systemUTC());
+    registration.close();
+    fast.start();
+    try {
+      publishEntry(owner, entry("pending", null));
+      pull.start();
+      await().atMost(WAIT).until(() -> !fast.published().isEmpty());
+      final String first = fast.published().get(0);
+      await().atMost(WAIT).until(() -> !fast.published().isEmpty()
+          && !fast.published().get(0).equals(first));
+      await().atMost(WAIT).until(() -> posts(GuestRecords.REGISTRATION_POST_TYPE).size() == 1);
+      assertThat(posts(GuestRecords.REGISTRATION_POST_TYPE).get(0).itemHash()).isNotEqualTo(first);
+    } finally {
+      fast.close();
+    }
+    assertThat(posts(GuestRecords.REGISTRATION_POST_TYPE)).isEmpty();
+  }
+
+  @Test
+  void restart_shouldResumeTheStoredConfiguration_andStillApplyALaterAuthorization()
+      throws Exception {
+    publishEntry(owner, entry("pending", null));
+    pull.start();
+    await().atMost(WAIT).until(pull::acknowledged);
+    pull.close();
+    registration.close();
+    setup.close();
+    agent.close();
+
+    // The same guest started again over its state directory: no setup window, same relay.
+    final GuestStateDir again = GuestStateDir.open(dir.resolve("guest"), random);
+    final FakeRelayLauncher launcher = new FakeRelayLauncher();
+    agent = new GuestAgent(again, launcher, GuestAgent.Settings.DEFAULT, Clock.systemUTC());
+    agent.resumeStored().get();
+    assertThat(agent.configured().orElseThrow().source()).isEqualTo(GuestAgent.Source.STORED);
+    assertThat(agent.configured().orElseThrow().config().tcpPort()).isEqualTo(29091);
+    assertThat(launcher.relays).singleElement()
+        .satisfies(r -> assertThat(r.peerId()).isEqualTo(state.relayPeerId().toBase58()));
+    registration = new RegistrationPublisher(agent, store, Duration.ofHours(6),
+        Clock.systemUTC());
+    registration.start();
+    pull = new PullAgent(agent, store, authorizedKeys, Duration.ofMillis(200), Clock.systemUTC());
+    publishEntry(owner, entry("applied", authorization(owner, again.publisherKey().address(),
+        again.relayPeerId().toBase58())));
+    pull.start();
+    await().atMost(WAIT).until(() -> registration.trustMode()
+        .filter(GuestRecords.DUAL_KEY_ATTESTED::equals).isPresent());
+    assertThat(store.posts(PostQuery.builder().types(GuestRecords.ACK_POST_TYPE).build())
+        .posts()).hasSize(1);
+  }
+
+  @Test
   void locator_shouldBeRead_whenInTheSshKeyComment() {
     assertThat(BootstrapLocator.parse(List.of("", "# x aleph-bootstrap-config:0x1:t",
         "ssh-ed25519 AAAA aleph-bootstrap-config:" + owner.address() + ":" + token)))

@@ -140,6 +140,43 @@ class SetupServerIT {
     assertThat(launcher.started).isEmpty();
   }
 
+  private String raw(final byte[] request) throws IOException {
+    try (Socket socket = new Socket("127.0.0.1", server.port())) {
+      socket.setSoTimeout(20_000);
+      socket.getOutputStream().write(request);
+      socket.getOutputStream().flush();
+      socket.shutdownOutput();
+      return new String(socket.getInputStream().readAllBytes(),
+          java.nio.charset.StandardCharsets.ISO_8859_1);
+    }
+  }
+
+  @Test
+  void server_shouldRefuseAndClose_whenTheRequestIsMalformed() throws Exception {
+    // Random bytes (fixed seed) ending a line: an invalid request line, never a valid request.
+    final byte[] garbage = new byte[516];
+    new java.util.Random(42).nextBytes(garbage);
+    garbage[0] = 'X';
+    garbage[512] = '\r';
+    garbage[513] = '\n';
+    garbage[514] = '\r';
+    garbage[515] = '\n';
+    assertThat(raw(garbage)).matches("(?s)HTTP/1\\.[01] 400 .*\"code\":.*");
+    assertThat(server.rejectedCount()).isEqualTo(1);
+    final String hugeHeader = "GET /health HTTP/1.1\r\nHost: x\r\nX-Big: "
+        + "a".repeat(20_000) + "\r\n\r\n";
+    assertThat(raw(hugeHeader.getBytes(java.nio.charset.StandardCharsets.US_ASCII)))
+        .matches("(?s)HTTP/1\\.[01] 431 .*\"code\":.*");
+    assertThat(server.rejectedCount()).isEqualTo(2);
+    final String lying = "POST /configure HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n"
+        + "\r\n{}";
+    assertThat(raw(lying.getBytes(java.nio.charset.StandardCharsets.US_ASCII)))
+        .matches("(?s)HTTP/1\\.[01] 413 .*\"code\":.*");
+    assertThat(server.rejectedCount()).isEqualTo(3);
+    assertThat(state.envFile()).doesNotExist();
+    assertThat(get("/health").statusCode()).isEqualTo(200);
+  }
+
   @Test
   void configure_shouldAnswer413_whenTheBodyIsTooLarge() throws Exception {
     final String big = VALID + ",\"bootstrap_registration_id\":\""

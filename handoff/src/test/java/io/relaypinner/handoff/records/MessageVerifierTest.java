@@ -152,7 +152,8 @@ class MessageVerifierTest {
     final SignedPayload signed = signer.signPayload(payload);
     final String reordered = "{\"signature\":\"" + signed.signature().toHex()
         + "\",\"payload\":{\"issuedAt\":1784808300000,\"peerId\":\"12D3KooW\","
-        + "\"ownerAddress\":\"" + OWNER.address().toLowerHex() + "\"},\"scheme\":\"personal_sign\"}";
+        + "\"ownerAddress\":\"" + OWNER.address().toLowerHex()
+        + "\"},\"scheme\":\"personal_sign\"}";
     final SignedPayload read = SignedPayload.fromJson(RecordJson.MAPPER.readTree(reordered));
     // Lowercasing the address changed the payload: the signature must no longer match.
     assertThat(read.isSignedBy(OWNER.address())).isFalse();
@@ -160,5 +161,15 @@ class MessageVerifierTest {
         reordered.replace(OWNER.address().toLowerHex(), OWNER.address().toString())));
     assertThat(same.isSignedBy(OWNER.address())).isTrue();
     assertThat(same.recoverSigner()).contains(OWNER.address());
+  }
+
+  @Test
+  void signedPayload_shouldRecoverNobody_whenThePayloadHasNoCanonicalForm() throws Exception {
+    final SignedPayload signed = signer.signPayload(JsonNodeFactory.instance.objectNode()
+        .put("n", 1));
+    final SignedPayload huge = new SignedPayload(
+        RecordJson.MAPPER.readTree("{\"n\":1" + "0".repeat(400) + "}"), signed.signature());
+    assertThat(huge.recoverSigner()).isEmpty();
+    assertThat(huge.isSignedBy(OWNER.address())).isFalse();
   }
 }

@@ -30,9 +30,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Java's Ethereum keys, EIP-191 signatures, address recovery and JSON number/string forms against
- * ethers 6 (npm project {@code interop/js/handoff}, script {@code eth-values.mjs}), both ways: ethers
- * signs and Java must produce the same bytes and recover ethers' signatures; Java signs and ethers
- * must recover Java's. Keys: fixed vectors plus fresh random ones each run.
+ * ethers 6 (npm project {@code interop/js/handoff}, script {@code eth-values.mjs}), both ways:
+ * ethers signs and Java must produce the same bytes and recover ethers' signatures; Java signs
+ * and ethers must recover Java's. Keys: fixed vectors plus fresh random ones each run.
  */
 class EthersInteropIT {
   private static final ObjectMapper JSON = new ObjectMapper();

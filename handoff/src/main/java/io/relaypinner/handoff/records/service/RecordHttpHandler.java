@@ -49,8 +49,8 @@ import org.slf4j.LoggerFactory;
  * <pre>
  *   POST /api/v0/messages                    {"sync":bool,"message":{…}}
  *   GET  /api/v0/aggregates/ADDRESS.json     ?keys=a,b
- *   GET  /api/v0/posts.json                  ?types=&amp;refs=&amp;addresses=&amp;channels=&amp;hashes=
- *                                            &amp;pagination=&amp;page=&amp;sortOrder=
+ *   GET  /api/v0/posts.json                  ?types=&amp;refs=&amp;addresses=&amp;channels=
+ *                                            &amp;hashes=&amp;pagination=&amp;page=&amp;sortOrder=
  *   GET  /health
  * </pre>
  */

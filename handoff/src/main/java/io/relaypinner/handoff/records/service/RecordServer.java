@@ -35,8 +35,9 @@ import org.slf4j.LoggerFactory;
  * backed by a {@link LocalRecordStore}. It owns its event loop (one thread), its worker (one
  * thread with a bounded queue: signature checks and durable writes) and its store.
  *
- * <p>Pipeline per connection: idle timeout, HTTP codec (bounded request line and headers), body
- * aggregator (bounded, JSON 413), router.
+ * <p>Pipeline per connection: request deadline (a request must arrive whole in time,
+ * timed from its first byte to its last content), idle timeout, HTTP codec (bounded request line
+ * and headers), body aggregator (bounded, JSON 413), router.
  */
 public final class RecordServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RecordServer.class);
@@ -105,12 +106,16 @@ public final class RecordServer implements AutoCloseable {
           @Override
           protected void initChannel(final Channel channel) {
             channels.add(channel);
+            final RequestDeadline deadline =
+                new RequestDeadline(config.requestTimeout(), rejected::addAndGet);
             channel.pipeline()
+                .addLast("deadline-start", deadline.start())
                 .addLast("idle", new IdleStateHandler(
                     0, 0, config.idleTimeout().toMillis(), TimeUnit.MILLISECONDS))
                 .addLast("codec", new HttpServerCodec(new HttpDecoderConfig()
                     .setMaxInitialLineLength(MAX_INITIAL_LINE)
                     .setMaxHeaderSize(MAX_HEADER_SIZE)))
+                .addLast("deadline-stop", deadline.stop())
                 .addLast("aggregator",
                     new RecordBodyAggregator(config.maxBodyBytes(), rejected::addAndGet))
                 .addLast("router", new RecordHttpHandler(

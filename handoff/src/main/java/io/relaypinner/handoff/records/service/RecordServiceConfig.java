@@ -13,19 +13,24 @@ import java.util.Objects;
  * @param maxBodyBytes largest request body; more is answered 413 {@code payload_too_large}
  * @param maxItemContentBytes largest {@code item_content} of a message (413 too)
  * @param idleTimeout a connection with no read or write for this long is closed
+ * @param requestTimeout a request (head and body) must arrive whole within this long
  * @param maxPagination largest page of {@code posts.json} ({@code pagination=0} means this)
  * @param maxMessages most messages kept (507 {@code store_full} beyond)
  * @param workQueue requests waiting for the worker before new ones get 503 {@code busy}
  */
 public record RecordServiceConfig(String host, int port, int maxBodyBytes,
-    int maxItemContentBytes, Duration idleTimeout, int maxPagination, long maxMessages,
-    int workQueue) {
-  /** Loopback, port 8181, 256 KiB bodies, 128 KiB item contents, 30 s idle, pages of 200. */
+    int maxItemContentBytes, Duration idleTimeout, Duration requestTimeout, int maxPagination,
+    long maxMessages, int workQueue) {
+  /**
+   * Loopback, port 8181, 256 KiB bodies, 128 KiB item contents, 30 s idle, 30 s per request,
+   * pages of 200, 100 000 messages, 256 queued requests.
+   */
   public static final RecordServiceConfig DEFAULT = builder().build();
 
   public RecordServiceConfig {
     Objects.requireNonNull(host, "host");
     Objects.requireNonNull(idleTimeout, "idleTimeout");
+    Objects.requireNonNull(requestTimeout, "requestTimeout");
     if (port < 0 || port > 65535) {
       throw new IllegalArgumentException("port must be 0-65535, got " + port);
     }
@@ -37,6 +42,9 @@ public record RecordServiceConfig(String host, int port, int maxBodyBytes,
     }
     if (idleTimeout.isNegative() || idleTimeout.isZero()) {
       throw new IllegalArgumentException("idleTimeout must be positive");
+    }
+    if (requestTimeout.isNegative() || requestTimeout.isZero()) {
+      throw new IllegalArgumentException("requestTimeout must be positive");
     }
     if (maxPagination < 1 || maxMessages < 1 || workQueue < 1) {
       throw new IllegalArgumentException("maxPagination, maxMessages, workQueue must be positive");
@@ -51,7 +59,8 @@ public record RecordServiceConfig(String host, int port, int maxBodyBytes,
   public Builder toBuilder() {
     return new Builder().host(host).port(port).maxBodyBytes(maxBodyBytes)
         .maxItemContentBytes(maxItemContentBytes).idleTimeout(idleTimeout)
-        .maxPagination(maxPagination).maxMessages(maxMessages).workQueue(workQueue);
+        .requestTimeout(requestTimeout).maxPagination(maxPagination).maxMessages(maxMessages)
+        .workQueue(workQueue);
   }
 
   /** Builds a {@link RecordServiceConfig}. */
@@ -61,6 +70,7 @@ public record RecordServiceConfig(String host, int port, int maxBodyBytes,
     private int maxBodyBytes = 256 * 1024;
     private int maxItemContentBytes = MessageVerifier.DEFAULT_MAX_ITEM_CONTENT_BYTES;
     private Duration idleTimeout = Duration.ofSeconds(30);
+    private Duration requestTimeout = Duration.ofSeconds(30);
     private int maxPagination = 200;
     private long maxMessages = 100_000;
     private int workQueue = 256;
@@ -92,6 +102,11 @@ public record RecordServiceConfig(String host, int port, int maxBodyBytes,
       return this;
     }
 
+    public Builder requestTimeout(final Duration value) {
+      this.requestTimeout = value;
+      return this;
+    }
+
     public Builder maxPagination(final int value) {
       this.maxPagination = value;
       return this;
@@ -112,7 +127,7 @@ public record RecordServiceConfig(String host, int port, int maxBodyBytes,
      */
     public RecordServiceConfig build() {
       return new RecordServiceConfig(host, port, maxBodyBytes, maxItemContentBytes, idleTimeout,
-          maxPagination, maxMessages, workQueue);
+          requestTimeout, maxPagination, maxMessages, workQueue);
     }
   }
 }

@@ -29,9 +29,12 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -312,5 +315,85 @@ class RecordServiceIT {
         .isInstanceOf(RecordStoreException.class).hasMessageContaining("over the limit");
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
         assertThat(client.posts(PostQuery.builder().build()).posts()).hasSize(5));
+  }
+
+  @Test
+  void garbageAndTruncatedRequests_shouldCloseOnlyThatConnection() throws Exception {
+    final byte[] garbage = new byte[4096];
+    new SecureRandom().nextBytes(garbage);
+    garbage[0] = 'X';
+    try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), server.port())) {
+      socket.setSoTimeout(30_000);
+      socket.getOutputStream().write(garbage);
+      socket.getOutputStream().flush();
+      // A 400 (or a plain close) and then end of stream: the connection is not reused.
+      final byte[] answer = socket.getInputStream().readAllBytes();
+      final String text = new String(answer, StandardCharsets.ISO_8859_1);
+      assertThat(text.isEmpty() || text.startsWith("HTTP/1.1 400")).as(text).isTrue();
+    }
+    try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), server.port())) {
+      socket.setSoTimeout(30_000);
+      final String header = "X-Big: " + "a".repeat(20 * 1024) + "\r\n";
+      socket.getOutputStream().write(("GET /health HTTP/1.1\r\nHost: x\r\n" + header + "\r\n")
+          .getBytes(StandardCharsets.US_ASCII));
+      final String text = new String(socket.getInputStream().readAllBytes(),
+          StandardCharsets.ISO_8859_1);
+      assertThat(text).startsWith("HTTP/1.1 400");
+    }
+    try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), server.port())) {
+      socket.setSoTimeout(30_000);
+      // Promises 1000 bytes, sends 10, then goes quiet: the idle timeout closes it.
+      socket.getOutputStream().write(("POST /api/v0/messages HTTP/1.1\r\nHost: x\r\n"
+          + "Content-Length: 1000\r\n\r\n{\"sync\":tr").getBytes(
+              StandardCharsets.US_ASCII));
+      assertThat(socket.getInputStream().read()).isEqualTo(-1);
+    }
+    assertThat(get("/health").statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void concurrentPublishers_shouldAllBeStored() throws Exception {
+    final List<Thread> threads = new ArrayList<>();
+    final List<Throwable> failures = Collections.synchronizedList(
+        new ArrayList<>());
+    for (int t = 0; t < 4; t++) {
+      final RecordSigner signer = new RecordSigner(EthPrivateKey.generate(new SecureRandom()),
+          new TickingClock(1_784_808_000_000L));
+      final Thread thread = new Thread(() -> {
+        try {
+          for (int i = 0; i < 10; i++) {
+            client.publish(signer.aggregate(KEY, entry("t" + i, "pending"), null));
+            client.publish(signer.post(ACK_TYPE, KEY,
+                JsonNodeFactory.instance.objectNode().put("i", i), null));
+          }
+        } catch (final RuntimeException e) {
+          failures.add(e);
+        }
+      });
+      threads.add(thread);
+      thread.start();
+    }
+    for (final Thread thread : threads) {
+      thread.join(60_000);
+    }
+    assertThat(failures).isEmpty();
+    assertThat(client.posts(PostQuery.builder().pagination(200).build()).total()).isEqualTo(40);
+    assertThat(json(get("/health")).path("messages").asLong()).isEqualTo(80);
+  }
+
+  @Test
+  void slowRequest_shouldBeClosedAtTheRequestDeadline_evenBeforeTheIdleTimeout() throws Exception {
+    final RecordServiceConfig slowConfig = config.toBuilder()
+        .idleTimeout(Duration.ofMinutes(10)).requestTimeout(Duration.ofMillis(500)).build();
+    try (RecordServer slow = RecordServer.open(slowConfig, dataDir.resolve("slow"));
+        Socket socket = new Socket(InetAddress.getLoopbackAddress(), slow.start().getPort())) {
+      // Without the deadline only the 10-minute idle timeout would end this: the read would
+      // time out first and fail the test.
+      socket.setSoTimeout(30_000);
+      socket.getOutputStream().write("GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: "
+          .getBytes(StandardCharsets.US_ASCII));
+      assertThat(socket.getInputStream().read()).isEqualTo(-1);
+      assertThat(slow.rejectedCount()).isPositive();
+    }
   }
 }
