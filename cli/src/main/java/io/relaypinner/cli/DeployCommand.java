@@ -34,6 +34,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -84,6 +86,8 @@ import picocli.CommandLine.Spec;
             + "configuration (including push from an --origin https://… page)."})
 final class DeployCommand implements Callable<Integer> {
   private static final ObjectMapper JSON = new ObjectMapper();
+  /** How long a cancelled deploy may take to erase its attempt in progress. */
+  private static final Duration CANCEL_CLEANUP = Duration.ofSeconds(40);
 
   private final Map<String, String> environment;
 
@@ -279,6 +283,19 @@ final class DeployCommand implements Callable<Integer> {
       err.println("deploy: owner " + controller.owner() + ", provider " + local.name()
           + ", image " + manifest.profile() + " " + manifest.version() + ", handoff "
           + config.handoff().orElse(manifest.handoff()).wireName());
+      // Ctrl-C or SIGTERM while deploying: interrupt the deploy so it erases the attempt in
+      // progress (its guest would otherwise outlive us half-configured), then let the JVM go.
+      final Thread deploying = Thread.currentThread();
+      final CountDownLatch finished = new CountDownLatch(1);
+      final Thread hook = new Thread(() -> {
+        deploying.interrupt();
+        try {
+          finished.await(CANCEL_CLEANUP.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (final InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }, "deploy-cancel");
+      Runtime.getRuntime().addShutdownHook(hook);
       try {
         final DeployResult result = controller.deploy(manifest, recordsUrl, sshKey);
         final JsonNode json = result.toJson();
@@ -293,8 +310,16 @@ final class DeployCommand implements Callable<Integer> {
             : Main.EXIT_FAILURE;
       } catch (final IllegalArgumentException e) {
         throw usage(e.getMessage());
+      } finally {
+        finished.countDown();
+        try {
+          Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (final IllegalStateException e) {
+          // Already shutting down: the hook is running and has just been released.
+        }
       }
     } catch (final InterruptedException e) {
+      err.println("relay-pinner deploy: cancelled; the attempt in progress was cleaned up");
       Thread.currentThread().interrupt();
       return Main.EXIT_FAILURE;
     } catch (final IOException | UncheckedIOException e) {
