@@ -17,11 +17,9 @@ import io.relaypinner.libp2p.pubsub.PubSub;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.multiformats.MultiformatException;
 import io.relaypinner.relay.api.AdvertisedAddresses;
-import io.relaypinner.relay.api.HealthRoute;
 import io.relaypinner.relay.api.MetricsHttpsStatus;
-import io.relaypinner.relay.api.MetricsRoute;
-import io.relaypinner.relay.api.MultiaddrsRoute;
 import io.relaypinner.relay.api.NodeStatus;
+import io.relaypinner.relay.api.RelayRoutes;
 import io.relaypinner.relay.config.InvalidConfigException;
 import io.relaypinner.relay.config.MetricsHttpsEndpoint;
 import io.relaypinner.relay.config.NetworkConfig;
@@ -35,6 +33,12 @@ import io.relaypinner.relay.http.Router;
 import io.relaypinner.relay.identity.NodeIdentity;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
 import io.relaypinner.relay.pubsub.PubSubMetrics;
+import io.relaypinner.relay.sync.DatabaseSyncer;
+import io.relaypinner.relay.sync.InterimDatabaseSyncer;
+import io.relaypinner.relay.sync.SyncEngine;
+import io.relaypinner.relay.sync.SyncHistory;
+import io.relaypinner.relay.sync.SyncTrigger;
+import io.relaypinner.relay.tls.CertificateStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -59,9 +63,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One running relay: wires the parts that exist so far (the HTTP listener of spec 1 with
- * {@code /health}, {@code /multiaddrs}, {@code /metrics} and the pinned-content gateway
- * {@code /ipfs/} of spec 4.6; the block store and pins under {@code DATASTORE_PATH}; JVM, HTTP and
- * gateway metrics) from a {@link RelayConfig}.
+ * {@code /health}, {@code /multiaddrs}, {@code /metrics}, the pinning routes of spec 4.4-4.5 on
+ * the {@link SyncEngine}, and the pinned-content gateway {@code /ipfs/} of spec 4.6; the same
+ * routes over HTTPS once {@code RELAY_TLS_CERT_DIR} holds a certificate and
+ * {@code METRICS_HTTPS_ENABLED}; the block store, pins and sync history under
+ * {@code DATASTORE_PATH}; JVM, HTTP, gateway and sync metrics) from a {@link RelayConfig}.
  *
  * <pre>
  *   RelayConfig config = RelayConfig.fromEnvironment(env);      // InvalidConfigException: exit 2
@@ -102,7 +108,8 @@ public final class RelayNode implements AutoCloseable {
   private final EventLoops sharedLoops;
   private final HttpResponses responses;
   private final HttpMetrics httpMetrics;
-  private final MetricsHttpsStatus metricsHttps;
+  private final MetricsHttpsEndpoint httpsEndpoint;
+  private volatile MetricsHttpsStatus metricsHttps;
   private final GatewayMetrics gatewayMetrics;
 
   private State state = State.NEW;
@@ -116,6 +123,10 @@ public final class RelayNode implements AutoCloseable {
   private MvStoreDatastore datastore;
   private volatile PinStore pins;
   private ThreadPoolExecutor storageExecutor;
+  private volatile SyncEngine syncEngine;
+  private CertificateStore certificates;
+  private Router router;
+  private RelayHttpServer httpsServer;
 
   /**
    * A node with its own event loops (one per processor).
@@ -144,10 +155,9 @@ public final class RelayNode implements AutoCloseable {
     this.registry = Objects.requireNonNull(registry, "registry");
     this.clock = Objects.requireNonNull(clock, "clock");
     this.sharedLoops = sharedLoops;
-    final MetricsHttpsEndpoint endpoint =
-        MetricsHttpsEndpoint.resolve(config, identity.autoTlsServingZone());
-    // The HTTPS listener comes with a later issue; until then it never listens.
-    this.metricsHttps = MetricsHttpsStatus.notListening(config.https().enabled(), endpoint);
+    this.httpsEndpoint = MetricsHttpsEndpoint.resolve(config, identity.autoTlsServingZone());
+    // Until a certificate is there (and METRICS_HTTPS_ENABLED), the HTTPS listener is down.
+    this.metricsHttps = MetricsHttpsStatus.notListening(config.https().enabled(), httpsEndpoint);
     this.responses = new HttpResponses(HttpResponses.newObjectMapper());
     this.httpMetrics = new HttpMetrics(registry);
     this.gatewayMetrics = new GatewayMetrics(registry);
@@ -166,29 +176,31 @@ public final class RelayNode implements AutoCloseable {
     state = State.STARTED;
     try {
       openStorage();
+      startSyncEngine();
       final EventLoops loops = sharedLoops != null ? sharedLoops : ownLoops();
       startHost(loops);
       startPubSub();
       dialBootstrapPeers();
+      certificates = new CertificateStore(config.tls().certDir(),
+          CertificateStore.DEFAULT_POLL_INTERVAL, clock);
       if (config.http().disabled()) {
         JvmMetrics.builder().register(registry);
         LOG.info("HTTP listener disabled (METRICS_DISABLED)");
+        certificates.start();
         return;
       }
       scrapeExecutor = Executors.newSingleThreadExecutor(
           new DefaultThreadFactory("relay-metrics-scrape", true));
-      final Router router = Router.builder()
-          .get("/health", new HealthRoute(RelayVersion.VERSION, status, () -> metricsHttps,
-              clock, responses))
-          .get("/multiaddrs", new MultiaddrsRoute(RelayVersion.VERSION, status,
-              this::advertisedAddresses, () -> metricsHttps, config.deployment().deployedMode(),
-              clock, responses))
-          .get("/metrics", new MetricsRoute(registry, scrapeExecutor))
+      router = RelayRoutes.builder(responses, clock)
+          .health(RelayVersion.VERSION, status, () -> metricsHttps)
+          .multiaddrs(RelayVersion.VERSION, status, this::advertisedAddresses,
+              () -> metricsHttps, config.deployment().deployedMode())
+          .metrics(registry, scrapeExecutor)
+          .pinning(syncEngine, config.http().apiToken())
           // RELAY_IPFS_GATEWAY_MODE is read, but both modes are pinned-only until bitswap.
-          .getPrefix(IpfsGatewayRoute.PREFIX, new IpfsGatewayRoute(pins,
-              new UnixFsReader(blockstore), storageExecutor, responses, gatewayMetrics,
-              blockstore::openChannel))
-          .build();
+          .gateway(new IpfsGatewayRoute(pins, new UnixFsReader(blockstore), storageExecutor,
+              responses, gatewayMetrics, blockstore::openChannel))
+          .router();
       httpServer = new RelayHttpServer(config.http(), config.cors(), router, responses,
           httpMetrics, loops);
       // Start-up time matters (ready in <= 0.8 s): class loading for the first request and the
@@ -198,6 +210,11 @@ public final class RelayNode implements AutoCloseable {
       scrapeExecutor.execute(() -> server.warmUp("/health"));
       scrapeExecutor.execute(() -> JvmMetrics.builder().register(registry));
       httpServer.start();
+      if (config.https().enabled()) {
+        // The listener comes up with the first certificate, now or later.
+        certificates.onChange(certificate -> startHttps());
+      }
+      certificates.start();
     } catch (final RuntimeException e) {
       close();
       throw e;
@@ -216,6 +233,43 @@ public final class RelayNode implements AutoCloseable {
     storageExecutor = new ThreadPoolExecutor(STORAGE_THREADS, STORAGE_THREADS, 0,
         TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(STORAGE_QUEUE),
         new DefaultThreadFactory("relay-storage", true), new ThreadPoolExecutor.AbortPolicy());
+  }
+
+  /**
+   * The sync engine (spec 3.5) with its history from the datastore. Until OrbitDB replication
+   * exists, syncs run the {@link InterimDatabaseSyncer}.
+   */
+  private void startSyncEngine() {
+    final SyncHistory history = new SyncHistory(datastore, SyncHistory.DEFAULT_MAX_ENTRIES);
+    history.load();
+    syncEngine = new SyncEngine(config.sync(), newDatabaseSyncer(), history, registry, clock);
+  }
+
+  /** What does the work of one sync: replication plugs in here. */
+  private DatabaseSyncer newDatabaseSyncer() {
+    return new InterimDatabaseSyncer();
+  }
+
+  /**
+   * Binds the HTTPS listener once a certificate is active (called on the certificate store's
+   * thread); later certificates only change what new connections get. A failed bind is logged
+   * and retried with the next certificate.
+   */
+  private synchronized void startHttps() {
+    if (state != State.STARTED || httpsServer != null || router == null) {
+      return;
+    }
+    final RelayHttpServer server = RelayHttpServer.https(config.http(), config.https().port(),
+        certificates::current, config.cors(), router, responses, httpMetrics,
+        sharedLoops != null ? sharedLoops : ownLoops);
+    try {
+      server.start();
+    } catch (final RuntimeException e) {
+      LOG.warn("HTTPS listener not started: {}", rootMessage(e));
+      return;
+    }
+    httpsServer = server;
+    metricsHttps = MetricsHttpsStatus.listening(httpsEndpoint, server.port());
   }
 
   /**
@@ -291,6 +345,11 @@ public final class RelayNode implements AutoCloseable {
   private void startPubSub() {
     pubsub = PubSub.start(host, GossipsubConfig.DEFAULT, clock, new SecureRandom());
     orbitDbTopics = new OrbitDbTopics(pubsub, datastore, storageExecutor);
+    // Following a topic (also the ones resubscribed at start) and every message on it trigger a
+    // sync; the engine skips topics queued, running or in cooldown.
+    final SyncEngine engine = syncEngine;
+    orbitDbTopics.onFollow(topic -> engine.enqueue(topic, SyncTrigger.FOLLOW));
+    orbitDbTopics.onMessage(topic -> engine.enqueue(topic, SyncTrigger.MESSAGE));
     orbitDbTopics.start();
     PubSubMetrics.register(registry, pubsub, orbitDbTopics);
   }
@@ -340,6 +399,25 @@ public final class RelayNode implements AutoCloseable {
   /** The OrbitDB topic policy, once started (replication listens to it). */
   public Optional<OrbitDbTopics> orbitDbTopics() {
     return Optional.ofNullable(orbitDbTopics);
+  }
+
+  /** The sync engine, once started. */
+  public Optional<SyncEngine> syncEngine() {
+    return Optional.ofNullable(syncEngine);
+  }
+
+  /**
+   * The TLS certificate of {@code RELAY_TLS_CERT_DIR}, once started: the HTTPS listener uses it,
+   * and the WebSocket transport can take its server context from it too.
+   */
+  public synchronized Optional<CertificateStore> certificates() {
+    return Optional.ofNullable(certificates);
+  }
+
+  /** The bound HTTPS port; empty while the HTTPS listener is not running. */
+  public synchronized OptionalInt httpsPort() {
+    final int port = httpsServer == null ? -1 : httpsServer.port();
+    return port < 0 ? OptionalInt.empty() : OptionalInt.of(port);
   }
 
   /** The libp2p host, once started. */
@@ -461,6 +539,17 @@ public final class RelayNode implements AutoCloseable {
     if (httpServer != null) {
       httpServer.close();
       httpServer = null;
+    }
+    if (httpsServer != null) {
+      httpsServer.close();
+      httpsServer = null;
+    }
+    if (certificates != null) {
+      certificates.close();
+    }
+    if (syncEngine != null) {
+      // Before the host and the stores: running syncs may use both until they end.
+      syncEngine.close();
     }
     if (pubsub != null) {
       pubsub.close();

@@ -255,7 +255,7 @@ class RelayNodeIT {
 
   @Test
   void unknownPath_shouldAnswer404WithPlainTextNotFound() throws Exception {
-    final HttpResponse<String> response = get(start(), "/pinning/stats");
+    final HttpResponse<String> response = get(start(), "/pinning/unknown");
     assertThat(response.statusCode()).isEqualTo(404);
     assertThat(response.body()).isEqualTo("Not found");
     assertThat(response.headers().firstValue("content-type"))

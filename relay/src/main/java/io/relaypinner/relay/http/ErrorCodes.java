@@ -29,5 +29,20 @@ public final class ErrorCodes {
   /** 416 (ours): a {@code Range} outside the content. */
   public static final String RANGE_NOT_SATISFIABLE = "range_not_satisfiable";
 
+  /** 400: {@code POST /pinning/sync} body that is not a JSON object. */
+  public static final String INVALID_JSON = "invalid_json";
+  /** 400: {@code POST /pinning/sync} without an address in body or query. */
+  public static final String MISSING_DB_ADDRESS = "missing_db_address";
+  /** 400: an address that is not {@code /orbitdb/<valid CID>}. */
+  public static final String INVALID_ADDRESS = "invalid_address";
+  /** 401: {@code RELAY_API_TOKEN} is set and the bearer token is missing or wrong. */
+  public static final String UNAUTHORIZED = "unauthorized";
+  /** 404: {@code GET /pinning/databases?address=…} for an address never synced. */
+  public static final String DATABASE_NOT_FOUND = "database_not_found";
+  /** 500: the sync failed. */
+  public static final String SYNC_FAILED = "sync_failed";
+  /** 504: the sync did not finish within {@code RELAY_PINNING_SYNC_TIMEOUT_MS}; it keeps going. */
+  public static final String SYNC_TIMEOUT = "sync_timeout";
+
   private ErrorCodes() {}
 }

@@ -20,6 +20,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.ssl.NotSslRecordException;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.stream.ChunkedNioFile;
 import io.netty.handler.stream.ChunkedWriteHandler;
@@ -32,6 +33,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -139,8 +141,13 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
 
   @Override
   public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause) {
-    if (cause instanceof IOException) {
-      // Resets and broken pipes are the network's or the client's doing: no stack trace.
+    final boolean tls = isTlsFailure(cause);
+    if (tls) {
+      metrics.error(HttpMetrics.REASON_BAD_TLS);
+    }
+    if (cause instanceof IOException || tls) {
+      // Resets, broken pipes and bad TLS (plain HTTP on the HTTPS port, failed handshakes) are
+      // the network's or the client's doing: no stack trace.
       LOG.debug("HTTP connection from {} failed: {}", ctx.channel().remoteAddress(),
           cause.toString());
     } else {
@@ -148,6 +155,18 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
     }
     closing = true;
     ctx.close();
+  }
+
+  private static boolean isTlsFailure(final Throwable error) {
+    for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+      if (cause instanceof NotSslRecordException || cause instanceof SSLException) {
+        return true;
+      }
+      if (cause.getCause() == cause) {
+        break;
+      }
+    }
+    return false;
   }
 
   private void dispatch(final ChannelHandlerContext ctx, final Object msg) {

@@ -30,6 +30,8 @@ public final class HttpMetrics {
   public static final String ROUTE_UNMATCHED = "unmatched";
   public static final String ROUTE_REJECTED = "rejected";
   public static final String REASON_NOT_FOUND = "not_found";
+  /** A TLS connection that failed before HTTP (not TLS, handshake failure or timeout). */
+  public static final String REASON_BAD_TLS = "bad_tls";
 
   private static final List<HttpMethod> METHODS = List.of(HttpMethod.GET, HttpMethod.HEAD,
       HttpMethod.POST, HttpMethod.OPTIONS, HttpMethod.PUT, HttpMethod.DELETE, HttpMethod.PATCH);

@@ -9,6 +9,7 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.ImmediateEventExecutor;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.relaypinner.relay.config.CorsConfig;
@@ -19,14 +20,19 @@ import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The plain HTTP listener of spec 1 (the "metrics server") on Netty: binds
  * {@code METRICS_HOST:METRICS_PORT} on the given event loops and serves the {@link Router}'s
- * routes through the pipeline of {@link HttpServerInitializer}. It does not own the loops.
+ * routes through the pipeline of {@link HttpServerInitializer}; or, made by {@link #https}, the
+ * same routes over TLS on {@code METRICS_HTTPS_PORT}. It does not own the loops. Applications
+ * that embed the relay's routes in their own server use {@link RelayHttpHandlers} instead.
  */
 public final class RelayHttpServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RelayHttpServer.class);
@@ -35,6 +41,8 @@ public final class RelayHttpServer implements AutoCloseable {
 
   private final HttpConfig config;
   private final EventLoops loops;
+  private final int port;
+  private final String scheme;
   private final ChannelInitializer<Channel> initializer;
   private final ChannelInitializer<Channel> warmUpInitializer;
   private final ChannelGroup channels =
@@ -43,14 +51,32 @@ public final class RelayHttpServer implements AutoCloseable {
 
   public RelayHttpServer(final HttpConfig config, final CorsConfig cors, final Router router,
       final HttpResponses responses, final HttpMetrics metrics, final EventLoops loops) {
+    this(config, config.port(), null, cors, router, responses, metrics, loops);
+  }
+
+  /**
+   * The same routes over HTTPS on {@code METRICS_HOST:port} (spec 1, 2.2): each connection uses
+   * the TLS context current when it is accepted, and is closed when there is none.
+   */
+  public static RelayHttpServer https(final HttpConfig config, final int port,
+      final Supplier<Optional<SslContext>> tls, final CorsConfig cors, final Router router,
+      final HttpResponses responses, final HttpMetrics metrics, final EventLoops loops) {
+    return new RelayHttpServer(config, port, Objects.requireNonNull(tls, "tls"), cors, router,
+        responses, metrics, loops);
+  }
+
+  private RelayHttpServer(final HttpConfig config, final int port,
+      final Supplier<Optional<SslContext>> tls, final CorsConfig cors, final Router router,
+      final HttpResponses responses, final HttpMetrics metrics, final EventLoops loops) {
     this.config = Objects.requireNonNull(config, "config");
     this.loops = Objects.requireNonNull(loops, "loops");
-    final CorsPolicy corsPolicy = new CorsPolicy(cors);
-    this.initializer = new HttpServerInitializer(config, corsPolicy,
-        Objects.requireNonNull(router, "router"), Objects.requireNonNull(responses, "responses"),
-        Objects.requireNonNull(metrics, "metrics"));
+    this.port = port;
+    this.scheme = tls == null ? "http" : "https";
+    final ChannelInitializer<Channel> http = RelayHttpHandlers.initializer(
+        router, config, cors, responses, metrics);
+    this.initializer = tls == null ? http : RelayHttpHandlers.tlsInitializer(tls, http);
     // Same pipeline, but its requests are not counted in the node's metrics.
-    this.warmUpInitializer = new HttpServerInitializer(config, corsPolicy, router, responses,
+    this.warmUpInitializer = RelayHttpHandlers.initializer(router, config, cors, responses,
         new HttpMetrics(new PrometheusRegistry()));
   }
 
@@ -99,7 +125,7 @@ public final class RelayHttpServer implements AutoCloseable {
             channel.pipeline().addLast(initializer);
           }
         });
-    final ChannelFuture bind = bootstrap.bind(config.host(), config.port());
+    final ChannelFuture bind = bootstrap.bind(config.host(), port);
     try {
       bind.sync();
     } catch (final InterruptedException e) {
@@ -109,15 +135,16 @@ public final class RelayHttpServer implements AutoCloseable {
     } catch (final Exception e) {
       // Netty rethrows the bind failure (a checked IOException) undeclared.
       final BindException bindException = new BindException(
-          "cannot bind the HTTP listener to " + config.host() + ":" + config.port() + ": "
+          "cannot bind the " + scheme.toUpperCase(Locale.ROOT) + " listener to " + config.host()
+              + ":" + port + ": "
               + e.getMessage());
       bindException.initCause(e);
       throw new UncheckedIOException(bindException);
     }
     serverChannel = bind.channel();
     final InetSocketAddress address = (InetSocketAddress) serverChannel.localAddress();
-    LOG.info("HTTP listener started on http://{}:{} ({})", hostForUrl(config.host()),
-        address.getPort(), loops.transport());
+    LOG.info("{} listener started on {}://{}:{} ({})", scheme.toUpperCase(Locale.ROOT), scheme,
+        hostForUrl(config.host()), address.getPort(), loops.transport());
     return address;
   }
 
@@ -134,13 +161,13 @@ public final class RelayHttpServer implements AutoCloseable {
     if (channel == null) {
       return;
     }
-    final int port = port();
+    final int boundPort = port();
     serverChannel = null;
     final long deadline = System.nanoTime() + CLOSE_TIMEOUT.toNanos();
     channel.close().awaitUninterruptibly(CLOSE_TIMEOUT.toMillis());
     channels.close().awaitUninterruptibly(
         Math.max(0, (deadline - System.nanoTime()) / 1_000_000));
-    LOG.info("HTTP listener stopped on port {}", port);
+    LOG.info("{} listener stopped on port {}", scheme.toUpperCase(Locale.ROOT), boundPort);
   }
 
   private static String hostForUrl(final String host) {

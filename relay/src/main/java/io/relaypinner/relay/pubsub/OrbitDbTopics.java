@@ -39,6 +39,7 @@ public final class OrbitDbTopics {
   private final Executor storage;
   private final Set<String> followed = ConcurrentHashMap.newKeySet();
   private final List<Consumer<String>> listeners = new CopyOnWriteArrayList<>();
+  private final List<Consumer<String>> messageListeners = new CopyOnWriteArrayList<>();
   private final AtomicLong ignored = new AtomicLong();
 
   /**
@@ -56,6 +57,7 @@ public final class OrbitDbTopics {
       follow(entry.key().substring(KEY_PREFIX.length()), false);
     }
     pubsub.addSubscriptionListener(this::onSubscriptionChange);
+    pubsub.addMessageHandler(message -> messageArrived(message.topic()));
     if (!followed.isEmpty()) {
       LOG.info("following {} OrbitDB database topics from the datastore", followed.size());
     }
@@ -64,6 +66,27 @@ public final class OrbitDbTopics {
   /** Called with each topic when the relay starts following it (on a pubsub event loop). */
   public void onFollow(final Consumer<String> listener) {
     listeners.add(listener);
+  }
+
+  /**
+   * Called with the topic of each message that arrives on a followed database topic (on a pubsub
+   * event loop: answer at once). OrbitDB publishes one per write, so this is the sync trigger.
+   */
+  public void onMessage(final Consumer<String> listener) {
+    messageListeners.add(listener);
+  }
+
+  private void messageArrived(final String topic) {
+    if (!followed.contains(topic)) {
+      return;
+    }
+    for (final Consumer<String> listener : messageListeners) {
+      try {
+        listener.accept(topic);
+      } catch (final RuntimeException e) {
+        LOG.warn("topic message listener failed for {}", topic, e);
+      }
+    }
   }
 
   /** The topics followed now. */
@@ -90,8 +113,8 @@ public final class OrbitDbTopics {
     follow(topic, true);
   }
 
-  /** {@code /orbitdb/<CID>} with nothing after the CID. */
-  static boolean isDatabaseAddress(final String topic) {
+  /** {@code /orbitdb/<CID>} with nothing after the CID: the only topics followed and synced. */
+  public static boolean isDatabaseAddress(final String topic) {
     if (!topic.startsWith(PREFIX)) {
       return false;
     }

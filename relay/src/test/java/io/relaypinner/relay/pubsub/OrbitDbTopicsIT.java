@@ -12,6 +12,7 @@ import io.relaypinner.libp2p.netty.EventLoops;
 import io.relaypinner.libp2p.pubsub.GossipsubConfig;
 import io.relaypinner.libp2p.pubsub.PubSub;
 import io.relaypinner.multiformats.Multiaddr;
+import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
@@ -93,6 +94,29 @@ class OrbitDbTopicsIT {
     assertThat(again.followed()).containsExactly(DATABASE);
     assertThat(reportedAgain).containsExactly(DATABASE);
     await().atMost(Duration.ofSeconds(5)).until(() -> restarted.topics().contains(DATABASE));
+  }
+
+  @Test
+  void onMessage_shouldReportTopic_whenMessageArrivesOnFollowedDatabase() throws Exception {
+    final Host relayHost = host(true);
+    final PubSub relayPubSub = pubsub(relayHost);
+    final OrbitDbTopics topics = new OrbitDbTopics(relayPubSub, new MemoryDatastore(), storage);
+    final List<String> messages = new CopyOnWriteArrayList<>();
+    topics.onMessage(messages::add);
+    topics.start();
+    final Host peer = host(false);
+    final PubSub peerPubSub = pubsub(peer);
+    peer.dial(relayHost.listenAddresses().get(0).withPeerId(relayHost.peerId()))
+        .get(10, TimeUnit.SECONDS);
+    peerPubSub.subscribe(DATABASE).get(5, TimeUnit.SECONDS);
+    await().atMost(Duration.ofSeconds(10)).until(() -> relayPubSub.topics().contains(DATABASE));
+
+    // Until the mesh forms, a publish may reach nobody: publish again until one arrives.
+    await().atMost(Duration.ofSeconds(20)).until(() -> {
+      peerPubSub.publish(DATABASE, "head".getBytes(StandardCharsets.UTF_8));
+      return !messages.isEmpty();
+    });
+    assertThat(messages).containsOnly(DATABASE);
   }
 
   @Test

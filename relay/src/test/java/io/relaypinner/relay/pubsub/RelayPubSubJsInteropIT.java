@@ -13,6 +13,7 @@ import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.relay.RelayNode;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.identity.NodeIdentity;
+import io.relaypinner.relay.sync.SyncEngine;
 import io.relaypinner.testkit.JsPeer;
 import io.relaypinner.testkit.NodeJs;
 import java.nio.file.Path;
@@ -30,7 +31,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The relay node's own topic policy between real JS peers (interop/js/common/pubsub-peer.mjs):
  * two js-libp2p peers connected only to the relay, on an {@code /orbitdb/<cid>} topic nobody
  * subscribed on the relay by hand. Every message of the writer reaches the reader exactly once,
- * through the relay's mesh.
+ * through the relay's mesh. The subscription and the messages trigger syncs of the database.
  */
 class RelayPubSubJsInteropIT {
   private static final Duration LINE = Duration.ofSeconds(60);
@@ -95,5 +96,10 @@ class RelayPubSubJsInteropIT {
         .until(() -> pubsub.counters().getOrDefault("message-forwarded", 0L) >= 20);
     assertThat(pubsub.counters().keySet()).noneMatch(k -> k.startsWith("drop-invalid"));
     assertThat(Multiaddr.parse(relay).peerId()).contains(identity.peerId());
+    // Following the topic synced the database once, and the writer's messages triggered more.
+    final SyncEngine engine = node.syncEngine().orElseThrow();
+    await().atMost(Duration.ofSeconds(10))
+        .until(() -> engine.stats().syncOperations() >= 2);
+    assertThat(engine.history().get(topic)).isPresent();
   }
 }

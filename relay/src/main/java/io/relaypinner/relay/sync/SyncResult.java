@@ -1,0 +1,45 @@
+package io.relaypinner.relay.sync;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * What one sync of one database found, filled by a {@link DatabaseSyncer}. The fields of spec 2.6
+ * ({@code receivedUpdate}, {@code fallbackScanUsed}, {@code extractedMediaCids}) go to the
+ * {@code POST /pinning/sync} answer; the others feed the statistics of spec 2.4 and the logs.
+ *
+ * @param dbAddress the database address that was synced, {@code /orbitdb/<manifest CID>}
+ * @param entries log entries the relay holds for this database after the sync
+ * @param newEntries entries fetched and verified by this sync (0 when it was up to date)
+ * @param heads heads of the log after the sync
+ * @param receivedUpdate at least one database update event arrived during the sync window
+ * @param fallbackScanUsed media CIDs were taken from a full scan because no update arrived in time
+ * @param extractedMediaCids media CIDs found in the entries this sync looked at, as text
+ * @param pinnedMediaCids media CIDs newly pinned by this sync (added to {@code totalPinned} and
+ *     {@code pinnedMediaCids} of spec 2.4); pins that finish later are reported through
+ *     {@link SyncEngine#mediaPinned}
+ */
+public record SyncResult(
+    String dbAddress,
+    long entries,
+    long newEntries,
+    int heads,
+    boolean receivedUpdate,
+    boolean fallbackScanUsed,
+    List<String> extractedMediaCids,
+    List<String> pinnedMediaCids) {
+
+  public SyncResult {
+    Objects.requireNonNull(dbAddress, "dbAddress");
+    if (entries < 0 || newEntries < 0 || heads < 0) {
+      throw new IllegalArgumentException("negative count in sync result of " + dbAddress);
+    }
+    extractedMediaCids = List.copyOf(extractedMediaCids);
+    pinnedMediaCids = List.copyOf(pinnedMediaCids);
+  }
+
+  /** A sync that found nothing: no entries, no update, no media. */
+  public static SyncResult empty(final String dbAddress) {
+    return new SyncResult(dbAddress, 0, 0, 0, false, false, List.of(), List.of());
+  }
+}

@@ -1,0 +1,11 @@
+package io.relaypinner.relay.sync;
+
+/** Why a sync of a database started (spec 6: a topic message, or {@code POST /pinning/sync}). */
+public enum SyncTrigger {
+  /** The relay started following the database's topic (a peer subscribed, or a restart). */
+  FOLLOW,
+  /** A message arrived on the database's topic. */
+  MESSAGE,
+  /** {@code POST /pinning/sync}: always runs, cooldown or not. */
+  HTTP
+}

@@ -1,0 +1,350 @@
+package io.relaypinner.relay.sync;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot;
+import io.prometheus.metrics.model.snapshots.MetricSnapshot;
+import io.relaypinner.ipfs.datastore.MemoryDatastore;
+import io.relaypinner.ipfs.datastore.MvStoreDatastore;
+import io.relaypinner.multiformats.Cid;
+import io.relaypinner.multiformats.Multicodec;
+import io.relaypinner.multiformats.Multihash;
+import io.relaypinner.relay.config.SyncConfig;
+import io.relaypinner.relay.testing.MutableClock;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The sync engine's scheduling with a controlled clock, timer and syncer: no sleeps. */
+class SyncEngineTest {
+  private static final Duration TIMEOUT = Duration.ofSeconds(30);
+  private static final Duration COOLDOWN = Duration.ofSeconds(60);
+  private static final Instant START = Instant.parse("2026-11-22T10:00:00Z");
+  private static final String A = address("a");
+  private static final String B = address("b");
+  private static final String C = address("c");
+
+  private final MutableClock clock = new MutableClock(START);
+  private final ManualTimer timer = new ManualTimer(clock);
+  private final ControlledSyncer syncer = new ControlledSyncer();
+  private final PrometheusRegistry registry = new PrometheusRegistry();
+  private final List<AutoCloseable> toClose = new ArrayList<>();
+
+  @TempDir
+  Path tempDir;
+
+  @AfterEach
+  void tearDown() throws Exception {
+    for (final String address : List.of(A, B, C)) {
+      syncer.release(address);
+    }
+    for (int i = toClose.size() - 1; i >= 0; i--) {
+      toClose.get(i).close();
+    }
+  }
+
+  static String address(final String seed) {
+    return "/orbitdb/" + Cid.v1(Multicodec.DAG_CBOR,
+        Multihash.sha2_256(seed.getBytes(StandardCharsets.UTF_8)));
+  }
+
+  private SyncEngine engine(final int slots, final DatabaseSyncer databaseSyncer,
+      final SyncHistory history) {
+    final SyncEngine engine = new SyncEngine(
+        new SyncConfig(TIMEOUT, COOLDOWN, slots, SyncConfig.DEFAULT_MEDIA_CID_FIELDS),
+        databaseSyncer, history, registry, clock, timer);
+    toClose.add(engine);
+    return engine;
+  }
+
+  private SyncEngine engine(final int slots) {
+    return engine(slots, syncer, new SyncHistory(new MemoryDatastore(), 100));
+  }
+
+  private static SyncOutcome outcome(final CompletableFuture<SyncOutcome> future)
+      throws Exception {
+    return future.get(10, TimeUnit.SECONDS);
+  }
+
+  private double counter(final String name) {
+    for (final MetricSnapshot snapshot : registry.scrape()) {
+      if (snapshot.getMetadata().getPrometheusName().equals(name)) {
+        return ((CounterSnapshot) snapshot).getDataPoints().get(0).getValue();
+      }
+    }
+    throw new AssertionError("no metric " + name);
+  }
+
+  @Test
+  void enqueue_shouldWaitForASlot_whenTwoSlotsAreBusy() {
+    final SyncEngine engine = engine(2);
+
+    assertThat(engine.enqueue(A, SyncTrigger.FOLLOW)).isTrue();
+    clock.advance(Duration.ofSeconds(5));
+    assertThat(engine.enqueue(B, SyncTrigger.MESSAGE)).isTrue();
+    assertThat(engine.enqueue(C, SyncTrigger.MESSAGE)).isTrue();
+    await().atMost(Duration.ofSeconds(10))
+        .until(() -> syncer.isRunning(A) && syncer.isRunning(B));
+
+    clock.advance(Duration.ofSeconds(1));
+    final SyncQueueStats queue = engine.stats().syncQueue();
+    assertThat(queue.active()).isEqualTo(2);
+    assertThat(queue.waiting()).isEqualTo(1);
+    assertThat(queue.queuedTopics()).isEqualTo(3);
+    assertThat(queue.activeTopics()).containsExactly(
+        new SyncQueueStats.ActiveTopic(A, 6_000), new SyncQueueStats.ActiveTopic(B, 1_000));
+    assertThat(syncer.calls(C)).isZero();
+
+    syncer.release(A);
+    await().atMost(Duration.ofSeconds(10)).until(() -> syncer.isRunning(C));
+    assertThat(engine.stats().syncQueue().waiting()).isZero();
+    assertThat(engine.history().get(A)).isPresent();
+  }
+
+  @Test
+  void requestSync_shouldRunOnceAndAnswerCoalesced_whenSameAddressIsRequestedTwice()
+      throws Exception {
+    final SyncEngine engine = engine(2);
+
+    final CompletableFuture<SyncOutcome> first = engine.requestSync(A);
+    final CompletableFuture<SyncOutcome> second = engine.requestSync(A);
+    assertThat(engine.enqueue(A, SyncTrigger.FOLLOW)).isFalse();
+    await().atMost(Duration.ofSeconds(10)).until(() -> syncer.isRunning(A));
+    assertThat(engine.stats().syncQueue().queuedTopics()).isEqualTo(1);
+    syncer.release(A);
+
+    final SyncOutcome one = outcome(first);
+    final SyncOutcome two = outcome(second);
+    assertThat(one).isInstanceOf(SyncOutcome.Completed.class);
+    assertThat(one.coalesced()).isFalse();
+    assertThat(two).isInstanceOf(SyncOutcome.Completed.class);
+    assertThat(two.coalesced()).isTrue();
+    assertThat(((SyncOutcome.Completed) two).result())
+        .isEqualTo(((SyncOutcome.Completed) one).result());
+    assertThat(syncer.calls(A)).isEqualTo(1);
+    final SyncStats stats = engine.stats();
+    assertThat(stats.syncOperations()).isEqualTo(1);
+    assertThat(stats.totalPinned()).isEqualTo(1);
+    assertThat(stats.pinnedMediaCids()).containsExactly("bafkmedia-1");
+  }
+
+  @Test
+  void requestSync_shouldTimeOutReclaimSlotAndCoolDown_whenSyncOutlivesTheTimeout()
+      throws Exception {
+    final SyncEngine engine = engine(1);
+    final CompletableFuture<SyncOutcome> first = engine.requestSync(A);
+    await().atMost(Duration.ofSeconds(10)).until(() -> syncer.isRunning(A));
+    assertThat(engine.enqueue(B, SyncTrigger.MESSAGE)).isTrue();
+    assertThat(engine.stats().syncQueue().waiting()).isEqualTo(1);
+
+    timer.advance(TIMEOUT);
+
+    final SyncOutcome timedOut = outcome(first);
+    assertThat(timedOut).isEqualTo(new SyncOutcome.TimedOut(TIMEOUT.toMillis(), false));
+    // The slot went to B while A still runs in the background.
+    await().atMost(Duration.ofSeconds(10)).until(() -> syncer.isRunning(B));
+    assertThat(syncer.isRunning(A)).isTrue();
+    SyncQueueStats queue = engine.stats().syncQueue();
+    assertThat(queue.timedOutSyncs()).isEqualTo(1);
+    assertThat(queue.cooldownTopics()).isEqualTo(1);
+    assertThat(queue.active()).isEqualTo(1);
+    assertThat(queue.activeTopics()).extracting(SyncQueueStats.ActiveTopic::topic)
+        .containsExactly(B);
+    assertThat(queue.queuedTopics()).isEqualTo(2);
+    assertThat(counter("orbitdb_sync_timed_out")).isEqualTo(1.0);
+
+    // A retry coalesces onto the sync that still runs, and gets its result.
+    final CompletableFuture<SyncOutcome> retry = engine.requestSync(A);
+    syncer.release(A);
+    final SyncOutcome late = outcome(retry);
+    assertThat(late).isInstanceOf(SyncOutcome.Completed.class);
+    assertThat(late.coalesced()).isTrue();
+    assertThat(syncer.calls(A)).isEqualTo(1);
+    assertThat(engine.history().get(A)).isPresent();
+    queue = engine.stats().syncQueue();
+    assertThat(queue.queuedTopics()).isEqualTo(1);
+    assertThat(queue.cooldownTopics()).isEqualTo(1);
+  }
+
+  @Test
+  void timeout_shouldKeepSlot_whenTooManyLateSyncsRunDetached() {
+    final SyncEngine engine = engine(1);
+    final String d = address("d");
+    assertThat(engine.maxDetached()).isEqualTo(2);
+    for (final String address : List.of(A, B, C)) {
+      engine.enqueue(address, SyncTrigger.FOLLOW);
+    }
+    engine.enqueue(d, SyncTrigger.FOLLOW);
+    for (final String address : List.of(A, B, C)) {
+      await().atMost(Duration.ofSeconds(10)).until(() -> syncer.isRunning(address));
+      timer.advance(TIMEOUT);
+    }
+
+    final SyncQueueStats queue = engine.stats().syncQueue();
+    assertThat(queue.timedOutSyncs()).isEqualTo(3);
+    // A and B run detached; C keeps its slot, so D still waits.
+    assertThat(queue.activeTopics()).extracting(SyncQueueStats.ActiveTopic::topic)
+        .containsExactly(C);
+    assertThat(queue.waiting()).isEqualTo(1);
+    assertThat(queue.queuedTopics()).isEqualTo(4);
+    assertThat(syncer.calls(d)).isZero();
+
+    syncer.release(A);
+    syncer.release(d);
+    await().atMost(Duration.ofSeconds(10)).until(() -> engine.history().get(A).isPresent());
+    // A's end frees a detached place, not a slot: D waits for C.
+    assertThat(engine.stats().syncQueue().waiting()).isEqualTo(1);
+    syncer.release(C);
+    await().atMost(Duration.ofSeconds(10)).until(() -> engine.history().get(d).isPresent());
+  }
+
+  @Test
+  void history_shouldSkipUnreadableEntries_whenLoading() {
+    final MemoryDatastore datastore = new MemoryDatastore();
+    datastore.put(SyncHistory.KEY_PREFIX + A.substring(9),
+        "2026-11-22T09:00:00Z".getBytes(StandardCharsets.UTF_8));
+    datastore.put(SyncHistory.KEY_PREFIX + "not-a-cid",
+        "2026-11-22T09:00:00Z".getBytes(StandardCharsets.UTF_8));
+    datastore.put(SyncHistory.KEY_PREFIX + B.substring(9),
+        "yesterday".getBytes(StandardCharsets.UTF_8));
+
+    final SyncHistory history = new SyncHistory(datastore, 10);
+    history.load();
+
+    assertThat(history.all()).containsExactly(
+        new SyncHistory.Entry(A, Instant.parse("2026-11-22T09:00:00Z")));
+  }
+
+  @Test
+  void enqueue_shouldSkipTopic_whenInCooldownAfterFailure() throws Exception {
+    final SyncEngine engine = engine(2);
+    syncer.fail(A);
+    syncer.release(A);
+
+    final SyncOutcome failed = outcome(engine.requestSync(A));
+
+    assertThat(failed).isEqualTo(new SyncOutcome.Failed("cannot open " + A, false));
+    assertThat(engine.stats().failedSyncs()).isEqualTo(1);
+    assertThat(engine.stats().syncQueue().cooldownTopics()).isEqualTo(1);
+    assertThat(engine.enqueue(A, SyncTrigger.MESSAGE)).isFalse();
+    assertThat(engine.skippedInCooldown()).isEqualTo(1);
+    assertThat(syncer.calls(A)).isEqualTo(1);
+    assertThat(engine.history().get(A)).isEmpty();
+
+    // An explicit request runs anyway.
+    assertThat(outcome(engine.requestSync(A))).isInstanceOf(SyncOutcome.Failed.class);
+    assertThat(syncer.calls(A)).isEqualTo(2);
+
+    // After the cooldown, topic triggers run again.
+    clock.advance(COOLDOWN);
+    assertThat(engine.stats().syncQueue().cooldownTopics()).isZero();
+    assertThat(engine.enqueue(A, SyncTrigger.MESSAGE)).isTrue();
+    await().atMost(Duration.ofSeconds(10)).until(() -> syncer.calls(A) == 3);
+  }
+
+  @Test
+  void enqueue_shouldSyncOnceMore_whenMessagesArriveDuringSync() throws Exception {
+    final SyncEngine engine = engine(2);
+    assertThat(engine.enqueue(A, SyncTrigger.FOLLOW)).isTrue();
+    await().atMost(Duration.ofSeconds(10)).until(() -> syncer.isRunning(A));
+
+    assertThat(engine.enqueue(A, SyncTrigger.MESSAGE)).isFalse();
+    assertThat(engine.enqueue(A, SyncTrigger.MESSAGE)).isFalse();
+    syncer.release(A);
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> syncer.calls(A) == 2
+        && engine.stats().syncQueue().queuedTopics() == 0);
+    assertThat(engine.stats().syncOperations()).isEqualTo(2);
+  }
+
+  @Test
+  void enqueue_shouldNotSyncAgain_whenNoMessageArrivedDuringSync() throws Exception {
+    final SyncEngine engine = engine(2);
+    syncer.release(A);
+    assertThat(outcome(engine.requestSync(A))).isInstanceOf(SyncOutcome.Completed.class);
+    assertThat(engine.enqueue(B, SyncTrigger.FOLLOW)).isTrue();
+    syncer.release(B);
+    await().atMost(Duration.ofSeconds(10))
+        .until(() -> engine.stats().syncQueue().queuedTopics() == 0);
+
+    assertThat(syncer.calls(A)).isEqualTo(1);
+    assertThat(syncer.calls(B)).isEqualTo(1);
+  }
+
+  @Test
+  void history_shouldSurviveRestart_whenStoredInMvStore() throws Exception {
+    final Path file = tempDir.resolve("datastore.mv");
+    try (MvStoreDatastore datastore = new MvStoreDatastore(file)) {
+      final SyncHistory history = new SyncHistory(datastore, 100);
+      history.load();
+      final SyncEngine engine = engine(2, new InterimDatabaseSyncer(), history);
+      final SyncOutcome outcome = outcome(engine.requestSync(A));
+      assertThat(outcome).isEqualTo(new SyncOutcome.Completed(SyncResult.empty(A), false));
+      engine.close();
+    }
+
+    try (MvStoreDatastore datastore = new MvStoreDatastore(file)) {
+      final SyncHistory history = new SyncHistory(datastore, 100);
+      history.load();
+      assertThat(history.all()).containsExactly(new SyncHistory.Entry(A, START));
+    }
+  }
+
+  @Test
+  void history_shouldForgetOldestEntry_whenOverItsBound() {
+    final MemoryDatastore datastore = new MemoryDatastore();
+    final SyncHistory history = new SyncHistory(datastore, 2);
+    history.record(A, START);
+    history.record(B, START.plusSeconds(1));
+    history.record(C, START.plusSeconds(2));
+
+    assertThat(history.all()).extracting(SyncHistory.Entry::address).containsExactly(C, B);
+    assertThat(datastore.scan(SyncHistory.KEY_PREFIX)).hasSize(2);
+  }
+
+  @Test
+  void close_shouldLetRunningSyncFinishAndDropQueued_whenWithinGrace() throws Exception {
+    final SyncEngine engine = engine(1);
+    engine.enqueue(A, SyncTrigger.FOLLOW);
+    await().atMost(Duration.ofSeconds(10)).until(() -> syncer.isRunning(A));
+    final CompletableFuture<SyncOutcome> queued = engine.requestSync(B);
+
+    final CompletableFuture<Void> closed =
+        CompletableFuture.runAsync(() -> engine.close(Duration.ofSeconds(30)));
+    // The queued request is dropped at once, then the running sync may finish.
+    assertThat(outcome(queued)).isEqualTo(
+        new SyncOutcome.Failed("the relay is shutting down", false));
+    assertThat(engine.enqueue(C, SyncTrigger.MESSAGE)).isFalse();
+    syncer.release(A);
+    closed.get(10, TimeUnit.SECONDS);
+
+    assertThat(engine.history().get(A)).isPresent();
+    assertThat(syncer.calls(B)).isZero();
+    assertThat(outcome(engine.requestSync(C))).isInstanceOf(SyncOutcome.Failed.class);
+  }
+
+  @Test
+  void close_shouldInterruptSyncAndRecordNothing_whenGraceRunsOut() throws Exception {
+    final SyncEngine engine = engine(1);
+    final CompletableFuture<SyncOutcome> running = engine.requestSync(A);
+    await().atMost(Duration.ofSeconds(10)).until(() -> syncer.isRunning(A));
+
+    engine.close(Duration.ofMillis(1));
+
+    assertThat(syncer.wasInterrupted(A)).isTrue();
+    assertThat(outcome(running)).isInstanceOf(SyncOutcome.Failed.class);
+    assertThat(engine.history().get(A)).isEmpty();
+    assertThat(engine.stats().failedSyncs()).isZero();
+    assertThat(engine.stats().syncQueue().queuedTopics()).isZero();
+  }
+}
