@@ -287,6 +287,27 @@ class DeployLocalIT {
     assertThat(local.list()).isEmpty();
   }
 
+  @Test
+  void deploy_shouldFailActionably_whenDerivedPublisherKeyIgnoredByGuest() {
+    final FaultyHostProvider provider = new FaultyHostProvider(local, List.of());
+    final DeployController controller = controller(provider, fast().handoff(HandoffMode.PUSH)
+        .derivePublisherKey(true).maxCandidates(1).build());
+
+    // This project's guest keeps its own publisher key: the authorization for the derived
+    // address would never verify, so the attempt fails and says what to do.
+    assertThatThrownBy(() -> controller.deploy(ImageManifest.BUILT_IN, recordsUrl,
+        SshKeys.throwawayKey()))
+        .isInstanceOfSatisfying(DeployFailedException.class, e -> {
+          assertThat(e.attempts()).singleElement().satisfies(a -> {
+            assertThat(a.stage()).isEqualTo("configuring");
+            assertThat(a.reason().orElseThrow()).contains("drop --derive-publisher-key");
+          });
+          assertThat(e.result().warnings()).anySatisfy(w ->
+              assertThat(w).contains("publisher private key was sent in plain HTTP"));
+          assertFailedAttemptsCleanedUp(e.attempts());
+        });
+  }
+
   /** Erased, nothing left in the store: no entry, no message of the deployer for it. */
   private void assertFailedAttemptsCleanedUp(final List<AttemptResult> attempts) {
     for (final AttemptResult attempt : attempts) {

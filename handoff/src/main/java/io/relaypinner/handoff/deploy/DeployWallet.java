@@ -13,7 +13,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.security.InvalidKeyException;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
-import java.util.HexFormat;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -124,9 +123,5 @@ public final class DeployWallet {
     } catch (final NoSuchAlgorithmException | InvalidKeyException e) {
       throw new IllegalStateException("the JDK has no HmacSHA256", e);
     }
-  }
-
-  static String hex(final byte[] bytes) {
-    return HexFormat.of().formatHex(bytes);
   }
 }
