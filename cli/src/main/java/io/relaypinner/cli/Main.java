@@ -24,7 +24,7 @@ import picocli.CommandLine.Command;
         "With no command, runs the relay (same as 'relay-pinner run'). Settings come from "
             + "environment variables; see docs/configuration.md."},
     subcommands = {RunCommand.class, GuestCommand.class, RecordsCommand.class,
-        CommandLine.HelpCommand.class},
+        DeployCommand.class, CommandLine.HelpCommand.class},
     footer = {
         "",
         "Exit codes: 0 success, 1 runtime failure, 2 bad configuration or usage "
@@ -96,6 +96,9 @@ public final class Main implements Runnable {
       }
       if (cls == GuestCommand.SetupServerCommand.class) {
         return cls.cast(new GuestCommand.SetupServerCommand(environment));
+      }
+      if (cls == DeployCommand.class) {
+        return cls.cast(new DeployCommand(environment));
       }
       if (cls == GuestCommand.PullCommand.class) {
         return cls.cast(new GuestCommand.PullCommand(environment));

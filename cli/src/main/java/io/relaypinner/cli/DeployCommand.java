@@ -1,0 +1,440 @@
+package io.relaypinner.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import io.relaypinner.handoff.deploy.DeployConfig;
+import io.relaypinner.handoff.deploy.DeployController;
+import io.relaypinner.handoff.deploy.DeployFailedException;
+import io.relaypinner.handoff.deploy.DeployResult;
+import io.relaypinner.handoff.deploy.DeployWallet;
+import io.relaypinner.handoff.deploy.HandoffMode;
+import io.relaypinner.handoff.deploy.ImageManifest;
+import io.relaypinner.handoff.deploy.LocalHostProvider;
+import io.relaypinner.handoff.deploy.SshKeys;
+import io.relaypinner.handoff.records.MessageVerifier;
+import io.relaypinner.handoff.records.RecordStore;
+import io.relaypinner.handoff.records.client.HttpRecordStore;
+import io.relaypinner.handoff.records.service.LocalRecordStore;
+import io.relaypinner.handoff.records.service.MemoryRecordStorage;
+import io.relaypinner.handoff.records.service.RecordServer;
+import io.relaypinner.handoff.records.service.RecordServiceConfig;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** {@code relay-pinner deploy …}: the deployer side of the handoff (docs/handoff.md). */
+@Command(
+    name = "deploy",
+    mixinStandardHelpOptions = true,
+    versionProvider = Main.Version.class,
+    sortOptions = false,
+    usageHelpAutoWidth = true,
+    description = {
+        "Deploys one relay: picks at most 5 compatible hosts of the provider, creates a guest on "
+            + "one, hands it its deployment (public address, mapped ports, registration id, a "
+            + "signed owner authorization) by push or pull, checks that the relay answers with "
+            + "the PeerId the guest proved, and waits for the guest's bootstrap registration. A "
+            + "failed attempt is cleaned up (instance erased, the deployer's records removed "
+            + "and forgotten) and the next host is tried.",
+        "",
+        "With no options: the local provider (each guest is its own 'relay-pinner guest "
+            + "setup-server' process on this machine, under ./relay-deployments/<id>/, "
+            + "listening on 127.0.0.1 and free ports), a record service embedded in this "
+            + "process, the built-in manifest (profile orbitdb-relay, pull).",
+        "",
+        "Handoff: pull when the manifest declares supportsBootstrapConfigAggregate or the "
+            + "profile is uc-go-peer, push otherwise. Push: GET /health on the setup endpoint "
+            + "(hard gate), GET /metadata (PeerId, publisher address), POST /configure with the "
+            + "owner authorization. Pull: the configuration is published as the token's entry "
+            + "of the wallet's vm-bootstrap-config aggregate (the token travels in the SSH key "
+            + "comment aleph-bootstrap-config:<owner>:<token>); the guest's acknowledgement "
+            + "must be signed by the publisher key it names and prove its PeerId; then the "
+            + "owner authorization follows as a second entry. No private key crosses the setup "
+            + "endpoint or the aggregate (unless --derive-publisher-key).",
+        "",
+        "Output: progress on stderr ('deploy [ NN%%] <stage>: <detail>'); the last line of "
+            + "stdout is the JSON result {ok, handoff, deploymentId, attempts, relay: {peerId, "
+            + "httpUrl, multiaddrs}, instanceId, publisherAddress, registration, warnings} or, "
+            + "on failure, {ok: false, code, error, attempts}.",
+        ""},
+    subcommands = {DeployCommand.ListCommand.class, DeployCommand.EraseCommand.class,
+        CommandLine.HelpCommand.class},
+    footer = {"", "Local guests outlive this command: 'relay-pinner deploy list' shows them, "
+        + "'relay-pinner deploy erase ID' stops and deletes one.", "",
+        "Exit codes: 0 deployed, 1 every host failed or a runtime failure, 2 bad usage or "
+            + "configuration (including push from an --origin https://… page)."})
+final class DeployCommand implements Callable<Integer> {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  /** How long a cancelled deploy may take to erase its attempt in progress. */
+  private static final Duration CANCEL_CLEANUP = Duration.ofSeconds(40);
+
+  private final Map<String, String> environment;
+
+  @Spec
+  private CommandSpec spec;
+
+  @Option(names = "--handoff", paramLabel = "pull|push",
+      description = "Force the handoff. Default: the manifest decides (pull when it declares "
+          + "supportsBootstrapConfigAggregate or the profile is uc-go-peer). 'pull' is refused "
+          + "for an image without the guest-side fetch.")
+  private HandoffMode handoff;
+
+  @Option(names = "--provider", paramLabel = "NAME", defaultValue = "local",
+      description = "Host provider (default ${DEFAULT-VALUE}; only 'local' exists: guests are "
+          + "processes on this machine).")
+  private String provider;
+
+  @Option(names = "--origin", paramLabel = "URL",
+      description = "The origin of the page this deployer runs in, e.g. https://app.example. "
+          + "With an https origin a push is impossible (the browser blocks plain-HTTP requests "
+          + "to the guest as mixed content): a push-only image then fails at once, before any "
+          + "host is created, and a pull skips its plain-HTTP relay probe.")
+  private URI origin;
+
+  @Option(names = "--manifest", paramLabel = "FILE",
+      description = "Image manifest (JSON: profile, version, supportsBootstrapConfigAggregate, "
+          + "requiredPortForwards). Default: the built-in one (orbitdb-relay, pull).")
+  private Path manifestFile;
+
+  @Option(names = "--profile", paramLabel = "PROFILE",
+      description = "Instead of --manifest: the manifest generated for a <db>-relay profile "
+          + "(declares supportsBootstrapConfigAggregate, so pull).")
+  private String profile;
+
+  @Option(names = "--records", paramLabel = "URL",
+      description = "Record store (an Aleph API host, or 'relay-pinner records serve') for the "
+          + "configuration entry, the acknowledgement and the registration; guests use it too. "
+          + "Default: a record service embedded in this process on 127.0.0.1 and an ephemeral "
+          + "port. It stops when deploy exits, so guests' later registration refreshes fail "
+          + "until a service answers there again: give a long-running one for durable "
+          + "registrations.")
+  private URI records;
+
+  @Option(names = "--deployments-dir", paramLabel = "DIR", defaultValue = "relay-deployments",
+      description = "Local provider directory (default ./${DEFAULT-VALUE}): one subdirectory per "
+          + "guest, and wallet.key when generated.")
+  private Path deploymentsDir;
+
+  @Option(names = "--wallet-key-file", paramLabel = "FILE",
+      description = "Deploy wallet key (0x + 64 hex). Default: $" + DeployWallet.ENV
+          + ", else DIR/wallet.key (generated with mode 0600 when missing). The wallet owns "
+          + "the deployment: it signs the configuration entries and the owner authorization.")
+  private Path walletKeyFile;
+
+  @Option(names = "--ssh-key", paramLabel = "FILE",
+      description = "SSH public key (.pub) to authorize on the instance. Default: a throwaway "
+          + "Ed25519 key whose private half is discarded (no SSH access).")
+  private Path sshKeyFile;
+
+  @Option(names = "--name", paramLabel = "NAME", defaultValue = "relay-pinner",
+      description = "Instance name in the registration id relay:<profile>:<name>:<instance "
+          + "hash> (default ${DEFAULT-VALUE}).")
+  private String name;
+
+  @Option(names = "--max-candidates", paramLabel = "N", defaultValue = "5",
+      description = "Hosts tried at most, 1-5 (default ${DEFAULT-VALUE}).")
+  private int maxCandidates;
+
+  @Option(names = "--ack-timeout", paramLabel = "MS", defaultValue = "120000",
+      description = "Pull: wait for the guest's acknowledgement (default ${DEFAULT-VALUE} ms).")
+  private long ackTimeoutMs;
+
+  @Option(names = "--setup-attempts", paramLabel = "N", defaultValue = "45",
+      description = "Push: GET /health tries on the setup endpoint, with doubling backoff from "
+          + "--setup-backoff up to 8 times it (default ${DEFAULT-VALUE}).")
+  private int setupAttempts;
+
+  @Option(names = "--setup-backoff", paramLabel = "MS", defaultValue = "500",
+      description = "Push: first delay between setup health tries (default ${DEFAULT-VALUE} ms).")
+  private long setupBackoffMs;
+
+  @Option(names = "--relay-timeout", paramLabel = "MS", defaultValue = "60000",
+      description = "Wait for the relay's GET /health to answer with the guest's PeerId "
+          + "(default ${DEFAULT-VALUE} ms).")
+  private long relayTimeoutMs;
+
+  @Option(names = "--registration-timeout", paramLabel = "MS", defaultValue = "60000",
+      description = "Wait for the guest's bootstrap registration; reported, not fatal (default "
+          + "${DEFAULT-VALUE} ms).")
+  private long registrationTimeoutMs;
+
+  @Option(names = "--authorization-validity", paramLabel = "MS", defaultValue = "7776000000",
+      description = "Validity of the owner authorization (default ${DEFAULT-VALUE} ms = 90 "
+          + "days); after it the guest registers wallet-signed until re-authorized.")
+  private long authorizationValidityMs;
+
+  @Option(names = "--derive-publisher-key",
+      description = "Push only, discouraged: derive the guest's publisher key from the wallet "
+          + "(HMAC-SHA256 over 'le-space/bootstrap-publisher/v1:<profile>') and send it in "
+          + "POST /configure, for a publisher address that stays the same across redeployments. "
+          + "It sends a secret over plain HTTP, and the key is the same for every relay of this "
+          + "wallet and profile. Guests that keep their own key (this project's) fail the "
+          + "attempt.")
+  private boolean derivePublisherKey;
+
+  @Option(names = "--bind", paramLabel = "ADDR", defaultValue = "127.0.0.1",
+      description = "Local provider: the address guests listen on (default ${DEFAULT-VALUE}).")
+  private String bindHost;
+
+  @Option(names = "--public-ip", paramLabel = "IPV4", defaultValue = "127.0.0.1",
+      description = "Local provider: the IPv4 address guests announce and the deployer uses "
+          + "(default ${DEFAULT-VALUE}).")
+  private String publicIp;
+
+  DeployCommand(final Map<String, String> environment) {
+    this.environment = environment;
+  }
+
+  @Override
+  public Integer call() {
+    Logging.configure(environment.getOrDefault("LOG_LEVEL", "warn"),
+        "json".equalsIgnoreCase(environment.get("LOG_FORMAT")));
+    final PrintWriter out = spec.commandLine().getOut();
+    final PrintWriter err = spec.commandLine().getErr();
+    if (!"local".equals(provider)) {
+      throw usage("--provider: unknown provider \"" + provider + "\" (only 'local')");
+    }
+    if (manifestFile != null && profile != null) {
+      throw usage("--manifest and --profile exclude each other");
+    }
+    final ImageManifest manifest;
+    try {
+      manifest = manifestFile != null ? ImageManifest.load(manifestFile)
+          : profile != null ? ImageManifest.forRelayProfile(profile) : ImageManifest.BUILT_IN;
+    } catch (final IllegalArgumentException | IOException e) {
+      throw usage((manifestFile != null ? "--manifest: " : "--profile: ") + e.getMessage());
+    }
+    final DeployConfig config;
+    try {
+      config = DeployConfig.builder().handoff(handoff).origin(origin)
+          .maxCandidates(maxCandidates).instanceName(name).setupAttempts(setupAttempts)
+          .setupBackoff(millis(setupBackoffMs, "--setup-backoff"))
+          .ackTimeout(millis(ackTimeoutMs, "--ack-timeout"))
+          .relayTimeout(millis(relayTimeoutMs, "--relay-timeout"))
+          .registrationTimeout(millis(registrationTimeoutMs, "--registration-timeout"))
+          .authorizationValidity(millis(authorizationValidityMs, "--authorization-validity"))
+          .derivePublisherKey(derivePublisherKey).build();
+    } catch (final IllegalArgumentException e) {
+      throw usage(e.getMessage());
+    }
+    final String sshKey;
+    try {
+      sshKey = sshKeyFile == null ? SshKeys.throwawayKey()
+          : SshKeys.parsePublicKey(Files.readAllLines(sshKeyFile, StandardCharsets.UTF_8));
+    } catch (final IllegalArgumentException | IOException e) {
+      throw usage("--ssh-key " + sshKeyFile + ": " + e.getMessage());
+    }
+    final SecureRandom random = new SecureRandom();
+    final DeployWallet.Loaded wallet;
+    try {
+      wallet = DeployWallet.load(walletKeyFile, environment, deploymentsDir, random);
+    } catch (final IllegalArgumentException e) {
+      throw usage("wallet: " + e.getMessage());
+    } catch (final IOException e) {
+      err.println("relay-pinner deploy: cannot read or create the wallet key: " + e);
+      return Main.EXIT_FAILURE;
+    }
+    if (wallet.source() == DeployWallet.Source.GENERATED) {
+      err.println("deploy: generated a new deploy wallet " + wallet.key().address() + " in "
+          + wallet.file().orElseThrow() + " (mode 0600; keep it to manage these deployments)");
+    }
+    final LocalHostProvider local = new LocalHostProvider(new LocalHostProvider.Settings(
+        deploymentsDir, bindHost, publicIp, LocalHostProvider.Settings.defaults(deploymentsDir)
+            .guestCommand(), 5, Duration.ofSeconds(1), Duration.ofSeconds(20)),
+        Clock.systemUTC());
+    RecordServer embedded = null;
+    try {
+      final URI recordsUrl;
+      if (records != null) {
+        recordsUrl = records;
+      } else {
+        embedded = new RecordServer(RecordServiceConfig.builder().host("127.0.0.1").port(0)
+            .build(), new LocalRecordStore(new MemoryRecordStorage(), new MessageVerifier(),
+                RecordServiceConfig.DEFAULT.maxMessages()));
+        final InetSocketAddress bound = embedded.start();
+        recordsUrl = URI.create("http://127.0.0.1:" + bound.getPort());
+        err.println("deploy: embedded record service at " + recordsUrl);
+      }
+      final RecordStore store = new HttpRecordStore(recordsUrl);
+      final DeployController controller = new DeployController(local, store, wallet.key(),
+          config, Clock.systemUTC(), (stage, detail, percent) -> err.printf(Locale.ROOT,
+              "deploy [%3d%%] %s: %s%n", percent, stage, detail), random);
+      err.println("deploy: owner " + controller.owner() + ", provider " + local.name()
+          + ", image " + manifest.profile() + " " + manifest.version() + ", handoff "
+          + config.handoff().orElse(manifest.handoff()).wireName());
+      // Ctrl-C or SIGTERM while deploying: interrupt the deploy so it erases the attempt in
+      // progress (its guest would otherwise outlive us half-configured), then let the JVM go.
+      final Thread deploying = Thread.currentThread();
+      final CountDownLatch finished = new CountDownLatch(1);
+      final Thread hook = new Thread(() -> {
+        deploying.interrupt();
+        try {
+          finished.await(CANCEL_CLEANUP.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (final InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }, "deploy-cancel");
+      Runtime.getRuntime().addShutdownHook(hook);
+      try {
+        final DeployResult result = controller.deploy(manifest, recordsUrl, sshKey);
+        final JsonNode json = result.toJson();
+        result.relay().ifPresent(relay -> local.recordDeployment(relay.instanceId(), json));
+        result.warnings().forEach(w -> err.println("deploy: warning: " + w));
+        out.println(JSON.writeValueAsString(json));
+        return 0;
+      } catch (final DeployFailedException e) {
+        out.println(JSON.writeValueAsString(e.result().toJson()));
+        err.println("relay-pinner deploy: " + e.getMessage());
+        return DeployFailedException.MIXED_CONTENT.equals(e.code()) ? Main.EXIT_USAGE
+            : Main.EXIT_FAILURE;
+      } catch (final IllegalArgumentException e) {
+        throw usage(e.getMessage());
+      } finally {
+        finished.countDown();
+        try {
+          Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (final IllegalStateException e) {
+          // Already shutting down: the hook is running and has just been released.
+        }
+      }
+    } catch (final InterruptedException e) {
+      err.println("relay-pinner deploy: cancelled; the attempt in progress was cleaned up");
+      Thread.currentThread().interrupt();
+      return Main.EXIT_FAILURE;
+    } catch (final IOException | UncheckedIOException e) {
+      err.println("relay-pinner deploy: " + e.getMessage());
+      return Main.EXIT_FAILURE;
+    } finally {
+      if (embedded != null) {
+        embedded.close();
+      }
+    }
+  }
+
+  private Duration millis(final long ms, final String option) {
+    if (ms < 1) {
+      throw new IllegalArgumentException(option + " must be a positive number of ms");
+    }
+    return Duration.ofMillis(ms);
+  }
+
+  private CommandLine.ParameterException usage(final String message) {
+    return new CommandLine.ParameterException(spec.commandLine(), message);
+  }
+
+  /** Options of the local provider that {@code list} and {@code erase} share. */
+  static class LocalOptions {
+    @Option(names = "--deployments-dir", paramLabel = "DIR", defaultValue = "relay-deployments",
+        description = "Local provider directory (default ./${DEFAULT-VALUE}).")
+    Path deploymentsDir;
+
+    LocalHostProvider provider() {
+      return new LocalHostProvider(LocalHostProvider.Settings.defaults(deploymentsDir),
+          Clock.systemUTC());
+    }
+  }
+
+  /** {@code deploy list}. */
+  @Command(name = "list", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+      description = {"Lists the local guests (one per deployment attempt that was not erased): "
+          + "id, deployment, whether its process runs, and for a completed deployment the "
+          + "relay's PeerId and HTTP URL."},
+      footer = {"", "Exit codes: 0 listed, 2 bad usage."})
+  static final class ListCommand implements Callable<Integer> {
+    @Spec
+    private CommandSpec spec;
+
+    @CommandLine.Mixin
+    private LocalOptions options;
+
+    @Option(names = "--json", description = "One JSON array instead of a table.")
+    private boolean json;
+
+    @Override
+    public Integer call() throws IOException {
+      final List<LocalHostProvider.LocalInstance> instances = options.provider().list();
+      final PrintWriter out = spec.commandLine().getOut();
+      if (json) {
+        final ArrayNode array = JSON.createArrayNode();
+        for (final LocalHostProvider.LocalInstance i : instances) {
+          array.add(i.json().deepCopy().put("running", i.alive()));
+        }
+        out.println(JSON.writeValueAsString(array));
+        return 0;
+      }
+      if (instances.isEmpty()) {
+        out.println("no local deployments in " + options.deploymentsDir);
+        return 0;
+      }
+      out.printf(Locale.ROOT, "%-24s %-8s %-8s %-54s %s%n", "ID", "STATE", "HANDOFF", "PEER",
+          "HTTP");
+      for (final LocalHostProvider.LocalInstance i : instances) {
+        final JsonNode deployment = i.json().path("deployment");
+        out.printf(Locale.ROOT, "%-24s %-8s %-8s %-54s %s%n", i.id(),
+            i.alive() ? "running" : "stopped", deployment.path("handoff").asText("-"),
+            deployment.path("relay").path("peerId").asText("(not deployed)"),
+            deployment.path("relay").path("httpUrl").asText("-"));
+      }
+      return 0;
+    }
+  }
+
+  /** {@code deploy erase ID}. */
+  @Command(name = "erase", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+      description = {"Stops a local guest (SIGTERM: it forgets its registrations and stops the "
+          + "relay; SIGKILL after 20 s) and deletes its directory. ID is an instance id or a "
+          + "deployment id (then all of its instances)."},
+      footer = {"", "Exit codes: 0 erased, 1 no such deployment or it could not be stopped, "
+          + "2 bad usage."})
+  static final class EraseCommand implements Callable<Integer> {
+    @Spec
+    private CommandSpec spec;
+
+    @CommandLine.Mixin
+    private LocalOptions options;
+
+    @Parameters(paramLabel = "ID", description = "Instance or deployment id (see deploy list).")
+    private String id;
+
+    @Override
+    public Integer call() {
+      final List<String> erased;
+      try {
+        erased = options.provider().eraseMatching(id);
+      } catch (final IllegalArgumentException e) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "ID: " + e.getMessage());
+      } catch (final RuntimeException e) {
+        spec.commandLine().getErr().println("relay-pinner deploy erase: " + e.getMessage());
+        return Main.EXIT_FAILURE;
+      }
+      if (erased.isEmpty()) {
+        spec.commandLine().getErr().println("relay-pinner deploy erase: no local deployment "
+            + id + " in " + options.deploymentsDir);
+        return Main.EXIT_FAILURE;
+      }
+      spec.commandLine().getOut().println("erased " + String.join(", ", erased));
+      return 0;
+    }
+  }
+}
