@@ -56,7 +56,9 @@ class GuestSetupServerIT {
         GuestAgent.Settings.DEFAULT, Clock.systemUTC());
         SetupServer server = new SetupServer(agent, "127.0.0.1", 0)) {
       server.start();
-      final String setup = "http://127.0.0.1:" + server.port();
+      // Read now: the server closes itself right after answering /configure.
+      final int setupPort = server.port();
+      final String setup = "http://127.0.0.1:" + setupPort;
       assertThat(getJson(setup + "/health").path("ready").asBoolean()).isFalse();
       final String announced = getJson(setup + "/metadata").at("/metadata/peer_id").asText();
       assertThat(announced).startsWith("12D3KooW");
@@ -70,7 +72,6 @@ class GuestSetupServerIT {
       assertThat(JSON.readTree(configured.body()).path("status").asText())
           .isEqualTo("configured");
 
-      final int setupPort = server.port();
       await().atMost(Duration.ofSeconds(30)).until(() -> server.closedFuture().isDone());
       assertThatThrownBy(() -> new Socket("127.0.0.1", setupPort).close())
           .isInstanceOf(ConnectException.class);
