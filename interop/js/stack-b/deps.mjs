@@ -10,3 +10,12 @@ export { gossipsub } from '@libp2p/gossipsub'
 export { multiaddr } from '@multiformats/multiaddr'
 export const stack = 'B'
 export const libp2pVersion = 3
+// Helia without createHelia (its defaults reach for the network): bitswap block broker only.
+export { Helia } from '@helia/utils'
+export { bitswap } from '@helia/block-brokers'
+export { libp2pRouting } from '@helia/routers'
+export { unixfs } from '@helia/unixfs'
+export { MemoryBlockstore } from 'blockstore-core'
+export { MemoryDatastore } from 'datastore-core'
+export { fixedSize } from 'ipfs-unixfs-importer/chunker'
+export { CID } from 'multiformats/cid'

@@ -3,6 +3,9 @@ package io.relaypinner.relay;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.ipfs.bitswap.Bitswap;
+import io.relaypinner.ipfs.bitswap.BitswapConfig;
+import io.relaypinner.ipfs.bitswap.NetworkPinner;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.blockstore.FlatFsBlockstore;
 import io.relaypinner.ipfs.datastore.MvStoreDatastore;
@@ -25,6 +28,8 @@ import io.relaypinner.relay.config.InvalidConfigException;
 import io.relaypinner.relay.config.MetricsHttpsEndpoint;
 import io.relaypinner.relay.config.NetworkConfig;
 import io.relaypinner.relay.config.RelayConfig;
+import io.relaypinner.relay.bitswap.BitswapMetrics;
+import io.relaypinner.relay.bitswap.BitswapNetworkContent;
 import io.relaypinner.relay.gateway.GatewayMetrics;
 import io.relaypinner.relay.gateway.IpfsGatewayRoute;
 import io.relaypinner.relay.http.HttpMetrics;
@@ -131,6 +136,9 @@ public final class RelayNode implements AutoCloseable {
   private CertificateStore certificates;
   private Router router;
   private RelayHttpServer httpsServer;
+  private volatile Bitswap bitswap;
+  /** Bitswap's own blockstore threads, so peers' wants never crowd out the gateway's reads. */
+  private ThreadPoolExecutor bitswapExecutor;
 
   /**
    * A node with its own event loops (one per processor).
@@ -190,6 +198,7 @@ public final class RelayNode implements AutoCloseable {
       }
       startHost(loops);
       startPubSub();
+      startBitswap();
       dialBootstrapPeers();
       if (config.http().disabled()) {
         JvmMetrics.builder().register(registry);
@@ -205,9 +214,10 @@ public final class RelayNode implements AutoCloseable {
               () -> metricsHttps, config.deployment().deployedMode())
           .metrics(registry, scrapeExecutor)
           .pinning(syncEngine, config.http().apiToken())
-          // RELAY_IPFS_GATEWAY_MODE is read, but both modes are pinned-only until bitswap.
           .gateway(new IpfsGatewayRoute(pins, new UnixFsReader(blockstore), storageExecutor,
-              responses, gatewayMetrics, blockstore::openChannel))
+              responses, gatewayMetrics, blockstore::openChannel, config.gateway(),
+              Optional.of(new BitswapNetworkContent(bitswap, new NetworkPinner(bitswap, pins,
+                  CodecLinkResolver.standard(), bitswapExecutor)))))
           .router();
       httpServer = new RelayHttpServer(config.http(), config.cors(), router, responses,
           httpMetrics, loops);
@@ -379,6 +389,18 @@ public final class RelayNode implements AutoCloseable {
   }
 
   /**
+   * Bitswap on the host: serves the blockstore to peers and fetches for the gateway fallback;
+   * blockstore work runs on its own bounded executor.
+   */
+  private void startBitswap() {
+    bitswapExecutor = new ThreadPoolExecutor(STORAGE_THREADS, STORAGE_THREADS, 0,
+        TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(4 * STORAGE_QUEUE),
+        new DefaultThreadFactory("relay-bitswap", true), new ThreadPoolExecutor.AbortPolicy());
+    bitswap = Bitswap.start(host, blockstore, bitswapExecutor, BitswapConfig.DEFAULT);
+    BitswapMetrics.register(registry, bitswap);
+  }
+
+  /**
    * {@code RELAY_BOOTSTRAP_PEERS}: TCP or WebSocket multiaddrs ending in {@code /p2p/<id>}.
    *
    * @throws InvalidConfigException naming the variable when an entry cannot be dialled
@@ -413,6 +435,11 @@ public final class RelayNode implements AutoCloseable {
         }
       });
     }
+  }
+
+  /** Bitswap, once started. */
+  public Optional<Bitswap> bitswap() {
+    return Optional.ofNullable(bitswap);
   }
 
   /** Gossipsub, once started. */
@@ -579,6 +606,10 @@ public final class RelayNode implements AutoCloseable {
       pubsub.close();
       pubsub = null;
     }
+    if (bitswap != null) {
+      bitswap.close();
+      bitswap = null;
+    }
     if (host != null) {
       host.close();
       host = null;
@@ -597,6 +628,15 @@ public final class RelayNode implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
       scrapeExecutor = null;
+    }
+    if (bitswapExecutor != null) {
+      bitswapExecutor.shutdownNow();
+      try {
+        bitswapExecutor.awaitTermination(SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (final InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      bitswapExecutor = null;
     }
     closeStorage();
     LOG.info("relay node stopped");

@@ -5,12 +5,14 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.relaypinner.ipfs.pin.DagLimitExceededException;
 import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.ipfs.unixfs.UnixFsEntry;
 import io.relaypinner.ipfs.unixfs.UnixFsException;
 import io.relaypinner.ipfs.unixfs.UnixFsReader;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multicodec;
+import io.relaypinner.relay.config.GatewayConfig;
 import io.relaypinner.relay.config.GatewayMode;
 import io.relaypinner.relay.http.ErrorCodes;
 import io.relaypinner.relay.http.HttpResponses;
@@ -25,25 +27,36 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code GET /ipfs/<cid>[/<path…>]} and {@code HEAD}, spec 4.6, for content pinned on this node.
+ * {@code GET /ipfs/<cid>[/<path…>]} and {@code HEAD}, spec 4.6.
  *
- * <p>Every mode is pinned-only for now: the network fallback of {@link GatewayMode#PINNED_FIRST}
- * needs bitswap, which comes with a later issue. A CID is served when it, or the same multihash
- * and codec under the other CID version (v0 and v1 dag-pb), is pinned as a root; a path inside
- * it is resolved through its directories. Pin checks and block reads block on disk, so they run
- * on the storage executor; the body is streamed block by block ({@link SliceInput}), or, for a
- * file that is one raw block, sent from the block's file with {@code sendfile}.
+ * <p>A CID is served locally when it, or the same multihash and codec under the other CID
+ * version (v0 and v1 dag-pb), is pinned as a root; a path inside it is resolved through its
+ * directories. In {@link GatewayMode#PINNED_FIRST} with a {@link NetworkContent}, anything else
+ * goes to the network fallback: the path is resolved block by block (each missing block fetched
+ * from connected peers), then every block of the target file is made present, and the file is
+ * streamed from the blockstore. Fetched blocks stay in the blockstore unpinned (the next GC may
+ * remove them). The fallback as a whole is bounded by {@code RELAY_IPFS_FALLBACK_TIMEOUT_MS}:
+ * beyond it the answer is 504 {@code gateway_timeout}; content that no connected peer has
+ * therefore ends in 504 too, unless no bitswap peer is connected at all (then the local answer,
+ * usually 404, comes at once). {@link GatewayMode#PINNED_ONLY} never touches the network (404).
+ *
+ * <p>Pin checks and block reads block on disk, so they run on the storage executor; the body is
+ * streamed block by block ({@link SliceInput}), or, for a file that is one raw block, sent from
+ * the block's file with {@code sendfile}.
  */
 public final class IpfsGatewayRoute implements RouteHandler {
   private static final Logger LOG = LoggerFactory.getLogger(IpfsGatewayRoute.class);
@@ -57,6 +70,11 @@ public final class IpfsGatewayRoute implements RouteHandler {
   private final HttpResponses responses;
   private final GatewayMetrics metrics;
   private final Function<Cid, Optional<FileChannel>> blockFiles;
+  private final GatewayMode mode;
+  private final Duration fallbackTimeout;
+  private final Optional<NetworkContent> network;
+  /** Missing blocks one path resolution may fetch before it gives up (deep or hostile DAGs). */
+  private static final int MAX_PATH_FETCHES = 256;
 
   /**
    * A route that streams every file from decoded blocks.
@@ -78,6 +96,22 @@ public final class IpfsGatewayRoute implements RouteHandler {
   public IpfsGatewayRoute(final PinStore pins, final UnixFsReader reader, final Executor storage,
       final HttpResponses responses, final GatewayMetrics metrics,
       final Function<Cid, Optional<FileChannel>> blockFiles) {
+    this(pins, reader, storage, responses, metrics, blockFiles,
+        new GatewayConfig(GatewayMode.PINNED_ONLY, Duration.ofSeconds(60)), Optional.empty());
+  }
+
+  /**
+   * A route with the network fallback of {@code gateway.mode()} {@code pinned-first}.
+   *
+   * @param network fetches what is not here; empty behaves as {@code pinned-only}
+   */
+  public IpfsGatewayRoute(final PinStore pins, final UnixFsReader reader, final Executor storage,
+      final HttpResponses responses, final GatewayMetrics metrics,
+      final Function<Cid, Optional<FileChannel>> blockFiles, final GatewayConfig gateway,
+      final Optional<NetworkContent> network) {
+    this.mode = gateway.mode();
+    this.fallbackTimeout = gateway.fallbackTimeout();
+    this.network = Objects.requireNonNull(network, "network");
     this.blockFiles = Objects.requireNonNull(blockFiles, "blockFiles");
     this.pins = Objects.requireNonNull(pins, "pins");
     this.reader = Objects.requireNonNull(reader, "reader");
@@ -118,6 +152,11 @@ public final class IpfsGatewayRoute implements RouteHandler {
     final String range = request.headers().get(HttpHeaderNames.RANGE);
     final boolean head = HttpMethod.HEAD.equals(request.method());
     try {
+      if (mode == GatewayMode.PINNED_FIRST && network.isPresent()) {
+        return pinnedCheck(cid).thenCompose(pinned -> pinned
+            ? CompletableFuture.supplyAsync(() -> lookUp(cid, path, range, head), storage)
+            : fromNetwork(network.get(), cid, path, range, head));
+      }
       return CompletableFuture.supplyAsync(() -> lookUp(cid, path, range, head), storage);
     } catch (final RejectedExecutionException e) {
       return done(error(HttpResponseStatus.SERVICE_UNAVAILABLE, ErrorCodes.IPFS_UNAVAILABLE,
@@ -139,6 +178,12 @@ public final class IpfsGatewayRoute implements RouteHandler {
     if (!pinned) {
       return notFound(cid + " is not pinned on this node");
     }
+    return serveLocal(cid, path, rangeHeader, head);
+  }
+
+  /** On the storage executor: the answer from the blockstore (pinned, or fetched just now). */
+  private FullHttpResponse serveLocal(final Cid cid, final String path, final String rangeHeader,
+      final boolean head) {
     if (path.isEmpty() && !head && cid.codec() == Multicodec.RAW.code()) {
       // A raw block is its own content: serve its file without reading it into memory first.
       final Optional<FileChannel> opened = openBlockFile(cid);
@@ -173,6 +218,94 @@ public final class IpfsGatewayRoute implements RouteHandler {
       return notFound("not a file: " + entry.kind().name().toLowerCase(Locale.ROOT));
     }
     return answer(entry, ByteRange.parse(rangeHeader, entry.size()), head, Optional.empty());
+  }
+
+  /** Whether {@code cid} is pinned (on the storage executor); a failed check counts as no. */
+  private CompletableFuture<Boolean> pinnedCheck(final Cid cid) {
+    return CompletableFuture.supplyAsync(() -> {
+      try {
+        return isPinned(cid);
+      } catch (final RuntimeException e) {
+        LOG.warn("pin check for {} failed: {}", cid, e.toString());
+        return false;
+      }
+    }, storage);
+  }
+
+  /**
+   * The network fallback: resolves {@code path} (fetching each missing block on the way), makes
+   * the target's whole DAG present, then serves it like pinned content.
+   */
+  private CompletableFuture<FullHttpResponse> fromNetwork(final NetworkContent fetcher,
+      final Cid cid, final String path, final String range, final boolean head) {
+    final long deadline = System.nanoTime() + fallbackTimeout.toNanos();
+    if (!fetcher.hasPeers()) {
+      // Nobody to ask: what is here is all there is.
+      return CompletableFuture.supplyAsync(() -> serveLocal(cid, path, range, head), storage);
+    }
+    return resolveFetching(fetcher, cid, path, deadline, 0)
+        .thenCompose(target -> target == null
+            ? CompletableFuture.completedFuture(null)
+            : fetcher.dag(target, remaining(deadline)).thenApply(done -> target))
+        .thenApplyAsync(target -> serveLocal(cid, path, range, head), storage)
+        .exceptionally(error -> {
+          final Throwable cause = unwrap(error);
+          if (cause instanceof TimeoutException) {
+            return error(HttpResponseStatus.GATEWAY_TIMEOUT, ErrorCodes.GATEWAY_TIMEOUT,
+                "content not found on connected peers within " + fallbackTimeout.toMillis()
+                    + " ms");
+          }
+          if (cause instanceof RejectedExecutionException) {
+            return error(HttpResponseStatus.SERVICE_UNAVAILABLE, ErrorCodes.IPFS_UNAVAILABLE,
+                "content store busy, retry later");
+          }
+          if (cause instanceof DagLimitExceededException) {
+            return notFound("content too large to fetch: " + cause.getMessage());
+          }
+          LOG.debug("network fallback for {} failed: {}", cid, cause.toString());
+          return notFound("content cannot be fetched: " + cause.getMessage());
+        });
+  }
+
+  /**
+   * The CID of what {@code path} names under {@code cid}, fetching blocks the resolution misses;
+   * null when the resolution fails for another reason (the local answer then reports it).
+   */
+  private CompletableFuture<Cid> resolveFetching(final NetworkContent fetcher, final Cid cid,
+      final String path, final long deadline, final int fetches) {
+    return CompletableFuture.supplyAsync(() -> {
+      try {
+        return new Resolution(reader.resolve(cid, path).cid(), null);
+      } catch (final UnixFsException e) {
+        if (e.reason() == UnixFsException.Reason.MISSING_BLOCK && e.cid().isPresent()) {
+          return new Resolution(null, e.cid().get());
+        }
+        return new Resolution(null, null);
+      }
+    }, storage).thenCompose(resolution -> {
+      if (resolution.missing() == null) {
+        return CompletableFuture.completedFuture(resolution.target());
+      }
+      if (fetches >= MAX_PATH_FETCHES) {
+        return CompletableFuture.completedFuture(null);
+      }
+      return fetcher.block(resolution.missing(), remaining(deadline))
+          .thenCompose(done -> resolveFetching(fetcher, cid, path, deadline, fetches + 1));
+    });
+  }
+
+  private record Resolution(Cid target, Cid missing) {}
+
+  private static Duration remaining(final long deadline) {
+    return Duration.ofNanos(Math.max(1, deadline - System.nanoTime()));
+  }
+
+  private static Throwable unwrap(final Throwable error) {
+    Throwable cause = error;
+    while (cause instanceof CompletionException && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    return cause;
   }
 
   /**
