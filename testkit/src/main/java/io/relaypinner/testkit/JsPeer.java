@@ -104,6 +104,17 @@ public final class JsPeer implements AutoCloseable {
     }
   }
 
+  /** Writes one line to the script's standard input (for scripts that take commands). */
+  public void send(final String line) {
+    try {
+      final var in = process.getOutputStream();
+      in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+      in.flush();
+    } catch (final IOException e) {
+      throw new UncheckedIOException("node " + name + ": cannot write to stdin", e);
+    }
+  }
+
   /** What the script wrote to standard error so far. */
   public String stderr() {
     return stderr.toString();

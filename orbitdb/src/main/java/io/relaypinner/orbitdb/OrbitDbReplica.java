@@ -1,0 +1,190 @@
+package io.relaypinner.orbitdb;
+
+import io.relaypinner.multiformats.Cid;
+import io.relaypinner.multiformats.PeerId;
+import io.relaypinner.orbitdb.access.AccessController;
+import io.relaypinner.orbitdb.access.AccessControllerRef;
+import io.relaypinner.orbitdb.access.IpfsAccessController;
+import io.relaypinner.orbitdb.access.OrbitDbAccessController;
+import io.relaypinner.orbitdb.heads.HeadsEndpoint;
+import io.relaypinner.orbitdb.log.EntryVerifier;
+import io.relaypinner.orbitdb.log.JoinResult;
+import io.relaypinner.orbitdb.log.OrbitDbLog;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The verified replica of one OrbitDB database: its manifest, access controller and
+ * {@link OrbitDbLog}. Opening fetches and checks the manifest and the controller (and, for an
+ * {@code orbitdb} controller, opens the controller's own database as a replica, which must be
+ * replicated too: {@link #accessControllerDatabase()}); the blocks are stored once checked, so
+ * readers can fetch them from this node.
+ *
+ * <p>Heads reach it three ways, all through the same verify-and-join path: {@link #join(Cid)},
+ * {@link #joinBlock(byte[])} (a pubsub message's data is the entry block) and the heads exchange
+ * ({@link #headsEndpoint()}).
+ */
+public final class OrbitDbReplica {
+  private static final Logger LOG = LoggerFactory.getLogger(OrbitDbReplica.class);
+
+  private final Manifest manifest;
+  private final AccessController accessController;
+  private final OrbitDbReplica accessControllerDatabase;
+  private final OrbitDbLog log;
+  private final ReplicaContext context;
+  private final List<Consumer<JoinResult>> listeners = new CopyOnWriteArrayList<>();
+  private final HeadsEndpoint endpoint = new HeadsEndpoint() {
+    @Override
+    public CompletableFuture<List<byte[]>> heads() {
+      return CompletableFuture.supplyAsync(() -> log.headBlocks(), context.executor());
+    }
+
+    @Override
+    public void onHead(final byte[] block, final PeerId from) {
+      joinBlock(block).whenComplete((result, error) -> {
+        if (error != null) {
+          LOG.warn("{}: joining a head from {} failed", address(), from, error);
+        }
+      });
+    }
+  };
+
+  private OrbitDbReplica(final Manifest manifest, final AccessController accessController,
+      final OrbitDbReplica accessControllerDatabase, final ReplicaContext context) {
+    this.manifest = manifest;
+    this.accessController = accessController;
+    this.accessControllerDatabase = accessControllerDatabase;
+    this.context = context;
+    final EntryVerifier verifier = new EntryVerifier(manifest.address(), accessController,
+        context.identities(), context.executor());
+    this.log = new OrbitDbLog(manifest.address(), verifier, context.blockstore(),
+        context.fetcher(), context.datastore(), context.logConfig(), context.executor());
+    if (accessController instanceof OrbitDbAccessController orbitdb
+        && accessControllerDatabase != null) {
+      accessControllerDatabase.addListener(result -> {
+        if (!result.added().isEmpty()) {
+          orbitdb.refresh(accessControllerDatabase.log().entries());
+          log.forgetRejections();
+        }
+      });
+      orbitdb.refresh(accessControllerDatabase.log().entries());
+    }
+  }
+
+  /**
+   * Opens the replica of {@code address}: fetches and checks the manifest and the access
+   * controller. Fails with {@link UnsupportedTypeException} for a controller type this node
+   * cannot verify, {@link MalformedBlockException} for bad blocks, or the fetcher's error.
+   */
+  public static CompletableFuture<OrbitDbReplica> open(final OrbitDbAddress address,
+      final ReplicaContext context) {
+    return open(address, context, true);
+  }
+
+  private static CompletableFuture<OrbitDbReplica> open(final OrbitDbAddress address,
+      final ReplicaContext context, final boolean allowOrbitDbController) {
+    Objects.requireNonNull(address, "address");
+    return context.block(address.manifest()).thenCompose(bytes -> {
+      final Manifest manifest = Manifest.decode(address, bytes);
+      context.blockstore().put(address.manifest(), bytes);
+      final AccessControllerRef ref = manifest.accessController();
+      if (ref.type().equals(AccessControllerRef.IPFS)) {
+        return context.block(ref.ipfsManifest()).thenApply(acBytes -> {
+          final IpfsAccessController ac = IpfsAccessController.decode(ref, acBytes);
+          context.blockstore().put(ref.ipfsManifest(), acBytes);
+          return new OrbitDbReplica(manifest, ac, null, context);
+        });
+      }
+      if (ref.type().equals(AccessControllerRef.ORBITDB) && allowOrbitDbController) {
+        return open(ref.orbitDbAddress(), context, false).thenApply(acDb -> {
+          if (!(acDb.accessController() instanceof IpfsAccessController acOfAc)) {
+            throw new UnsupportedTypeException(UnsupportedTypeException.Kind.ACCESS_CONTROLLER,
+                acDb.accessController().type() + " (inside an orbitdb controller)");
+          }
+          return new OrbitDbReplica(manifest, new OrbitDbAccessController(ref, acOfAc), acDb,
+              context);
+        });
+      }
+      throw new UnsupportedTypeException(UnsupportedTypeException.Kind.ACCESS_CONTROLLER,
+          ref.type());
+    });
+  }
+
+  public OrbitDbAddress address() {
+    return manifest.address();
+  }
+
+  public Manifest manifest() {
+    return manifest;
+  }
+
+  public AccessController accessController() {
+    return accessController;
+  }
+
+  /**
+   * The database that holds an {@code orbitdb} controller's capabilities: follow it like this
+   * one (its pubsub topic, heads exchange), or writes that depend on later grants are refused.
+   */
+  public Optional<OrbitDbReplica> accessControllerDatabase() {
+    return Optional.ofNullable(accessControllerDatabase);
+  }
+
+  public OrbitDbLog log() {
+    return log;
+  }
+
+  /** Called after every join with what it added and rejected (on the executor). */
+  public void addListener(final Consumer<JoinResult> listener) {
+    listeners.add(Objects.requireNonNull(listener, "listener"));
+  }
+
+  /** Joins a head named by CID. */
+  public CompletableFuture<JoinResult> join(final Cid head) {
+    return notifying(CompletableFuture.supplyAsync(() -> log.join(head), context.executor())
+        .thenCompose(f -> f));
+  }
+
+  /** Joins a head given as entry block bytes (pubsub message data, heads-exchange frame). */
+  public CompletableFuture<JoinResult> joinBlock(final byte[] block) {
+    final byte[] copy = block.clone();
+    return notifying(CompletableFuture.supplyAsync(() -> log.joinBlock(copy),
+        context.executor()).thenCompose(f -> f));
+  }
+
+  /** Continues where truncated or failed joins stopped. */
+  public CompletableFuture<JoinResult> resume() {
+    return notifying(CompletableFuture.supplyAsync(log::resume, context.executor())
+        .thenCompose(f -> f));
+  }
+
+  private CompletableFuture<JoinResult> notifying(final CompletableFuture<JoinResult> join) {
+    return join.thenApplyAsync(result -> {
+      for (final Consumer<JoinResult> listener : listeners) {
+        try {
+          listener.accept(result);
+        } catch (final RuntimeException e) {
+          LOG.error("{}: join listener failed", address(), e);
+        }
+      }
+      return result;
+    }, context.executor());
+  }
+
+  /** This database's side of the heads exchange. */
+  public HeadsEndpoint headsEndpoint() {
+    return endpoint;
+  }
+
+  @Override
+  public String toString() {
+    return "OrbitDbReplica[" + address() + ", " + manifest.type() + ", " + log.size()
+        + " entries]";
+  }
+}

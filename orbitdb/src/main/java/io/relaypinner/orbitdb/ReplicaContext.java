@@ -1,0 +1,41 @@
+package io.relaypinner.orbitdb;
+
+import io.relaypinner.ipfs.blockstore.Blockstore;
+import io.relaypinner.ipfs.datastore.Datastore;
+import io.relaypinner.multiformats.Cid;
+import io.relaypinner.orbitdb.identity.Identities;
+import io.relaypinner.orbitdb.log.LogConfig;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What every replica of a node shares: the blockstore verified blocks go to, the datastore for
+ * log state, where missing blocks come from, the identity cache, the executor for decoding,
+ * verification and storage (never a Netty event loop), and the log limits.
+ */
+public record ReplicaContext(Blockstore blockstore, Datastore datastore, BlockFetcher fetcher,
+    Identities identities, Executor executor, LogConfig logConfig) {
+  public ReplicaContext {
+    Objects.requireNonNull(blockstore, "blockstore");
+    Objects.requireNonNull(datastore, "datastore");
+    Objects.requireNonNull(fetcher, "fetcher");
+    Objects.requireNonNull(identities, "identities");
+    Objects.requireNonNull(executor, "executor");
+    Objects.requireNonNull(logConfig, "logConfig");
+  }
+
+  /**
+   * A block from the blockstore, or fetched (not stored: the caller stores it once it checked
+   * it). Completes on the executor.
+   */
+  CompletableFuture<byte[]> block(final Cid cid) {
+    return CompletableFuture.supplyAsync(() -> blockstore.get(cid), executor)
+        .thenCompose((Optional<byte[]> held) -> held.map(CompletableFuture::completedFuture)
+            .orElseGet(() -> fetcher.fetch(cid).orTimeout(logConfig.fetchTimeout().toMillis(),
+                TimeUnit.MILLISECONDS)))
+        .thenApplyAsync(bytes -> bytes, executor);
+  }
+}

@@ -1,0 +1,306 @@
+package io.relaypinner.orbitdb.heads;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.channel.socket.DuplexChannel;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.relaypinner.libp2p.core.ProtocolViolationException;
+import io.relaypinner.multiformats.PeerId;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One heads-exchange stream ({@code /orbitdb/heads/<address>}, OrbitDB {@code src/sync.js}), the
+ * same for dialer and listener: each side sends every head as raw entry-block bytes, one per
+ * frame, with no length prefix, then half-closes; each side reads until the peer's FIN.
+ *
+ * <p>Receiving: bytes are accumulated and split into back-to-back CBOR items, so heads that
+ * arrive merged into one frame or split over several are both read right. Each item goes to
+ * {@link HeadsEndpoint#onHead}. Sending: only after the peer's first bytes or its FIN arrived
+ * (js-libp2p 3 merges frames that arrive before OrbitDB attached its reader, and would then fail
+ * to decode two heads as one entry), or after {@link HeadsConfig#sendDelay()} without either.
+ *
+ * <p>Limits: an item larger than {@link HeadsConfig#maxEntrySize()}, more than
+ * {@link HeadsConfig#maxHeadsPerStream()} items, bytes that cannot start a CBOR item, or a
+ * stream open longer than {@link HeadsConfig#timeout()} close this stream only; the counter
+ * callback is told why.
+ */
+final class HeadsExchangeHandler extends ChannelInboundHandlerAdapter {
+  private static final Logger LOG = LoggerFactory.getLogger(HeadsExchangeHandler.class);
+
+  private final HeadsEndpoint endpoint;
+  private final PeerId peer;
+  private final HeadsConfig config;
+  private final Consumer<String> counter;
+  private final CompletableFuture<HeadsExchangeResult> result = new CompletableFuture<>();
+  private ChannelHandlerContext ctx;
+  private byte[] buffer = new byte[0];
+  private int buffered;
+  private int lastIncompleteScan;
+  private int received;
+  private int sent;
+  private boolean started;
+  private boolean sending;
+  private boolean outputDone;
+  private boolean inputDone;
+  private boolean closed;
+  private ScheduledFuture<?> sendTimer;
+  private ScheduledFuture<?> timeoutTimer;
+
+  HeadsExchangeHandler(final HeadsEndpoint endpoint, final PeerId peer, final HeadsConfig config,
+      final Consumer<String> counter) {
+    this.endpoint = endpoint;
+    this.peer = peer;
+    this.config = config;
+    this.counter = counter;
+  }
+
+  /** Completes when the stream is done, successfully or not. */
+  CompletableFuture<HeadsExchangeResult> result() {
+    return result;
+  }
+
+  @Override
+  public void handlerAdded(final ChannelHandlerContext ctx) {
+    this.ctx = ctx;
+    if (ctx.channel().isActive()) {
+      start();
+    }
+  }
+
+  @Override
+  public void channelActive(final ChannelHandlerContext ctx) {
+    start();
+    ctx.fireChannelActive();
+  }
+
+  private void start() {
+    if (started) {
+      return;
+    }
+    started = true;
+    counter.accept("streams");
+    timeoutTimer = ctx.executor().schedule(() -> fail("timeout", null),
+        config.timeout().toNanos(), TimeUnit.NANOSECONDS);
+    sendTimer = ctx.executor().schedule(this::sendHeads, config.sendDelay().toNanos(),
+        TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
+    if (!(msg instanceof ByteBuf in)) {
+      ReferenceCountUtil.release(msg);
+      fail("malformed", new ProtocolViolationException("heads: unexpected message " + msg));
+      return;
+    }
+    try {
+      if (closed) {
+        return;
+      }
+      append(in);
+    } finally {
+      in.release();
+    }
+    if (closed) {
+      return;
+    }
+    // Any byte proves the peer's reader is attached: our heads may go now.
+    sendHeads();
+    // Rescan an incomplete item only after it grew by a quarter: linear work for split items.
+    if (lastIncompleteScan == 0 || buffered >= lastIncompleteScan + lastIncompleteScan / 4
+        || buffered > config.maxEntrySize()) {
+      drain(false);
+    }
+  }
+
+  private void append(final ByteBuf in) {
+    // At most one incomplete item (<= maxEntrySize, checked by drain) plus one frame (bounded by
+    // the yamux receive window) is ever buffered.
+    final int n = in.readableBytes();
+    if (buffer.length < buffered + n) {
+      buffer = Arrays.copyOf(buffer, Math.max(buffered + n, buffer.length * 2));
+    }
+    in.readBytes(buffer, buffered, n);
+    buffered += n;
+  }
+
+  /** Hands out every complete item; at FIN, leftovers are an error. */
+  private void drain(final boolean atEnd) {
+    int offset = 0;
+    try {
+      while (offset < buffered && !closed) {
+        final long length = CborItemScanner.itemLength(buffer, offset, buffered);
+        if (length < 0) {
+          if (buffered - offset > config.maxEntrySize()) {
+            fail("oversized", new ProtocolViolationException("heads: entry larger than "
+                + config.maxEntrySize() + " bytes"));
+            return;
+          }
+          break;
+        }
+        if (length > config.maxEntrySize()) {
+          fail("oversized", new ProtocolViolationException("heads: entry of " + length
+              + " bytes exceeds " + config.maxEntrySize()));
+          return;
+        }
+        final byte[] block = Arrays.copyOfRange(buffer, offset, offset + (int) length);
+        offset += (int) length;
+        if (++received > config.maxHeadsPerStream()) {
+          fail("too-many-heads", new ProtocolViolationException("heads: more than "
+              + config.maxHeadsPerStream() + " heads on one stream"));
+          return;
+        }
+        counter.accept("heads-received");
+        endpoint.onHead(block, peer);
+      }
+    } catch (final ProtocolViolationException e) {
+      fail("malformed", e);
+      return;
+    }
+    if (closed) {
+      return;
+    }
+    if (offset > 0) {
+      System.arraycopy(buffer, offset, buffer, 0, buffered - offset);
+      buffered -= offset;
+    }
+    lastIncompleteScan = buffered;
+    if (atEnd && buffered > 0) {
+      fail("malformed", new ProtocolViolationException("heads: " + buffered
+          + " bytes of an incomplete entry before FIN"));
+    }
+  }
+
+  @Override
+  public void userEventTriggered(final ChannelHandlerContext ctx, final Object evt)
+      throws Exception {
+    if (evt == ChannelInputShutdownEvent.INSTANCE) {
+      if (!closed) {
+        inputDone = true;
+        drain(true);
+        sendHeads();
+        maybeFinish();
+      }
+      return;
+    }
+    super.userEventTriggered(ctx, evt);
+  }
+
+  private void sendHeads() {
+    if (sending || closed) {
+      return;
+    }
+    sending = true;
+    if (sendTimer != null) {
+      sendTimer.cancel(false);
+      sendTimer = null;
+    }
+    endpoint.heads().whenComplete((heads, error) -> ctx.executor().execute(() -> {
+      if (closed) {
+        return;
+      }
+      if (error != null) {
+        LOG.warn("heads: could not read our heads", error);
+        writeAll(List.of());
+      } else {
+        writeAll(heads);
+      }
+    }));
+  }
+
+  private void writeAll(final List<byte[]> heads) {
+    final Channel channel = ctx.channel();
+    ChannelFuture last = null;
+    for (final byte[] head : heads) {
+      // One write per head: one yamux DATA frame each, never merged.
+      last = channel.writeAndFlush(channel.alloc().buffer(head.length).writeBytes(head));
+      sent++;
+      counter.accept("heads-sent");
+    }
+    final Runnable fin = () -> {
+      if (channel instanceof DuplexChannel duplex) {
+        duplex.shutdownOutput().addListener(f -> {
+          outputDone = true;
+          maybeFinish();
+        });
+      } else {
+        outputDone = true;
+        maybeFinish();
+      }
+    };
+    if (last == null) {
+      fin.run();
+    } else {
+      last.addListener(f -> {
+        if (!f.isSuccess()) {
+          fail("write-failed", f.cause());
+          return;
+        }
+        fin.run();
+      });
+    }
+  }
+
+  private void maybeFinish() {
+    if (!closed && inputDone && outputDone) {
+      closed = true;
+      cancelTimers();
+      result.complete(new HeadsExchangeResult(received, sent, null));
+      ctx.close();
+    }
+  }
+
+  private void fail(final String reason, final Throwable cause) {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    cancelTimers();
+    counter.accept("closed-" + reason);
+    LOG.debug("heads stream {} with {} closed: {}{}", ctx.channel(), peer, reason,
+        cause == null ? "" : " (" + cause.getMessage() + ")");
+    result.complete(new HeadsExchangeResult(received, sent, reason));
+    buffer = new byte[0];
+    buffered = 0;
+    ctx.close();
+  }
+
+  @Override
+  public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause) {
+    fail("error", cause);
+  }
+
+  @Override
+  public void channelInactive(final ChannelHandlerContext ctx) {
+    if (!closed) {
+      fail(inputDone ? "closed-early" : "reset", null);
+    }
+    ctx.fireChannelInactive();
+  }
+
+  @Override
+  public void handlerRemoved(final ChannelHandlerContext ctx) {
+    cancelTimers();
+  }
+
+  private void cancelTimers() {
+    if (sendTimer != null) {
+      sendTimer.cancel(false);
+      sendTimer = null;
+    }
+    if (timeoutTimer != null) {
+      timeoutTimer.cancel(false);
+      timeoutTimer = null;
+    }
+  }
+}

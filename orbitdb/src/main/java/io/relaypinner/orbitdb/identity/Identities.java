@@ -1,0 +1,131 @@
+package io.relaypinner.orbitdb.identity;
+
+import io.relaypinner.ipfs.blockstore.Blockstore;
+import io.relaypinner.libp2p.core.BadPeerException;
+import io.relaypinner.multiformats.Cid;
+import io.relaypinner.orbitdb.BlockFetcher;
+import io.relaypinner.orbitdb.EntryRejectedException;
+import io.relaypinner.orbitdb.RejectReason;
+import io.relaypinner.orbitdb.UnsupportedTypeException;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+
+/**
+ * Resolves the identity an entry names: the block from the local blockstore or the
+ * {@link BlockFetcher}, decoded, verified ({@link IdentityVerifiers}), stored in the blockstore
+ * once verified (readers fetch it from this node), and cached by CID. Results that depend only
+ * on the block's content (valid, invalid, unknown type) are cached; fetch failures are not.
+ *
+ * <p>Thread-safe. Concurrent resolutions of one CID share one fetch.
+ */
+public final class Identities {
+  /** Default number of cached identities. */
+  public static final int DEFAULT_CACHE_SIZE = 10_000;
+
+  private final Blockstore blockstore;
+  private final BlockFetcher fetcher;
+  private final IdentityVerifiers verifiers;
+  private final Executor executor;
+  private final int cacheSize;
+  private final Map<Cid, CompletableFuture<Identity>> cache = new ConcurrentHashMap<>();
+
+  /**
+   * @param executor runs decoding and signature checks (never a Netty event loop)
+   */
+  public Identities(final Blockstore blockstore, final BlockFetcher fetcher,
+      final IdentityVerifiers verifiers, final Executor executor, final int cacheSize) {
+    this.blockstore = Objects.requireNonNull(blockstore, "blockstore");
+    this.fetcher = Objects.requireNonNull(fetcher, "fetcher");
+    this.verifiers = Objects.requireNonNull(verifiers, "verifiers");
+    this.executor = Objects.requireNonNull(executor, "executor");
+    if (cacheSize < 1) {
+      throw new IllegalArgumentException("cacheSize must be positive");
+    }
+    this.cacheSize = cacheSize;
+  }
+
+  /**
+   * The verified identity with this CID. Fails with {@link EntryRejectedException}:
+   * {@link RejectReason#INVALID_IDENTITY} (malformed or bad signatures),
+   * {@link RejectReason#UNKNOWN_IDENTITY_TYPE} (cause: {@link UnsupportedTypeException}) or
+   * {@link RejectReason#IDENTITY_UNAVAILABLE} (the block could not be fetched).
+   */
+  public CompletableFuture<Identity> resolve(final Cid cid) {
+    final CompletableFuture<Identity> cached = cache.get(cid);
+    if (cached != null) {
+      return cached;
+    }
+    if (cache.size() >= cacheSize) {
+      // Crude but bounded: identities are few (one per writer); a full cache is an attack or a
+      // huge network, and starting over costs only refetches.
+      cache.clear();
+    }
+    final CompletableFuture<Identity> created = new CompletableFuture<>();
+    final CompletableFuture<Identity> raced = cache.putIfAbsent(cid, created);
+    if (raced != null) {
+      return raced;
+    }
+    load(cid).whenComplete((identity, error) -> {
+      if (error == null) {
+        created.complete(identity);
+        return;
+      }
+      final Throwable cause = unwrap(error);
+      if (cause instanceof EntryRejectedException rejected
+          && rejected.reason() == RejectReason.IDENTITY_UNAVAILABLE) {
+        cache.remove(cid, created);
+      }
+      created.completeExceptionally(cause);
+    });
+    return created;
+  }
+
+  private CompletableFuture<Identity> load(final Cid cid) {
+    final CompletableFuture<byte[]> bytes;
+    final boolean local;
+    final var held = blockstore.get(cid);
+    if (held.isPresent()) {
+      bytes = CompletableFuture.completedFuture(held.get());
+      local = true;
+    } else {
+      bytes = fetcher.fetch(cid).exceptionallyCompose(error -> CompletableFuture.failedFuture(
+          new EntryRejectedException(RejectReason.IDENTITY_UNAVAILABLE,
+              "identity " + cid + " could not be fetched: " + unwrap(error), unwrap(error))));
+      local = false;
+    }
+    return bytes.thenApplyAsync(block -> {
+      final Identity identity;
+      try {
+        identity = Identity.decode(cid, block);
+      } catch (final BadPeerException e) {
+        throw new EntryRejectedException(RejectReason.INVALID_IDENTITY, e.getMessage(), e);
+      }
+      try {
+        verifiers.verify(identity);
+      } catch (final UnsupportedTypeException e) {
+        throw new EntryRejectedException(RejectReason.UNKNOWN_IDENTITY_TYPE, e.getMessage(), e);
+      }
+      if (!local) {
+        blockstore.put(cid, block);
+      }
+      return identity;
+    }, executor);
+  }
+
+  /** Drops every cached result. */
+  public void clearCache() {
+    cache.clear();
+  }
+
+  static Throwable unwrap(final Throwable error) {
+    Throwable t = error;
+    while (t instanceof CompletionException && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+}

@@ -1,0 +1,33 @@
+package io.relaypinner.orbitdb.log;
+
+import io.relaypinner.multiformats.Cid;
+import io.relaypinner.orbitdb.RejectReason;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * What one join did to a log.
+ *
+ * @param added entries verified and stored by this join, in no particular order
+ * @param rejected entries refused, by reason (each CID counted once per join)
+ * @param unavailable entry CIDs that could not be fetched, or whose identity block could not
+ *     be (left for a later join)
+ * @param truncated whether a limit stopped the join; the rest of its frontier is kept and
+ *     continued by the next join
+ * @param heads the log's heads after the join
+ */
+public record JoinResult(List<Entry> added, Map<RejectReason, Integer> rejected,
+    List<Cid> unavailable, boolean truncated, Set<Cid> heads) {
+  public JoinResult {
+    added = List.copyOf(added);
+    rejected = Map.copyOf(rejected);
+    unavailable = List.copyOf(unavailable);
+    heads = Set.copyOf(heads);
+  }
+
+  /** Entries rejected in all. */
+  public int rejectedCount() {
+    return rejected.values().stream().mapToInt(Integer::intValue).sum();
+  }
+}

@@ -1,0 +1,47 @@
+package io.relaypinner.orbitdb.log;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Limits of one log's synchronisation.
+ *
+ * @param maxConcurrentFetches entry blocks fetched at once by one join
+ * @param maxEntriesPerJoin entries a join processes before it stops and leaves the rest of its
+ *     frontier for the next join (a log with more entries than this takes several)
+ * @param maxDepth how far back (in {@code next}/{@code refs} hops) from the joined head a join
+ *     follows links
+ * @param fetchTimeout how long one block fetch may take
+ * @param rejectedCacheSize CIDs of rejected entries remembered so that they are not fetched and
+ *     verified again
+ */
+public record LogConfig(int maxConcurrentFetches, int maxEntriesPerJoin, int maxDepth,
+    Duration fetchTimeout, int rejectedCacheSize) {
+  /** 16 fetches, 100,000 entries and depth per join, 30 s per fetch, 10,000 rejected CIDs. */
+  public static final LogConfig DEFAULT =
+      new LogConfig(16, 100_000, 100_000, Duration.ofSeconds(30), 10_000);
+
+  public LogConfig {
+    Objects.requireNonNull(fetchTimeout, "fetchTimeout");
+    if (maxConcurrentFetches < 1 || maxEntriesPerJoin < 1 || maxDepth < 1
+        || rejectedCacheSize < 1) {
+      throw new IllegalArgumentException("log limits must be positive");
+    }
+    if (fetchTimeout.isNegative() || fetchTimeout.isZero()) {
+      throw new IllegalArgumentException("fetchTimeout must be positive");
+    }
+  }
+
+  public LogConfig withMaxEntriesPerJoin(final int value) {
+    return new LogConfig(maxConcurrentFetches, value, maxDepth, fetchTimeout, rejectedCacheSize);
+  }
+
+  public LogConfig withMaxDepth(final int value) {
+    return new LogConfig(maxConcurrentFetches, maxEntriesPerJoin, value, fetchTimeout,
+        rejectedCacheSize);
+  }
+
+  public LogConfig withMaxConcurrentFetches(final int value) {
+    return new LogConfig(value, maxEntriesPerJoin, maxDepth, fetchTimeout, rejectedCacheSize);
+  }
+}

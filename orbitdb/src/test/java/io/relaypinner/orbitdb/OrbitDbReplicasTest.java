@@ -1,0 +1,89 @@
+package io.relaypinner.orbitdb;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
+import io.relaypinner.ipfs.dagcbor.DagCbor;
+import io.relaypinner.ipfs.datastore.MemoryDatastore;
+import io.relaypinner.multiformats.Cid;
+import io.relaypinner.orbitdb.heads.HeadsConfig;
+import io.relaypinner.orbitdb.identity.Identities;
+import io.relaypinner.orbitdb.identity.IdentityVerifiers;
+import io.relaypinner.orbitdb.log.JoinResult;
+import io.relaypinner.orbitdb.log.LogConfig;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class OrbitDbReplicasTest {
+  private final MemoryBlockstore store = new MemoryBlockstore();
+
+  private OrbitDbReplicas replicas(final BlockFetcher fetcher) {
+    return new OrbitDbReplicas(new ReplicaContext(store, new MemoryDatastore(), fetcher,
+        new Identities(store, fetcher, IdentityVerifiers.defaults(), Runnable::run, 100),
+        Runnable::run, LogConfig.DEFAULT), HeadsConfig.DEFAULT);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"stack-a", "stack-b"})
+  void follow_shouldOpenControllerDatabase_whenAccessControllerIsOrbitdb(final String stack)
+      throws Exception {
+    final JsDump dump = JsDump.resource("orbitdb-vectors-" + stack + ".json");
+    final OrbitDbReplicas replicas = replicas(dump.fetcher());
+    final JsDump.Db db = dump.db("keyvalue-oac");
+    final JsDump.Db acDb = dump.db("keyvalue-oac/access");
+
+    final OrbitDbReplica replica = replicas.follow(db.address()).get(5, TimeUnit.SECONDS);
+
+    assertThat(replica.accessControllerDatabase().orElseThrow().address())
+        .isEqualTo(acDb.address());
+    assertThat(replicas.replica(acDb.address())).isPresent();
+    // Manifest and controller blocks are kept for readers.
+    assertThat(store.has(db.address().manifest())).isTrue();
+    assertThat(store.has(acDb.address().manifest())).isTrue();
+    // Before the controller database is synced only its admins may write; the grant to the
+    // did identity arrives with its log.
+    final String did = dump.db("events-did").identityId();
+    assertThat(replica.accessController().canWrite(db.identityId())).isTrue();
+    assertThat(replica.accessController().canWrite(did)).isFalse();
+    final JoinResult acJoin = replicas.replica(acDb.address()).orElseThrow()
+        .join(Cid.parse(acDb.heads().get(0))).get(5, TimeUnit.SECONDS);
+    assertThat(acJoin.added()).hasSize(1);
+    assertThat(replica.accessController().canWrite(did)).isTrue();
+    final JoinResult join = replica.join(Cid.parse(db.heads().get(0))).get(5, TimeUnit.SECONDS);
+    assertThat(join.added()).hasSize(db.entries().size());
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"stack-a", "stack-b"})
+  void onPubsubMessage_shouldJoinEntryBlock_whenTopicIsFollowed(final String stack)
+      throws Exception {
+    final JsDump dump = JsDump.resource("orbitdb-vectors-" + stack + ".json");
+    final OrbitDbReplicas replicas = replicas(dump.fetcher());
+    final JsDump.Db db = dump.db("documents-pk");
+    replicas.follow(db.address()).get(5, TimeUnit.SECONDS);
+    final byte[] head = dump.block(db.heads().get(0));
+    final JoinResult result = replicas.onPubsubMessage(db.address().topic(), head)
+        .orElseThrow().get(5, TimeUnit.SECONDS);
+    assertThat(result.added()).hasSize(db.entries().size());
+    assertThat(replicas.onPubsubMessage("/orbitdb/other", head)).isEmpty();
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"todo-delegation", "orbitdb-deferred"})
+  void follow_shouldFailAndCount_whenAccessControllerTypeIsUnknown(final String type) {
+    final byte[] manifest = Manifest.encode("db", "events", "/" + type + "/zdpuX", null);
+    final Cid cid = DagCbor.cid(manifest);
+    store.put(cid, manifest);
+    final OrbitDbReplicas replicas = replicas(new BlockstoreFetcher(store));
+    assertThatThrownBy(() -> replicas.follow(new OrbitDbAddress(cid)).get(5, TimeUnit.SECONDS))
+        .isInstanceOf(ExecutionException.class)
+        .hasRootCauseInstanceOf(UnsupportedTypeException.class)
+        .hasStackTraceContaining("\"" + type + "\"");
+    assertThat(replicas.counters())
+        .containsEntry("open-failed.unsupported-access-controller." + type, 1L);
+    assertThat(replicas.replicas()).isEmpty();
+  }
+}

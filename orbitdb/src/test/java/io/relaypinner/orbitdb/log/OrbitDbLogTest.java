@@ -1,0 +1,272 @@
+package io.relaypinner.orbitdb.log;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
+import io.relaypinner.ipfs.dagcbor.DagCborValue;
+import io.relaypinner.ipfs.datastore.MemoryDatastore;
+import io.relaypinner.multiformats.Cid;
+import io.relaypinner.orbitdb.BlockFetcher;
+import io.relaypinner.orbitdb.BlockstoreFetcher;
+import io.relaypinner.orbitdb.JavaWriter;
+import io.relaypinner.orbitdb.JsDump;
+import io.relaypinner.orbitdb.Manifest;
+import io.relaypinner.orbitdb.OrbitDbAddress;
+import io.relaypinner.orbitdb.RejectReason;
+import io.relaypinner.orbitdb.TestSupportAccess;
+import io.relaypinner.orbitdb.access.IpfsAccessController;
+import io.relaypinner.orbitdb.identity.Identities;
+import io.relaypinner.orbitdb.identity.IdentityVerifiers;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class OrbitDbLogTest {
+  private final MemoryBlockstore remote = new MemoryBlockstore();
+  private final MemoryBlockstore local = new MemoryBlockstore();
+  private final MemoryDatastore datastore = new MemoryDatastore();
+  private final Map<Cid, AtomicInteger> fetches = new ConcurrentHashMap<>();
+  private final Set<Cid> withheld = ConcurrentHashMap.newKeySet();
+  private final BlockFetcher fetcher = cid -> {
+    fetches.computeIfAbsent(cid, k -> new AtomicInteger()).incrementAndGet();
+    if (withheld.contains(cid)) {
+      return CompletableFuture.failedFuture(new java.util.NoSuchElementException("withheld"));
+    }
+    return new BlockstoreFetcher(remote).fetch(cid);
+  };
+
+  private OrbitDbLog log(final OrbitDbAddress address, final LogConfig config) {
+    final Manifest manifest = Manifest.decode(address, remote.get(address.manifest())
+        .orElseThrow());
+    final IpfsAccessController ac = IpfsAccessController.decode(manifest.accessController(),
+        remote.get(manifest.accessController().ipfsManifest()).orElseThrow());
+    final Identities identities = new Identities(local, fetcher, IdentityVerifiers.defaults(),
+        Runnable::run, 100);
+    return new OrbitDbLog(address, new EntryVerifier(address, ac, identities, Runnable::run),
+        local, fetcher, datastore, config, Runnable::run);
+  }
+
+  private static JoinResult get(final CompletableFuture<JoinResult> f) throws Exception {
+    return f.get(10, TimeUnit.SECONDS);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"stack-a", "stack-b"})
+  void join_shouldAddEveryJsEntry_whenGivenTheJsHead(final String stack) throws Exception {
+    final JsDump dump = JsDump.resource("orbitdb-vectors-" + stack + ".json");
+    dump.copyTo(remote);
+    for (final String name : List.of("events-pk", "documents-pk", "keyvalue-pk", "events-did")) {
+      final JsDump.Db db = dump.db(name);
+      final OrbitDbLog log = new OrbitDbLog(db.address(), new EntryVerifier(db.address(),
+          TestSupportAccess.of(dump, db), new Identities(local, fetcher,
+              IdentityVerifiers.defaults(), Runnable::run, 100), Runnable::run), local, fetcher,
+          datastore, LogConfig.DEFAULT, Runnable::run);
+      final JoinResult result = get(log.join(Cid.parse(db.heads().get(0))));
+      assertThat(result.rejected()).isEmpty();
+      assertThat(result.added()).hasSize(db.entries().size());
+      assertThat(log.heads()).containsExactly(Cid.parse(db.heads().get(0)));
+      final List<String> hashes = log.entries().stream().map(Entry::hash).toList();
+      final List<String> jsHashes = new java.util.ArrayList<>();
+      db.entries().forEach(e -> jsHashes.add(e.get("hash").asText()));
+      assertThat(hashes).containsExactlyElementsOf(jsHashes);
+    }
+  }
+
+  @Test
+  void join_shouldFetchEachBlockOnce_whenRefsRevisitEntries() throws Exception {
+    final JavaWriter writer = new JavaWriter();
+    remote.put(writer.identityCid(), writer.identityBlock());
+    final OrbitDbAddress address = JavaWriter.database(remote, "chain", List.of(writer.id()));
+    final List<Entry> chain = writer.chain(remote, address, 40);
+    final OrbitDbLog log = log(address, LogConfig.DEFAULT.withMaxConcurrentFetches(4));
+
+    final JoinResult result = get(log.join(chain.get(39).cid()));
+
+    assertThat(result.added()).hasSize(40);
+    assertThat(result.truncated()).isFalse();
+    assertThat(log.heads()).containsExactly(chain.get(39).cid());
+    assertThat(fetches.values()).allMatch(n -> n.get() == 1);
+    assertThat(fetches).hasSize(41); // 40 entries and one identity
+    // Known entries are neither fetched nor verified again.
+    fetches.clear();
+    final JoinResult again = get(log.join(chain.get(39).cid()));
+    assertThat(again.added()).isEmpty();
+    assertThat(fetches).isEmpty();
+    assertThat(log.entries()).containsExactlyElementsOf(chain);
+  }
+
+  @Test
+  void join_shouldReadLocalBlocks_whenAlreadyInBlockstore() throws Exception {
+    final JavaWriter writer = new JavaWriter();
+    remote.put(writer.identityCid(), writer.identityBlock());
+    final OrbitDbAddress address = JavaWriter.database(remote, "local", List.of(writer.id()));
+    final List<Entry> chain = writer.chain(remote, address, 5);
+    for (final Entry e : chain.subList(0, 3)) {
+      local.put(e.cid(), e.block());
+    }
+    final OrbitDbLog log = log(address, LogConfig.DEFAULT);
+    final JoinResult result = get(log.join(chain.get(4).cid()));
+    assertThat(result.added()).hasSize(5);
+    assertThat(fetches.keySet()).containsExactlyInAnyOrder(chain.get(4).cid(),
+        chain.get(3).cid(), writer.identityCid());
+  }
+
+  @Test
+  void join_shouldStopAndResume_whenEntryCapReached() throws Exception {
+    final JavaWriter writer = new JavaWriter();
+    remote.put(writer.identityCid(), writer.identityBlock());
+    final OrbitDbAddress address = JavaWriter.database(remote, "capped", List.of(writer.id()));
+    final List<Entry> chain = writer.chain(remote, address, 25);
+    final OrbitDbLog log = log(address, LogConfig.DEFAULT.withMaxEntriesPerJoin(10)
+        .withMaxConcurrentFetches(1));
+
+    final JoinResult first = get(log.join(chain.get(24).cid()));
+    assertThat(first.truncated()).isTrue();
+    assertThat(first.added()).hasSize(10);
+    assertThat(log.pending()).isNotEmpty();
+    assertThat(get(log.resume()).added()).hasSize(10);
+    final JoinResult last = get(log.resume());
+    assertThat(last.added()).hasSize(5);
+    assertThat(last.truncated()).isFalse();
+    assertThat(log.pending()).isEmpty();
+    assertThat(log.size()).isEqualTo(25);
+    assertThat(log.heads()).containsExactly(chain.get(24).cid());
+    assertThat(log.counters()).containsEntry("truncated", 2L);
+  }
+
+  @Test
+  void join_shouldNotFollowLinks_whenBeyondMaxDepth() throws Exception {
+    final JavaWriter writer = new JavaWriter();
+    remote.put(writer.identityCid(), writer.identityBlock());
+    final OrbitDbAddress address = JavaWriter.database(remote, "deep", List.of(writer.id()));
+    final List<Entry> chain = writer.chain(remote, address, 20);
+    final OrbitDbLog log = log(address, LogConfig.DEFAULT.withMaxDepth(3));
+    final JoinResult result = get(log.join(chain.get(19).cid()));
+    assertThat(result.truncated()).isTrue();
+    // refs reach 16 back, so depth 3 covers more than 4 entries, but not all 20.
+    assertThat(result.added().size()).isBetween(4, 19);
+  }
+
+  @Test
+  void join_shouldRejectAndNotFollow_whenEntryIsByUnauthorizedWriter() throws Exception {
+    final JavaWriter writer = new JavaWriter();
+    final JavaWriter intruder = new JavaWriter();
+    remote.put(writer.identityCid(), writer.identityBlock());
+    remote.put(intruder.identityCid(), intruder.identityBlock());
+    final OrbitDbAddress address = JavaWriter.database(remote, "guarded", List.of(writer.id()));
+    final List<Entry> chain = writer.chain(remote, address, 3);
+    final byte[] bad = intruder.entry(address, 4, List.of(chain.get(2).cid()), List.of(),
+        DagCborValue.of("spam"));
+    final OrbitDbLog log = log(address, LogConfig.DEFAULT);
+
+    final JoinResult result = get(log.joinBlock(bad));
+
+    assertThat(result.rejected()).containsExactly(Map.entry(RejectReason.UNAUTHORIZED_WRITER,
+        1));
+    assertThat(result.added()).isEmpty();
+    assertThat(log.size()).isZero();
+    assertThat(local.has(Entry.decode(bad).cid())).isFalse();
+    assertThat(fetches).doesNotContainKey(chain.get(2).cid());
+    assertThat(log.counters()).containsEntry("rejected.unauthorized_writer", 1L);
+  }
+
+  @Test
+  void joinBlock_shouldCountMalformed_whenBytesAreGarbage() throws Exception {
+    final JavaWriter writer = new JavaWriter();
+    final OrbitDbAddress address = JavaWriter.database(remote, "g", List.of(writer.id()));
+    final OrbitDbLog log = log(address, LogConfig.DEFAULT);
+    final JoinResult result = get(log.joinBlock(new byte[] {(byte) 0xa1, 0x61, 0x78}));
+    assertThat(result.rejected()).containsEntry(RejectReason.MALFORMED_ENTRY, 1);
+  }
+
+  @Test
+  void join_shouldKeepTwoHeadsThenMerge_whenWritersBranch() throws Exception {
+    final JavaWriter a = new JavaWriter();
+    final JavaWriter b = new JavaWriter();
+    remote.put(a.identityCid(), a.identityBlock());
+    remote.put(b.identityCid(), b.identityBlock());
+    final OrbitDbAddress address = JavaWriter.database(remote, "branches",
+        List.of(a.id(), b.id()));
+    final List<Entry> base = a.chain(remote, address, 2);
+    final Entry left = put(a.entry(address, 3, List.of(base.get(1).cid()), List.of(),
+        DagCborValue.of("left")));
+    final Entry right = put(b.entry(address, 3, List.of(base.get(1).cid()), List.of(),
+        DagCborValue.of("right")));
+    final OrbitDbLog log = log(address, LogConfig.DEFAULT);
+
+    get(log.join(left.cid()));
+    get(log.joinBlock(right.block()));
+    assertThat(log.heads()).containsExactlyInAnyOrder(left.cid(), right.cid());
+
+    final Entry merge = put(a.entry(address, 4, List.of(left.cid(), right.cid()), List.of(),
+        DagCborValue.of("merge")));
+    final JoinResult result = get(log.joinBlock(merge.block()));
+    assertThat(result.added()).containsExactly(merge);
+    assertThat(log.heads()).containsExactly(merge.cid());
+    assertThat(log.headBlocks()).hasSize(1);
+  }
+
+  @Test
+  void join_shouldRetryUnavailableBlocks_whenTheyBecomeAvailable() throws Exception {
+    final JavaWriter writer = new JavaWriter();
+    remote.put(writer.identityCid(), writer.identityBlock());
+    final OrbitDbAddress address = JavaWriter.database(remote, "flaky", List.of(writer.id()));
+    final List<Entry> chain = writer.chain(remote, address, 3);
+    withheld.add(chain.get(0).cid());
+    final OrbitDbLog log = log(address, LogConfig.DEFAULT);
+
+    final JoinResult first = get(log.join(chain.get(2).cid()));
+    assertThat(first.added()).hasSize(2);
+    assertThat(first.unavailable()).containsExactly(chain.get(0).cid());
+    assertThat(log.pending()).containsExactly(chain.get(0).cid());
+
+    withheld.clear();
+    assertThat(get(log.resume()).added()).containsExactly(chain.get(0));
+    assertThat(log.pending()).isEmpty();
+  }
+
+  @Test
+  void join_shouldRetryLater_whenIdentityBlockUnavailable() throws Exception {
+    final JavaWriter writer = new JavaWriter();
+    remote.put(writer.identityCid(), writer.identityBlock());
+    final OrbitDbAddress address = JavaWriter.database(remote, "no-id", List.of(writer.id()));
+    final List<Entry> chain = writer.chain(remote, address, 2);
+    withheld.add(writer.identityCid());
+    final OrbitDbLog log = log(address, LogConfig.DEFAULT);
+
+    final JoinResult first = get(log.joinBlock(chain.get(1).block()));
+    assertThat(first.rejected()).isEmpty();
+    assertThat(first.unavailable()).containsExactly(chain.get(1).cid());
+    assertThat(log.size()).isZero();
+
+    withheld.clear();
+    assertThat(get(log.resume()).added()).containsExactlyInAnyOrderElementsOf(chain);
+  }
+
+  @Test
+  void constructor_shouldRestoreEntriesAndHeads_whenReopened() throws Exception {
+    final JavaWriter writer = new JavaWriter();
+    remote.put(writer.identityCid(), writer.identityBlock());
+    final OrbitDbAddress address = JavaWriter.database(remote, "persist", List.of(writer.id()));
+    final List<Entry> chain = writer.chain(remote, address, 6);
+    get(log(address, LogConfig.DEFAULT).join(chain.get(5).cid()));
+
+    final OrbitDbLog reopened = log(address, LogConfig.DEFAULT);
+    assertThat(reopened.size()).isEqualTo(6);
+    assertThat(reopened.heads()).containsExactly(chain.get(5).cid());
+    assertThat(datastore.scan("/orbitdb/logs/")).isNotEmpty();
+  }
+
+  private Entry put(final byte[] block) {
+    final Entry entry = Entry.decode(block);
+    remote.put(entry.cid(), block);
+    return entry;
+  }
+}
