@@ -127,7 +127,8 @@ async function alice () {
   for (const db of dbs) db.events.on('error', (err) => console.error(`${db.name}: ${err?.stack ?? err}`))
 
   const counts = dbs.map(() => 0)
-  out({ event: 'writing', at: Date.now(), dbs: dbs.map((db) => db.address.toString()), files: added.map((f) => f.cid) })
+  const writeStart = Date.now()
+  out({ event: 'writing', at: writeStart, dbs: dbs.map((db) => db.address.toString()), files: added.map((f) => f.cid) })
   for (let i = 0; i < entries; i++) {
     const which = i % dbs.length
     const db = dbs[which]
@@ -136,6 +137,7 @@ async function alice () {
     else await db.put({ _id: `doc-${i}`, ...value })
     counts[which]++
   }
+  const writeMs = Date.now() - writeStart
 
   // Hostile traffic on each database topic: garbage, and an entry by an unlisted identity.
   const intruderIdentity = await orbitdb.identities.createIdentity({ id: `intruder-${suffix}` })
@@ -161,6 +163,7 @@ async function alice () {
     peerId: libp2p.peerId.toString(),
     dbs: dbs.map((db, i) => ({ address: db.address.toString(), type: db.type, entries: counts[i] })),
     files: added,
+    writeMs,
     intruders
   })
 }

@@ -301,6 +301,7 @@ public final class ReplicationService implements AutoCloseable {
     final List<Entry> added = new ArrayList<>();
     final List<CompletableFuture<JoinResult>> joins = new ArrayList<>();
     long quietSince = System.nanoTime();
+    int lastSize = replica.log().size();
     boolean resumed = false;
     while (true) {
       if (context.cancelled() || Thread.currentThread().isInterrupted()) {
@@ -321,13 +322,23 @@ public final class ReplicationService implements AutoCloseable {
         joins.add(replica.resume());
       }
       final long now = System.nanoTime();
-      if (!heads.isEmpty()) {
+      final int size = replica.log().size();
+      if (!heads.isEmpty() || size != lastSize) {
+        // Heads arriving or the log growing (a long history being fetched) is progress.
         quietSince = now;
+        lastSize = size;
       }
       final boolean joinsDone = collect(joins, added);
       final boolean exchangesDone = exchanges.stream().allMatch(CompletableFuture::isDone);
-      final boolean quiet = now - quietSince >= config.quietPeriod().toNanos();
-      if (joinsDone && exchangesDone && quiet && (!added.isEmpty() || now >= windowEnd)) {
+      final boolean settled = exchangesDone
+          && now - quietSince >= config.quietPeriod().toNanos();
+      if (settled && joinsDone && (!added.isEmpty() || now >= windowEnd)) {
+        break;
+      }
+      if (settled && now >= windowEnd) {
+        // Joins that make no progress (a head whose identity no peer has, a writer gone) go on
+        // without holding the sync; what they add later is pinned all the same.
+        count("syncs-left-joins-running");
         break;
       }
       if (now >= deadline) {
@@ -585,6 +596,9 @@ public final class ReplicationService implements AutoCloseable {
 
   private void pinQuietly(final Cid cid) {
     try {
+      if (pins.isPinned(cid)) {
+        return;
+      }
       final PinResult result = pins.pin(cid);
       if (result instanceof PinResult.Incomplete) {
         // An entry whose payload links media not here yet; the block itself is stored.
