@@ -76,6 +76,8 @@ public final class ReplicationService implements AutoCloseable {
   public static final int MAX_SEEN_PEERS = 64;
   /** Entries naming media that wait for their history, per database. */
   public static final int MAX_AWAITING = 100_000;
+  /** How long a heads exchange waits for its database's replica to open. */
+  static final Duration HEADS_OPEN_TIMEOUT = Duration.ofSeconds(5);
   /** Heads exchanges dialled at once by one sync. */
   public static final int MAX_DIALS_PER_SYNC = 32;
 
@@ -229,8 +231,12 @@ public final class ReplicationService implements AutoCloseable {
     return Optional.of(new HeadsEndpoint() {
       @Override
       public CompletableFuture<List<byte[]>> heads() {
-        return CompletableFuture.supplyAsync(() -> replicas.replica(address)
-            .map(replica -> replica.log().headBlocks()).orElse(List.of()), executor);
+        // After a restart a reader may ask before the first sync opened the replica: open it
+        // (from the store) rather than answer with no heads.
+        return replicas.follow(address)
+            .orTimeout(HEADS_OPEN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+            .thenApplyAsync(replica -> replica.log().headBlocks(), executor)
+            .exceptionally(error -> List.of());
       }
 
       @Override
