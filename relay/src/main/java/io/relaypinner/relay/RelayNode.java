@@ -48,6 +48,7 @@ import io.relaypinner.relay.pubsub.OrbitDbTopics;
 import io.relaypinner.relay.pubsub.PubSubMetrics;
 import io.relaypinner.relay.replication.MediaCidExtractor;
 import io.relaypinner.relay.replication.MediaPinQueue;
+import io.relaypinner.relay.replication.ReplicationMetrics;
 import io.relaypinner.relay.replication.ReplicationService;
 import io.relaypinner.relay.replication.ReplicationSyncer;
 import io.relaypinner.relay.sync.DatabaseSyncer;
@@ -429,6 +430,7 @@ public final class RelayNode implements AutoCloseable {
         new MediaCidExtractor(config.sync().mediaCidFields()), pinQueue, replicationExecutor,
         HeadsConfig.DEFAULT, ReplicationService.Config.DEFAULT);
     replication.start(syncEngine);
+    ReplicationMetrics.register(registry, replication);
     replicationSyncer.attach(replication);
     orbitDbTopics.onFollow(replication::onFollow);
     orbitDbTopics.start();

@@ -151,6 +151,12 @@ class RelayReplicationJsInteropIT {
     });
     assertThat(replication.counters().getOrDefault("log.rejected.malformed_entry", 0L))
         .isGreaterThanOrEqualTo(1);
+    final String metrics = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+        + relay.httpPort().getAsInt() + "/metrics")).build(),
+        HttpResponse.BodyHandlers.ofString()).body();
+    assertThat(metrics).contains("relay_orbitdb_replication_events_total{event=\"heads-pubsub\"}",
+        "relay_orbitdb_replication_events_total{event=\"log.rejected.malformed_entry\"}",
+        "relay_orbitdb_media_pins_total{result=\"failed\"} 0.0");
     final List<String> addresses = new ArrayList<>();
     ready.get("dbs").forEach(db -> addresses.add(db.get("address").asText()));
     for (final JsonNode db : ready.get("dbs")) {
