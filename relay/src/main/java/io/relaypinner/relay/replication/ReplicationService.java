@@ -105,6 +105,8 @@ public final class ReplicationService implements AutoCloseable {
   private final Set<Cid> eligibleMedia = ConcurrentHashMap.newKeySet();
   private final Set<Cid> pinnedMedia = ConcurrentHashMap.newKeySet();
   private final Set<Cid> reportedMedia = ConcurrentHashMap.newKeySet();
+  /** Blocks (entries with tag-42 media links) whose pin waits for that media. */
+  private final Set<Cid> incompletePins = ConcurrentHashMap.newKeySet();
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
   private volatile SyncEngine engine;
   private volatile boolean closed;
@@ -547,6 +549,9 @@ public final class ReplicationService implements AutoCloseable {
       pinQueue.pin(cid).whenComplete((done, error) -> {
         if (error == null) {
           pinnedMedia.add(cid);
+          if (!incompletePins.isEmpty()) {
+            executor.execute(this::retryIncompletePins);
+          }
           if (eligibleMedia.contains(cid)) {
             report(cid);
           }
@@ -583,6 +588,20 @@ public final class ReplicationService implements AutoCloseable {
     return true;
   }
 
+  /** Pins entries whose linked media was missing before (on the executor). */
+  private void retryIncompletePins() {
+    for (final Cid cid : List.copyOf(incompletePins)) {
+      try {
+        if (pins.pin(cid) instanceof PinResult.Pinned) {
+          incompletePins.remove(cid);
+        }
+      } catch (final RuntimeException e) {
+        incompletePins.remove(cid);
+        count("pins-failed");
+      }
+    }
+  }
+
   private void report(final Cid cid) {
     final SyncEngine current = engine;
     if (current != null && reportedMedia.add(cid)) {
@@ -607,8 +626,12 @@ public final class ReplicationService implements AutoCloseable {
       }
       final PinResult result = pins.pin(cid);
       if (result instanceof PinResult.Incomplete) {
-        // An entry whose payload links media not here yet; the block itself is stored.
+        // An entry whose payload links media (tag 42) not here yet; the block itself is stored,
+        // and the pin is tried again when a media pin finishes.
         count("pins-incomplete");
+        if (incompletePins.size() < MAX_AWAITING) {
+          incompletePins.add(cid);
+        }
       }
     } catch (final RuntimeException e) {
       count("pins-failed");
