@@ -10,18 +10,17 @@ export { gossipsub } from '@libp2p/gossipsub'
 export { multiaddr } from '@multiformats/multiaddr'
 export const stack = 'B'
 export const libp2pVersion = 3
-// Helia without createHelia (its defaults reach for the network): bitswap block broker only.
-export { Helia } from '@helia/utils'
-export { bitswap } from '@helia/block-brokers'
-export { libp2pRouting } from '@helia/routers'
-export { unixfs } from '@helia/unixfs'
-export { MemoryBlockstore } from 'blockstore-core'
-export { MemoryDatastore } from 'datastore-core'
-export { fixedSize } from 'ipfs-unixfs-importer/chunker'
-export { CID } from 'multiformats/cid'
-export { sha256 } from 'multiformats/hashes/sha2'
-// OrbitDB for its test peers (../common/orbitdb-peer.mjs).
+// OrbitDB and the Helia pieces its test peers use (../common/orbitdb-peer.mjs).
 export {
   createOrbitDB, Entry, Identities, IPFSAccessController, OrbitDBAccessController,
   useIdentityProvider
 } from '@orbitdb/core'
+export { Helia } from '@helia/utils'
+export { bitswap } from '@helia/block-brokers'
+export { libp2pRouting } from '@helia/routers'
+export { MemoryBlockstore } from 'blockstore-core'
+export { MemoryDatastore } from 'datastore-core'
+export { CID } from 'multiformats/cid'
+export { sha256 } from 'multiformats/hashes/sha2'
+export { unixfs } from '@helia/unixfs'
+export { fixedSize } from 'ipfs-unixfs-importer/chunker'

@@ -19,6 +19,12 @@ import io.relaypinner.libp2p.pubsub.GossipsubConfig;
 import io.relaypinner.libp2p.pubsub.PubSub;
 import io.relaypinner.libp2p.transport.ws.ServerTlsSource;
 import io.relaypinner.multiformats.Multiaddr;
+import io.relaypinner.orbitdb.OrbitDbReplicas;
+import io.relaypinner.orbitdb.ReplicaContext;
+import io.relaypinner.orbitdb.heads.HeadsConfig;
+import io.relaypinner.orbitdb.identity.Identities;
+import io.relaypinner.orbitdb.identity.IdentityVerifiers;
+import io.relaypinner.orbitdb.log.LogConfig;
 import io.relaypinner.multiformats.MultiformatException;
 import io.relaypinner.relay.api.AdvertisedAddresses;
 import io.relaypinner.relay.api.MetricsHttpsStatus;
@@ -40,11 +46,14 @@ import io.relaypinner.relay.identity.NodeIdentity;
 import io.relaypinner.relay.network.Libp2pMetrics;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
 import io.relaypinner.relay.pubsub.PubSubMetrics;
+import io.relaypinner.relay.replication.MediaCidExtractor;
+import io.relaypinner.relay.replication.MediaPinQueue;
+import io.relaypinner.relay.replication.ReplicationMetrics;
+import io.relaypinner.relay.replication.ReplicationService;
+import io.relaypinner.relay.replication.ReplicationSyncer;
 import io.relaypinner.relay.sync.DatabaseSyncer;
-import io.relaypinner.relay.sync.InterimDatabaseSyncer;
 import io.relaypinner.relay.sync.SyncEngine;
 import io.relaypinner.relay.sync.SyncHistory;
-import io.relaypinner.relay.sync.SyncTrigger;
 import io.relaypinner.relay.tls.CertificateStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -98,6 +107,10 @@ public final class RelayNode implements AutoCloseable {
   private static final int STORAGE_THREADS = 4;
   /** Storage tasks waiting beyond that; more is answered 503 rather than queued without end. */
   private static final int STORAGE_QUEUE = 256;
+  /** Tasks queued for the replication executor (joins fan out per entry). */
+  private static final int REPLICATION_QUEUE = 100_000;
+  /** How long replication waits for one block over bitswap. */
+  private static final Duration REPLICATION_FETCH_TIMEOUT = Duration.ofSeconds(15);
 
   private enum State { NEW, STARTED, CLOSED }
 
@@ -139,6 +152,10 @@ public final class RelayNode implements AutoCloseable {
   private volatile Bitswap bitswap;
   /** Bitswap's own blockstore threads, so peers' wants never crowd out the gateway's reads. */
   private ThreadPoolExecutor bitswapExecutor;
+  private final ReplicationSyncer replicationSyncer = new ReplicationSyncer();
+  private volatile ReplicationService replication;
+  /** Joins, verification, entry pins and media pins of the replication service. */
+  private ThreadPoolExecutor replicationExecutor;
 
   /**
    * A node with its own event loops (one per processor).
@@ -199,6 +216,7 @@ public final class RelayNode implements AutoCloseable {
       startHost(loops);
       startPubSub();
       startBitswap();
+      startReplication();
       dialBootstrapPeers();
       if (config.http().disabled()) {
         JvmMetrics.builder().register(registry);
@@ -254,8 +272,8 @@ public final class RelayNode implements AutoCloseable {
   }
 
   /**
-   * The sync engine (spec 3.5) with its history from the datastore. Until OrbitDB replication
-   * exists, syncs run the {@link InterimDatabaseSyncer}.
+   * The sync engine (spec 3.5) with its history from the datastore. Syncs run the OrbitDB
+   * replication service once it is attached ({@link #startReplication()}).
    */
   private void startSyncEngine() {
     final SyncHistory history = new SyncHistory(datastore, SyncHistory.DEFAULT_MAX_ENTRIES);
@@ -265,7 +283,7 @@ public final class RelayNode implements AutoCloseable {
 
   /** What does the work of one sync: replication plugs in here. */
   private DatabaseSyncer newDatabaseSyncer() {
-    return new InterimDatabaseSyncer();
+    return replicationSyncer;
   }
 
   /**
@@ -381,11 +399,48 @@ public final class RelayNode implements AutoCloseable {
     orbitDbTopics = new OrbitDbTopics(pubsub, datastore, storageExecutor);
     // Following a topic (also the ones resubscribed at start) and every message on it trigger a
     // sync; the engine skips topics queued, running or in cooldown.
-    final SyncEngine engine = syncEngine;
-    orbitDbTopics.onFollow(topic -> engine.enqueue(topic, SyncTrigger.FOLLOW));
-    orbitDbTopics.onMessage(topic -> engine.enqueue(topic, SyncTrigger.MESSAGE));
-    orbitDbTopics.start();
+    // (wired and started in startReplication, once bitswap is up).
     PubSubMetrics.register(registry, pubsub, orbitDbTopics);
+  }
+
+  /**
+   * OrbitDB replication: replicas of the followed databases (blocks over bitswap), the heads
+   * exchange, media pins; every trigger (follow, topic message, heads, a peer subscribing) queues
+   * a sync on the engine. Then the topic policy starts, resubscribing persisted topics.
+   */
+  private void startReplication() {
+    replicationExecutor = new ThreadPoolExecutor(STORAGE_THREADS, STORAGE_THREADS, 0,
+        TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(REPLICATION_QUEUE),
+        new DefaultThreadFactory("relay-replication", true),
+        new ThreadPoolExecutor.AbortPolicy());
+    final LogConfig d = LogConfig.DEFAULT;
+    final LogConfig logConfig = new LogConfig(d.maxConcurrentFetches(), d.maxEntriesPerJoin(),
+        d.maxDepth(), REPLICATION_FETCH_TIMEOUT, d.rejectedCacheSize());
+    final Bitswap network = bitswap;
+    // fetch, not get: a block reaches the store only after the log (or the identity cache)
+    // verified it, so a refused entry is never stored or served.
+    final io.relaypinner.orbitdb.BlockFetcher fetcher =
+        cid -> network.fetch(cid, REPLICATION_FETCH_TIMEOUT);
+    final ReplicaContext context = new ReplicaContext(blockstore, datastore, fetcher,
+        new Identities(blockstore, fetcher, IdentityVerifiers.defaults(), replicationExecutor,
+            Identities.DEFAULT_CACHE_SIZE), replicationExecutor, logConfig);
+    final MediaPinQueue pinQueue = new MediaPinQueue(new NetworkPinner(bitswap, pins,
+        CodecLinkResolver.standard(), replicationExecutor), pins, replicationExecutor,
+        NetworkPinner.Limits.DEFAULT, ReplicationService.Config.DEFAULT.pinConcurrency());
+    replication = new ReplicationService(host, pubsub, bitswap, blockstore, pins,
+        new OrbitDbReplicas(context, HeadsConfig.DEFAULT),
+        new MediaCidExtractor(config.sync().mediaCidFields()), pinQueue, replicationExecutor,
+        HeadsConfig.DEFAULT, ReplicationService.Config.DEFAULT);
+    replication.start(syncEngine);
+    ReplicationMetrics.register(registry, replication);
+    replicationSyncer.attach(replication);
+    orbitDbTopics.onFollow(replication::onFollow);
+    orbitDbTopics.start();
+  }
+
+  /** The replication service (for tests and diagnostics); empty before start. */
+  public Optional<ReplicationService> replication() {
+    return Optional.ofNullable(replication);
   }
 
   /**
@@ -602,6 +657,9 @@ public final class RelayNode implements AutoCloseable {
       // Before the host and the stores: running syncs may use both until they end.
       syncEngine.close();
     }
+    if (replication != null) {
+      replication.close();
+    }
     if (pubsub != null) {
       pubsub.close();
       pubsub = null;
@@ -628,6 +686,16 @@ public final class RelayNode implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
       scrapeExecutor = null;
+    }
+    if (replicationExecutor != null) {
+      replicationExecutor.shutdownNow();
+      try {
+        replicationExecutor.awaitTermination(SHUTDOWN_TIMEOUT.toMillis(),
+            TimeUnit.MILLISECONDS);
+      } catch (final InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      replicationExecutor = null;
     }
     if (bitswapExecutor != null) {
       bitswapExecutor.shutdownNow();

@@ -10,6 +10,7 @@ import io.relaypinner.ipfs.datastore.MvStoreDatastore;
 import io.relaypinner.libp2p.crypto.Ed25519PrivateKey;
 import io.relaypinner.libp2p.crypto.PrivateKey;
 import io.relaypinner.multiformats.Cid;
+import io.relaypinner.multiformats.Multibase;
 import io.relaypinner.multiformats.Multicodec;
 import io.relaypinner.multiformats.Multihash;
 import io.relaypinner.relay.config.RelayConfig;
@@ -44,8 +45,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A real {@link RelayNode}: the pinning routes on the node's interim syncer, the bearer token,
- * the sync history across a restart, the pubsub follow trigger, and the HTTPS listener coming up
+ * A real {@link RelayNode}: the pinning routes on the node's replication syncer when no peer has
+ * the database (the sync fails at once and honestly), the bearer token, the sync counters and
+ * metrics, the pubsub follow trigger after a restart, and the HTTPS listener coming up
  * when a certificate appears in {@code RELAY_TLS_CERT_DIR} and serving renewed certificates.
  */
 class RelayNodePinningIT {
@@ -55,7 +57,8 @@ class RelayNodePinningIT {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String TOKEN = "node-token";
   private static final String DATABASE = "/orbitdb/" + Cid.v1(Multicodec.DAG_CBOR,
-      Multihash.sha2_256("node-db".getBytes(StandardCharsets.UTF_8)));
+      Multihash.sha2_256("node-db".getBytes(StandardCharsets.UTF_8)))
+      .toString(Multibase.Base.BASE58BTC);
 
   private final HttpClient client = HttpClient.newBuilder()
       .version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
@@ -118,7 +121,7 @@ class RelayNodePinningIT {
   }
 
   @Test
-  void sync_shouldRecordDatabaseAcrossRestart_whenTokenIsGiven() throws Exception {
+  void sync_shouldFailAtOnce_whenNoPeerHasTheDatabase() throws Exception {
     final Path dataDir = tempDir.resolve("node");
     final RelayConfig config = local(dataDir).apiToken(TOKEN).build();
     final RelayNode node = start(config);
@@ -129,30 +132,27 @@ class RelayNodePinningIT {
     assertThat(denied.statusCode()).isEqualTo(401);
     assertThat(JSON.readTree(denied.body()).get("code").asText()).isEqualTo("unauthorized");
 
-    final HttpResponse<String> synced =
+    final HttpResponse<String> failed =
         send(client, syncRequest(node).header("Authorization", "Bearer " + TOKEN));
-    assertThat(synced.statusCode()).isEqualTo(200);
-    // The interim syncer: honest zeros until replication exists.
-    assertThat(JSON.readTree(synced.body())).isEqualTo(JSON.readTree("{\"ok\":true,\"dbAddress\":\""
-        + DATABASE + "\",\"receivedUpdate\":false,\"fallbackScanUsed\":false,"
-        + "\"extractedMediaCids\":[]}"));
+    // No manifest here and no peer to fetch it from: an honest failure, not an empty success.
+    assertThat(failed.statusCode()).isEqualTo(500);
+    assertThat(JSON.readTree(failed.body()).get("code").asText()).isEqualTo("sync_failed");
+    assertThat(JSON.readTree(failed.body()).get("error").asText()).contains("manifest");
     final JsonNode stats = getJson(node, "/pinning/stats");
-    assertThat(stats.get("syncOperations").asInt()).isEqualTo(1);
+    assertThat(stats.get("syncOperations").asInt()).isZero();
+    assertThat(stats.get("failedSyncs").asInt()).isEqualTo(1);
     assertThat(stats.get("totalPinned").asInt()).isZero();
     final String metrics = send(client, HttpRequest.newBuilder(URI.create(
         "http://127.0.0.1:" + node.httpPort().getAsInt() + "/metrics"))).body();
-    assertThat(metrics).contains("orbitdb_sync_total{result=\"success\"} 1.0",
+    assertThat(metrics).contains("orbitdb_sync_total{result=\"failure\"} 1.0",
         "orbitdb_sync_duration_seconds_count 1", "orbitdb_sync_queue_waiting 0.0",
         "orbitdb_sync_queue_active 0.0", "orbitdb_sync_timed_out_total 0.0",
-        "orbitdb_sync_cooldown_topics 0.0");
+        "orbitdb_sync_cooldown_topics 1.0");
     node.close();
 
     final RelayNode restarted = start(config);
     final JsonNode databases = getJson(restarted, "/pinning/databases");
-    assertThat(databases.get("total").asInt()).isEqualTo(1);
-    assertThat(databases.get("databases").get(0).get("address").asText()).isEqualTo(DATABASE);
-    assertThat(databases.get("databases").get(0).get("lastSyncedAt").asText())
-        .isEqualTo("2026-11-22T10:00:00.123Z");
+    assertThat(databases.get("total").asInt()).isZero();
   }
 
   @Test
@@ -165,10 +165,12 @@ class RelayNodePinningIT {
 
     final RelayNode node = start(local(dataDir).build());
 
+    assertThat(node.pubsub().orElseThrow().topics()).contains(DATABASE);
+    // The follow queued a sync; with no peer to fetch the manifest from it fails (and is
+    // retried by the next trigger once a peer subscribes).
     await().atMost(Duration.ofSeconds(20)).until(
-        () -> getJson(node, "/pinning/databases").get("total").asInt() == 1);
-    assertThat(getJson(node, "/pinning/databases").get("databases").get(0).get("address")
-        .asText()).isEqualTo(DATABASE);
+        () -> getJson(node, "/pinning/stats").get("failedSyncs").asInt() == 1);
+    assertThat(getJson(node, "/pinning/databases").get("total").asInt()).isZero();
   }
 
   @Test

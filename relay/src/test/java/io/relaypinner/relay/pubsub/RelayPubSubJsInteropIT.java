@@ -31,7 +31,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The relay node's own topic policy between real JS peers (interop/js/common/pubsub-peer.mjs):
  * two js-libp2p peers connected only to the relay, on an {@code /orbitdb/<cid>} topic nobody
  * subscribed on the relay by hand. Every message of the writer reaches the reader exactly once,
- * through the relay's mesh. The subscription and the messages trigger syncs of the database.
+ * through the relay's mesh. The subscription triggers a sync of the database.
  */
 class RelayPubSubJsInteropIT {
   private static final Duration LINE = Duration.ofSeconds(60);
@@ -96,10 +96,11 @@ class RelayPubSubJsInteropIT {
         .until(() -> pubsub.counters().getOrDefault("message-forwarded", 0L) >= 20);
     assertThat(pubsub.counters().keySet()).noneMatch(k -> k.startsWith("drop-invalid"));
     assertThat(Multiaddr.parse(relay).peerId()).contains(identity.peerId());
-    // Following the topic synced the database once, and the writer's messages triggered more.
+    // Following the topic queued a sync of the database. The topic names no real database (no
+    // peer has its manifest), so that sync is still waiting for the manifest or has failed.
     final SyncEngine engine = node.syncEngine().orElseThrow();
-    await().atMost(Duration.ofSeconds(10))
-        .until(() -> engine.stats().syncOperations() >= 2);
-    assertThat(engine.history().get(topic)).isPresent();
+    await().atMost(Duration.ofSeconds(10)).until(() -> engine.inFlight().contains(topic)
+        || engine.stats().failedSyncs() >= 1);
+    assertThat(engine.history().get(topic)).isEmpty();
   }
 }

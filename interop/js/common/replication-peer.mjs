@@ -1,0 +1,200 @@
+// Alice and Bob of the relay's replication scenario (notes/orbitdb-wire.md §1), shared by stack A
+// (OrbitDB 3) and stack B (OrbitDB 4): run it with the stack's folder as the working directory.
+// The peer listens nowhere and dials only the relay.
+//
+//   replication-peer.mjs alice --dial <relay> [--files N] [--file-size BYTES] [--entries M] [--did]
+//     Adds N files of random bytes with @helia/unixfs (256 KiB chunks, raw leaves, CIDv1), opens
+//     an `events` and a `documents` database (publickey identity; with --did one `events`
+//     database with a did:key identity instead of both), writes M entries in all (split over the
+//     databases, each `{ text, imageCid }` naming file i % N), then publishes on each database
+//     topic: random garbage bytes and an entry by an identity the access controller does not
+//     list ("intruder"). Prints {"event":"writing", dbs, files} before the first write and
+//     {"event":"ready", dbs: [{address, type, entries}], files:
+//     [{cid, sha256, bytes}], intruder} and waits; stdin closing stops it.
+//   replication-peer.mjs bob --dial <relay> --open <address>=<type>=<count>[,...] --cat <cid>[,...]
+//     Fresh stores; opens each database by address, waits until it holds <count> entries
+//     (events: entries, documents: documents), cats each file, and prints {"event":"done", dbs:
+//     [{address, entries, intruder}], files: [{cid, sha256, bytes}], ms}.
+// Diagnostics go to stderr.
+import { pathToFileURL } from 'node:url'
+import { join } from 'node:path'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { createHash, randomBytes } from 'node:crypto'
+
+const deps = await import(pathToFileURL(join(process.cwd(), 'deps.mjs')).href)
+const out = (obj) => process.stdout.write(JSON.stringify(obj) + '\n')
+process.on('unhandledRejection', (err) => { console.error('unhandledRejection', err) })
+
+const args = process.argv.slice(2)
+const role = args[0]
+const option = (name, fallback) => {
+  const i = args.indexOf(name)
+  return i < 0 ? fallback : args[i + 1]
+}
+const relay = option('--dial')
+const directory = mkdtempSync(join(tmpdir(), `replication-${role}-`))
+
+const libp2p = await deps.createLibp2p({
+  addresses: { listen: [] },
+  transports: [deps.tcp()],
+  connectionEncrypters: [deps.noise()],
+  streamMuxers: [deps.yamux()],
+  services: {
+    identify: deps.identify(),
+    ping: deps.ping(),
+    pubsub: deps.gossipsub({ allowPublishToZeroTopicPeers: true })
+  }
+})
+const helia = new deps.Helia({
+  libp2p,
+  blockstore: new deps.MemoryBlockstore(),
+  datastore: new deps.MemoryDatastore(),
+  blockBrokers: [deps.bitswap()],
+  routers: [deps.libp2pRouting(libp2p)]
+})
+await helia.start()
+const fs = deps.unixfs(helia)
+// Both roles know did:key identities (Bob must verify Alice's).
+const did = await import(new URL('../did/deps.mjs', import.meta.url).href)
+did.OrbitDBIdentityProviderDID.setDIDResolver(did.KeyDidResolver.getResolver())
+deps.useIdentityProvider(did.OrbitDBIdentityProviderDID)
+
+const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex')
+
+let stopping = false
+const stop = async (code = 0) => {
+  if (stopping) return
+  stopping = true
+  try {
+    for (const o of orbits) await o.stop()
+    await helia.stop()
+  } catch (err) {
+    console.error('stop', err)
+  } finally {
+    rmSync(directory, { recursive: true, force: true })
+    process.exit(code)
+  }
+}
+const orbits = []
+process.stdin.on('end', () => stop(0))
+process.stdin.resume()
+
+await libp2p.dial(deps.multiaddr(relay))
+
+try {
+  if (role === 'alice') await alice()
+  else if (role === 'bob') await bob()
+  else throw new Error(`unknown role ${role}`)
+} catch (err) {
+  console.error(err)
+  out({ event: 'error', message: String(err && err.message ? err.message : err) })
+}
+
+async function alice () {
+  const files = Number(option('--files', '20'))
+  const fileSize = Number(option('--file-size', String(1024 * 1024)))
+  const entries = Number(option('--entries', '200'))
+  const useDid = args.includes('--did')
+
+  const added = []
+  for (let i = 0; i < files; i++) {
+    const bytes = new Uint8Array(randomBytes(fileSize))
+    const cid = await fs.addBytes(bytes, {
+      rawLeaves: true, cidVersion: 1, chunker: deps.fixedSize({ chunkSize: 256 * 1024 })
+    })
+    added.push({ cid: cid.toString(), sha256: sha256(bytes), bytes: bytes.length })
+  }
+
+  let orbitdb
+  if (useDid) {
+    const identities = await deps.Identities({ ipfs: helia, path: join(directory, 'did-keys') })
+    orbitdb = await deps.createOrbitDB({
+      ipfs: helia,
+      identities,
+      identity: { provider: did.OrbitDBIdentityProviderDID({ didProvider: new did.Ed25519Provider(new Uint8Array(randomBytes(32))) }) },
+      directory: join(directory, 'did')
+    })
+  } else {
+    orbitdb = await deps.createOrbitDB({ ipfs: helia, id: 'alice', directory: join(directory, 'pk') })
+  }
+  orbits.push(orbitdb)
+  const suffix = randomBytes(4).toString('hex')
+  const dbs = useDid
+    ? [await orbitdb.open(`alice-did-events-${suffix}`, { type: 'events' })]
+    : [await orbitdb.open(`alice-events-${suffix}`, { type: 'events' }),
+        await orbitdb.open(`alice-documents-${suffix}`, { type: 'documents' })]
+  for (const db of dbs) db.events.on('error', (err) => console.error(`${db.name}: ${err?.stack ?? err}`))
+
+  const counts = dbs.map(() => 0)
+  const writeStart = Date.now()
+  out({ event: 'writing', at: writeStart, dbs: dbs.map((db) => db.address.toString()), files: added.map((f) => f.cid) })
+  for (let i = 0; i < entries; i++) {
+    const which = i % dbs.length
+    const db = dbs[which]
+    const value = { text: `alice entry ${i}`, imageCid: added[i % files].cid }
+    if (db.type === 'events') await db.add(value)
+    else await db.put({ _id: `doc-${i}`, ...value })
+    counts[which]++
+  }
+  const writeMs = Date.now() - writeStart
+
+  // Hostile traffic on each database topic: garbage, and an entry by an unlisted identity.
+  const intruderIdentity = await orbitdb.identities.createIdentity({ id: `intruder-${suffix}` })
+  const intruders = []
+  for (const db of dbs) {
+    const topic = db.address.toString()
+    await libp2p.services.pubsub.publish(topic, new Uint8Array(randomBytes(300)))
+    const heads = await db.log.heads()
+    const time = Math.max(...heads.map((h) => h.clock.time)) + 1
+    const payload = db.type === 'events'
+      ? { op: 'ADD', key: null, value: { text: 'intruder', imageCid: added[0].cid } }
+      : { op: 'PUT', key: 'intruder', value: { _id: 'intruder', text: 'intruder' } }
+    const entry = await deps.Entry.create(intruderIdentity, topic, payload, null,
+      { id: intruderIdentity.publicKey, time }, heads.map((h) => h.hash), [])
+    const block = await deps.Entry.encode(entry)
+    await libp2p.services.pubsub.publish(topic, block.bytes)
+    intruders.push(block.hash)
+  }
+
+  out({
+    event: 'ready',
+    stack: deps.stack,
+    peerId: libp2p.peerId.toString(),
+    dbs: dbs.map((db, i) => ({ address: db.address.toString(), type: db.type, entries: counts[i] })),
+    files: added,
+    writeMs,
+    intruders
+  })
+}
+
+async function bob () {
+  const started = Date.now()
+  const orbitdb = await deps.createOrbitDB({ ipfs: helia, id: 'bob', directory: join(directory, 'bob') })
+  orbits.push(orbitdb)
+  const wanted = option('--open', '').split(',').filter(Boolean).map((s) => {
+    const [address, type, count] = s.split('=')
+    return { address, type, count: Number(count) }
+  })
+  const result = []
+  for (const want of wanted) {
+    const db = await orbitdb.open(want.address)
+    db.events.on('error', (err) => console.error(`${want.address}: ${err?.stack ?? err}`))
+    let all = await db.all()
+    while (all.length < want.count) {
+      await new Promise((resolve) => setTimeout(resolve, 250))
+      all = await db.all()
+    }
+    const intruder = all.some((e) => JSON.stringify(e).includes('intruder'))
+    result.push({ address: want.address, entries: all.length, intruder })
+    out({ event: 'synced', address: want.address, entries: all.length, ms: Date.now() - started })
+  }
+  const files = []
+  for (const text of option('--cat', '').split(',').filter(Boolean)) {
+    const parts = []
+    for await (const part of fs.cat(deps.CID.parse(text))) parts.push(Buffer.from(part))
+    const bytes = Buffer.concat(parts)
+    files.push({ cid: text, sha256: sha256(bytes), bytes: bytes.length })
+  }
+  out({ event: 'done', dbs: result, files, ms: Date.now() - started })
+}

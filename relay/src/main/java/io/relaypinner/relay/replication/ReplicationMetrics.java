@@ -1,0 +1,71 @@
+package io.relaypinner.relay.replication;
+
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Replication metrics, read from the service's counters at scrape time:
+ * {@code relay_orbitdb_replication_events_total{event}} (heads by source, joins, refused entries
+ * by reason, heads-exchange streams and closes, opening failures by kind),
+ * {@code relay_orbitdb_replicas}, {@code relay_orbitdb_media_pins_in_flight} and
+ * {@code relay_orbitdb_media_pins_total{result}}. Event names never carry peer-chosen text (an
+ * unknown controller type is folded into its kind), so the label set stays bounded.
+ */
+public final class ReplicationMetrics {
+  private ReplicationMetrics() {}
+
+  /** Registers the metrics of {@code service} on {@code registry}. */
+  public static void register(final PrometheusRegistry registry,
+      final ReplicationService service) {
+    CounterWithCallback.builder()
+        .name("relay_orbitdb_replication_events_total")
+        .help("OrbitDB replication events by kind: heads received (pubsub, exchange), "
+            + "refused entries (log.rejected.<reason>), heads-exchange streams, open failures")
+        .labelNames("event")
+        .callback(callback -> {
+          for (final Map.Entry<String, Long> entry : bounded(service.counters()).entrySet()) {
+            callback.call(entry.getValue(), entry.getKey());
+          }
+        })
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name("relay_orbitdb_replicas")
+        .help("Open database replicas (access-controller databases included)")
+        .callback(callback -> callback.call(service.replicas().replicas().size()))
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name("relay_orbitdb_media_pins_in_flight")
+        .help("Media pins queued or running")
+        .callback(callback -> callback.call(service.pinQueue().inFlight()))
+        .register(registry);
+    CounterWithCallback.builder()
+        .name("relay_orbitdb_media_pins_total")
+        .help("Media pins finished, by result (pinned, failed)")
+        .labelNames("result")
+        .callback(callback -> {
+          callback.call(service.pinQueue().pinnedCount(), "pinned");
+          callback.call(service.pinQueue().failedCount(), "failed");
+        })
+        .register(registry);
+  }
+
+  /** Folds {@code replicas.open-failed.<kind>.<type>} into {@code replicas.open-failed.<kind>}. */
+  static Map<String, Long> bounded(final Map<String, Long> counters) {
+    final Map<String, Long> out = new TreeMap<>();
+    for (final Map.Entry<String, Long> entry : counters.entrySet()) {
+      String key = entry.getKey();
+      final String prefix = "replicas.open-failed.unsupported-";
+      if (key.startsWith(prefix)) {
+        final int dot = key.indexOf('.', prefix.length());
+        if (dot > 0) {
+          key = key.substring(0, dot);
+        }
+      }
+      out.merge(key, entry.getValue(), Long::sum);
+    }
+    return out;
+  }
+}
