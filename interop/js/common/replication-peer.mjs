@@ -1,6 +1,6 @@
 // Alice and Bob of the relay's replication scenario (notes/orbitdb-wire.md §1), shared by stack A
 // (OrbitDB 3) and stack B (OrbitDB 4): run it with the stack's folder as the working directory.
-// The peer listens nowhere and dials only the relay.
+// The peer dials only the relay; it listens nowhere unless given --listen.
 //
 //   replication-peer.mjs alice --dial <relay> [--files N] [--file-size BYTES] [--entries M] [--did]
 //     Adds N files of random bytes with @helia/unixfs (256 KiB chunks, raw leaves, CIDv1), opens
@@ -36,7 +36,8 @@ const relay = option('--dial')
 const directory = mkdtempSync(join(tmpdir(), `replication-${role}-`))
 
 const libp2p = await deps.createLibp2p({
-  addresses: { listen: [] },
+  // --listen: reachable on loopback (the relay re-dials peers it saw on a topic, spec 3.5).
+  addresses: { listen: args.includes('--listen') ? ['/ip4/127.0.0.1/tcp/0'] : [] },
   transports: [deps.tcp()],
   connectionEncrypters: [deps.noise()],
   streamMuxers: [deps.yamux()],

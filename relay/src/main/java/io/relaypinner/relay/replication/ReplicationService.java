@@ -150,6 +150,7 @@ public final class ReplicationService implements AutoCloseable {
    */
   public void start(final SyncEngine syncEngine) {
     this.engine = Objects.requireNonNull(syncEngine, "syncEngine");
+    syncEngine.onExplicitRequest(this::onExplicitRequest);
     headsProtocol.register(host.protocols());
     pubsub.addMessageHandler(message -> onPubsubMessage(message.topic(), message.data(),
         message.receivedFrom()));
@@ -281,9 +282,6 @@ public final class ReplicationService implements AutoCloseable {
     context.countOperation();
     executor.execute(() -> pinDatabaseBlocks(replica));
 
-    if (context.trigger() == SyncTrigger.HTTP) {
-      reconnect(address, inbox);
-    }
     final Set<PeerId> toDial = new LinkedHashSet<>();
     synchronized (inbox) {
       toDial.addAll(inbox.dial);
@@ -442,6 +440,20 @@ public final class ReplicationService implements AutoCloseable {
           }
           return null;
         });
+  }
+
+  /**
+   * An explicit sync was asked for (also one that coalesces onto a sync already queued or
+   * running): re-dial the peers seen on the topic that are not connected now (spec 3.5).
+   */
+  private void onExplicitRequest(final String address) {
+    if (!OrbitDbAddress.isValid(address)) {
+      return;
+    }
+    final Inbox inbox = inboxes.get(OrbitDbAddress.parse(address));
+    if (inbox != null) {
+      reconnect(OrbitDbAddress.parse(address), inbox);
+    }
   }
 
   /** Explicit sync (spec 3.5): dials peers seen on the topic that are not connected now. */

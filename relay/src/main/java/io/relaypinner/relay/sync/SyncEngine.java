@@ -20,6 +20,7 @@ import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -28,6 +29,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -144,6 +146,7 @@ public final class SyncEngine implements AutoCloseable {
   private final SyncMetrics metrics;
 
   private final Object lock = new Object();
+  private final List<Consumer<String>> explicitRequestListeners = new CopyOnWriteArrayList<>();
   /** Queued or running (including detached) jobs by address. */
   private final Map<String, Job> jobs = new HashMap<>();
   private final ArrayDeque<Job> waiting = new ArrayDeque<>();
@@ -256,6 +259,15 @@ public final class SyncEngine implements AutoCloseable {
   }
 
   /**
+   * Tells {@code listener} about every explicit request ({@link #requestSync}), also one that
+   * coalesces onto a sync already queued or running (spec 3.5: an explicit sync reconnects
+   * peers seen on the topic). Called on the requesting thread; must not block.
+   */
+  public void onExplicitRequest(final Consumer<String> listener) {
+    explicitRequestListeners.add(Objects.requireNonNull(listener, "listener"));
+  }
+
+  /**
    * An explicit sync (spec 4.5): waits on a queued or running sync of the same address
    * (coalesced), or queues a fresh one ahead of pubsub-triggered ones, cooldown or not. The
    * future never completes exceptionally; it completes with {@link SyncOutcome.TimedOut} when
@@ -265,6 +277,13 @@ public final class SyncEngine implements AutoCloseable {
    */
   public CompletableFuture<SyncOutcome> requestSync(final String address) {
     checkAddress(address);
+    for (final Consumer<String> listener : explicitRequestListeners) {
+      try {
+        listener.accept(address);
+      } catch (final RuntimeException e) {
+        LOG.warn("explicit sync listener failed for {}: {}", address, e.toString());
+      }
+    }
     final Job job;
     final boolean coalesced;
     synchronized (lock) {

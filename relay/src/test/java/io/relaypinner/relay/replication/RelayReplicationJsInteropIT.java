@@ -10,10 +10,12 @@ import io.relaypinner.libp2p.crypto.KeyType;
 import io.relaypinner.libp2p.crypto.Keys;
 import io.relaypinner.libp2p.crypto.PrivateKey;
 import io.relaypinner.libp2p.host.Connection;
+import io.relaypinner.libp2p.host.Direction;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostConfig;
 import io.relaypinner.libp2p.netty.EventLoops;
 import io.relaypinner.multiformats.Multiaddr;
+import io.relaypinner.multiformats.PeerId;
 import io.relaypinner.relay.RelayNode;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.identity.NodeIdentity;
@@ -118,7 +120,7 @@ class RelayReplicationJsInteropIT {
         NodeIdentity.Source.ENVIRONMENT);
     final RelayNode relay = start(dir, identity);
 
-    final List<String> aliceArgs = new ArrayList<>(List.of("alice", "--dial",
+    final List<String> aliceArgs = new ArrayList<>(List.of("alice", "--listen", "--dial",
         tcpAddress(relay, identity), "--files", String.valueOf(files), "--entries",
         String.valueOf(entries)));
     if (identityType.equals("did")) {
@@ -139,8 +141,19 @@ class RelayReplicationJsInteropIT {
     // Alice leaves the moment the relay lists every file as pinned.
     await().atMost(Duration.ofSeconds(180)).pollInterval(Duration.ofMillis(200)).until(() ->
         texts(get(relay, "/pinning/stats").get("pinnedMediaCids")).containsAll(cids));
-    alice.close();
     final ReplicationService replication = relay.replication().orElseThrow();
+
+    // Spec 3.5: an explicit sync dials peers seen on the topic that are no longer connected.
+    final PeerId alicePeer = PeerId.parse(ready.get("peerId").asText());
+    final Host relayHost = relay.host().orElseThrow();
+    relayHost.connection(alicePeer).orElseThrow().close().sync();
+    await().atMost(Duration.ofSeconds(10)).until(() -> relayHost.connection(alicePeer).isEmpty());
+    assertThat(sync(relay, ready.get("dbs").get(0).get("address").asText()).statusCode())
+        .isEqualTo(200);
+    await().atMost(Duration.ofSeconds(30)).until(() -> relayHost.connection(alicePeer)
+        .filter(c -> c.direction() == Direction.OUTBOUND).isPresent());
+    assertThat(replication.counters().getOrDefault("reconnects", 0L)).isPositive();
+    alice.close();
     // The intruder's entries were refused, the garbage counted, and nothing else disturbed.
     // (OrbitDB 3 stores the intruder's identity block, so it is fetched and the writer refused;
     // OrbitDB 4 does not, so the entry stays unverifiable: either way it is never joined.)
