@@ -15,6 +15,7 @@ import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostListener;
 import io.relaypinner.libp2p.netty.UvarintFrameDecoder;
 import io.relaypinner.libp2p.netty.UvarintFrameEncoder;
+import io.relaypinner.libp2p.netty.WriteOnlyStreamHandler;
 import io.relaypinner.libp2p.protocol.identify.IdentifyResult;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multihash;
@@ -1125,7 +1126,7 @@ public final class Bitswap implements AutoCloseable {
     state.opening = true;
     connection.get().newStream(BitswapProtocol.PROTOCOL_IDS, (stream, protocol) -> {
       stream.pipeline().addLast("bitswap-frame-encoder", UvarintFrameEncoder.INSTANCE);
-      stream.pipeline().addLast("bitswap-out", new BitswapOutboundHandler(
+      stream.pipeline().addLast("bitswap-out", new WriteOnlyStreamHandler("bitswap",
           channel -> onLoop(() -> drained(state, channel)),
           channel -> onLoopAlways(() -> outboundEnded(state, channel))));
     }).whenComplete((stream, error) -> onLoopAlways(() -> {

@@ -3,6 +3,7 @@ package io.relaypinner.libp2p.pubsub;
 import io.netty.channel.Channel;
 import io.relaypinner.libp2p.netty.UvarintFrameDecoder;
 import io.relaypinner.libp2p.netty.UvarintFrameEncoder;
+import io.relaypinner.libp2p.netty.WriteOnlyStreamHandler;
 import io.relaypinner.libp2p.pubsub.pb.PubsubProtos.RPC;
 import java.util.List;
 import java.util.function.Consumer;
@@ -32,6 +33,7 @@ public final class GossipsubProtocol {
   static void installOutbound(final Channel stream, final Consumer<Channel> writable,
       final Consumer<Channel> closed) {
     stream.pipeline().addLast("gossipsub-frame-encoder", UvarintFrameEncoder.INSTANCE);
-    stream.pipeline().addLast("gossipsub-out", new OutboundStreamHandler(writable, closed));
+    stream.pipeline().addLast("gossipsub-out", new WriteOnlyStreamHandler("gossipsub", writable,
+        closed));
   }
 }

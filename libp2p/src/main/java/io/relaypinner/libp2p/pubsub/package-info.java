@@ -3,7 +3,8 @@
  * id-compatible with js-libp2p's gossipsub under StrictSign.
  *
  * <p>Layers: {@link io.relaypinner.libp2p.pubsub.GossipsubProtocol} (binding: ids and stream
- * pipelines), {@code RpcInboundHandler}/{@code OutboundStreamHandler} (Netty handlers),
+ * pipelines), {@code RpcInboundHandler} (Netty handler; our outbound stream uses
+ * {@code netty.WriteOnlyStreamHandler}),
  * {@link io.relaypinner.libp2p.pubsub.GossipsubEngine} (router state, no Netty, fixed clock in
  * tests) and {@link io.relaypinner.libp2p.pubsub.PubSub} (the API).
  */
