@@ -10,6 +10,7 @@ import io.relaypinner.handoff.deploy.DeployResult;
 import io.relaypinner.handoff.deploy.DeployWallet;
 import io.relaypinner.handoff.deploy.HandoffMode;
 import io.relaypinner.handoff.deploy.ImageManifest;
+import io.relaypinner.handoff.deploy.Libp2pPeerHandshake;
 import io.relaypinner.handoff.deploy.LocalHostProvider;
 import io.relaypinner.handoff.deploy.SshKeys;
 import io.relaypinner.handoff.records.MessageVerifier;
@@ -94,113 +95,11 @@ final class DeployCommand implements Callable<Integer> {
   @Spec
   private CommandSpec spec;
 
-  @Option(names = "--handoff", paramLabel = "pull|push",
-      description = "Force the handoff. Default: the manifest decides (pull when it declares "
-          + "supportsBootstrapConfigAggregate or the profile is uc-go-peer). 'pull' is refused "
-          + "for an image without the guest-side fetch.")
-  private HandoffMode handoff;
+  @CommandLine.Mixin
+  private DeployOptions options;
 
-  @Option(names = "--provider", paramLabel = "NAME", defaultValue = "local",
-      description = "Host provider (default ${DEFAULT-VALUE}; only 'local' exists: guests are "
-          + "processes on this machine).")
-  private String provider;
-
-  @Option(names = "--origin", paramLabel = "URL",
-      description = "The origin of the page this deployer runs in, e.g. https://app.example. "
-          + "With an https origin a push is impossible (the browser blocks plain-HTTP requests "
-          + "to the guest as mixed content): a push-only image then fails at once, before any "
-          + "host is created, and a pull skips its plain-HTTP relay probe.")
-  private URI origin;
-
-  @Option(names = "--manifest", paramLabel = "FILE",
-      description = "Image manifest (JSON: profile, version, supportsBootstrapConfigAggregate, "
-          + "requiredPortForwards). Default: the built-in one (orbitdb-relay, pull).")
-  private Path manifestFile;
-
-  @Option(names = "--profile", paramLabel = "PROFILE",
-      description = "Instead of --manifest: the manifest generated for a <db>-relay profile "
-          + "(declares supportsBootstrapConfigAggregate, so pull).")
-  private String profile;
-
-  @Option(names = "--records", paramLabel = "URL",
-      description = "Record store (an Aleph API host, or 'relay-pinner records serve') for the "
-          + "configuration entry, the acknowledgement and the registration; guests use it too. "
-          + "Default: a record service embedded in this process on 127.0.0.1 and an ephemeral "
-          + "port. It stops when deploy exits, so guests' later registration refreshes fail "
-          + "until a service answers there again: give a long-running one for durable "
-          + "registrations.")
-  private URI records;
-
-  @Option(names = "--deployments-dir", paramLabel = "DIR", defaultValue = "relay-deployments",
-      description = "Local provider directory (default ./${DEFAULT-VALUE}): one subdirectory per "
-          + "guest, and wallet.key when generated.")
-  private Path deploymentsDir;
-
-  @Option(names = "--wallet-key-file", paramLabel = "FILE",
-      description = "Deploy wallet key (0x + 64 hex). Default: $" + DeployWallet.ENV
-          + ", else DIR/wallet.key (generated with mode 0600 when missing). The wallet owns "
-          + "the deployment: it signs the configuration entries and the owner authorization.")
-  private Path walletKeyFile;
-
-  @Option(names = "--ssh-key", paramLabel = "FILE",
-      description = "SSH public key (.pub) to authorize on the instance. Default: a throwaway "
-          + "Ed25519 key whose private half is discarded (no SSH access).")
-  private Path sshKeyFile;
-
-  @Option(names = "--name", paramLabel = "NAME", defaultValue = "relay-pinner",
-      description = "Instance name in the registration id relay:<profile>:<name>:<instance "
-          + "hash> (default ${DEFAULT-VALUE}).")
-  private String name;
-
-  @Option(names = "--max-candidates", paramLabel = "N", defaultValue = "5",
-      description = "Hosts tried at most, 1-5 (default ${DEFAULT-VALUE}).")
-  private int maxCandidates;
-
-  @Option(names = "--ack-timeout", paramLabel = "MS", defaultValue = "120000",
-      description = "Pull: wait for the guest's acknowledgement (default ${DEFAULT-VALUE} ms).")
-  private long ackTimeoutMs;
-
-  @Option(names = "--setup-attempts", paramLabel = "N", defaultValue = "45",
-      description = "Push: GET /health tries on the setup endpoint, with doubling backoff from "
-          + "--setup-backoff up to 8 times it (default ${DEFAULT-VALUE}).")
-  private int setupAttempts;
-
-  @Option(names = "--setup-backoff", paramLabel = "MS", defaultValue = "500",
-      description = "Push: first delay between setup health tries (default ${DEFAULT-VALUE} ms).")
-  private long setupBackoffMs;
-
-  @Option(names = "--relay-timeout", paramLabel = "MS", defaultValue = "60000",
-      description = "Wait for the relay's GET /health to answer with the guest's PeerId "
-          + "(default ${DEFAULT-VALUE} ms).")
-  private long relayTimeoutMs;
-
-  @Option(names = "--registration-timeout", paramLabel = "MS", defaultValue = "60000",
-      description = "Wait for the guest's bootstrap registration; reported, not fatal (default "
-          + "${DEFAULT-VALUE} ms).")
-  private long registrationTimeoutMs;
-
-  @Option(names = "--authorization-validity", paramLabel = "MS", defaultValue = "7776000000",
-      description = "Validity of the owner authorization (default ${DEFAULT-VALUE} ms = 90 "
-          + "days); after it the guest registers wallet-signed until re-authorized.")
-  private long authorizationValidityMs;
-
-  @Option(names = "--derive-publisher-key",
-      description = "Push only, discouraged: derive the guest's publisher key from the wallet "
-          + "(HMAC-SHA256 over 'le-space/bootstrap-publisher/v1:<profile>') and send it in "
-          + "POST /configure, for a publisher address that stays the same across redeployments. "
-          + "It sends a secret over plain HTTP, and the key is the same for every relay of this "
-          + "wallet and profile. Guests that keep their own key (this project's) fail the "
-          + "attempt.")
-  private boolean derivePublisherKey;
-
-  @Option(names = "--bind", paramLabel = "ADDR", defaultValue = "127.0.0.1",
-      description = "Local provider: the address guests listen on (default ${DEFAULT-VALUE}).")
-  private String bindHost;
-
-  @Option(names = "--public-ip", paramLabel = "IPV4", defaultValue = "127.0.0.1",
-      description = "Local provider: the IPv4 address guests announce and the deployer uses "
-          + "(default ${DEFAULT-VALUE}).")
-  private String publicIp;
+  @CommandLine.Mixin
+  private LocalOptions local;
 
   DeployCommand(final Map<String, String> environment) {
     this.environment = environment;
@@ -212,43 +111,21 @@ final class DeployCommand implements Callable<Integer> {
         "json".equalsIgnoreCase(environment.get("LOG_FORMAT")));
     final PrintWriter out = spec.commandLine().getOut();
     final PrintWriter err = spec.commandLine().getErr();
-    if (!"local".equals(provider)) {
-      throw usage("--provider: unknown provider \"" + provider + "\" (only 'local')");
-    }
-    if (manifestFile != null && profile != null) {
-      throw usage("--manifest and --profile exclude each other");
-    }
     final ImageManifest manifest;
-    try {
-      manifest = manifestFile != null ? ImageManifest.load(manifestFile)
-          : profile != null ? ImageManifest.forRelayProfile(profile) : ImageManifest.BUILT_IN;
-    } catch (final IllegalArgumentException | IOException e) {
-      throw usage((manifestFile != null ? "--manifest: " : "--profile: ") + e.getMessage());
-    }
     final DeployConfig config;
-    try {
-      config = DeployConfig.builder().handoff(handoff).origin(origin)
-          .maxCandidates(maxCandidates).instanceName(name).setupAttempts(setupAttempts)
-          .setupBackoff(millis(setupBackoffMs, "--setup-backoff"))
-          .ackTimeout(millis(ackTimeoutMs, "--ack-timeout"))
-          .relayTimeout(millis(relayTimeoutMs, "--relay-timeout"))
-          .registrationTimeout(millis(registrationTimeoutMs, "--registration-timeout"))
-          .authorizationValidity(millis(authorizationValidityMs, "--authorization-validity"))
-          .derivePublisherKey(derivePublisherKey).build();
-    } catch (final IllegalArgumentException e) {
-      throw usage(e.getMessage());
-    }
     final String sshKey;
     try {
-      sshKey = sshKeyFile == null ? SshKeys.throwawayKey()
-          : SshKeys.parsePublicKey(Files.readAllLines(sshKeyFile, StandardCharsets.UTF_8));
-    } catch (final IllegalArgumentException | IOException e) {
-      throw usage("--ssh-key " + sshKeyFile + ": " + e.getMessage());
+      config = options.config();
+      manifest = options.manifest();
+      sshKey = options.sshKey();
+    } catch (final IllegalArgumentException e) {
+      throw usage(e.getMessage());
     }
     final SecureRandom random = new SecureRandom();
     final DeployWallet.Loaded wallet;
     try {
-      wallet = DeployWallet.load(walletKeyFile, environment, deploymentsDir, random);
+      wallet = DeployWallet.load(options.walletKeyFile(), environment,
+          local.deploymentsDir, random);
     } catch (final IllegalArgumentException e) {
       throw usage("wallet: " + e.getMessage());
     } catch (final IOException e) {
@@ -259,15 +136,13 @@ final class DeployCommand implements Callable<Integer> {
       err.println("deploy: generated a new deploy wallet " + wallet.key().address() + " in "
           + wallet.file().orElseThrow() + " (mode 0600; keep it to manage these deployments)");
     }
-    final LocalHostProvider local = new LocalHostProvider(new LocalHostProvider.Settings(
-        deploymentsDir, bindHost, publicIp, LocalHostProvider.Settings.defaults(deploymentsDir)
-            .guestCommand(), 5, Duration.ofSeconds(1), Duration.ofSeconds(20)),
-        Clock.systemUTC());
+    final LocalHostProvider provider = options.localProvider(local.deploymentsDir);
     RecordServer embedded = null;
-    try {
+    try (Libp2pPeerHandshake handshake = new Libp2pPeerHandshake(random,
+        Duration.ofSeconds(10))) {
       final URI recordsUrl;
-      if (records != null) {
-        recordsUrl = records;
+      if (options.records() != null) {
+        recordsUrl = options.records();
       } else {
         embedded = new RecordServer(RecordServiceConfig.builder().host("127.0.0.1").port(0)
             .build(), new LocalRecordStore(new MemoryRecordStorage(), new MessageVerifier(),
@@ -277,10 +152,10 @@ final class DeployCommand implements Callable<Integer> {
         err.println("deploy: embedded record service at " + recordsUrl);
       }
       final RecordStore store = new HttpRecordStore(recordsUrl);
-      final DeployController controller = new DeployController(local, store, wallet.key(),
+      final DeployController controller = new DeployController(provider, store, wallet.key(),
           config, Clock.systemUTC(), (stage, detail, percent) -> err.printf(Locale.ROOT,
-              "deploy [%3d%%] %s: %s%n", percent, stage, detail), random);
-      err.println("deploy: owner " + controller.owner() + ", provider " + local.name()
+              "deploy [%3d%%] %s: %s%n", percent, stage, detail), random, handshake);
+      err.println("deploy: owner " + controller.owner() + ", provider " + provider.name()
           + ", image " + manifest.profile() + " " + manifest.version() + ", handoff "
           + config.handoff().orElse(manifest.handoff()).wireName());
       // Ctrl-C or SIGTERM while deploying: interrupt the deploy so it erases the attempt in
@@ -299,7 +174,7 @@ final class DeployCommand implements Callable<Integer> {
       try {
         final DeployResult result = controller.deploy(manifest, recordsUrl, sshKey);
         final JsonNode json = result.toJson();
-        result.relay().ifPresent(relay -> local.recordDeployment(relay.instanceId(), json));
+        result.relay().ifPresent(relay -> provider.recordDeployment(relay.instanceId(), json));
         result.warnings().forEach(w -> err.println("deploy: warning: " + w));
         out.println(JSON.writeValueAsString(json));
         return 0;
@@ -332,21 +207,15 @@ final class DeployCommand implements Callable<Integer> {
     }
   }
 
-  private Duration millis(final long ms, final String option) {
-    if (ms < 1) {
-      throw new IllegalArgumentException(option + " must be a positive number of ms");
-    }
-    return Duration.ofMillis(ms);
-  }
-
   private CommandLine.ParameterException usage(final String message) {
     return new CommandLine.ParameterException(spec.commandLine(), message);
   }
 
-  /** Options of the local provider that {@code list} and {@code erase} share. */
+  /** The local provider directory, shared by {@code deploy}, {@code list} and {@code erase}. */
   static class LocalOptions {
     @Option(names = "--deployments-dir", paramLabel = "DIR", defaultValue = "relay-deployments",
-        description = "Local provider directory (default ./${DEFAULT-VALUE}).")
+        description = "Local provider directory (default ./${DEFAULT-VALUE}): one subdirectory "
+            + "per guest, and wallet.key when generated.")
     Path deploymentsDir;
 
     LocalHostProvider provider() {

@@ -11,8 +11,10 @@ import io.relaypinner.handoff.deploy.DeployConfig;
 import io.relaypinner.handoff.deploy.DeployController;
 import io.relaypinner.handoff.deploy.DeployFailedException;
 import io.relaypinner.handoff.deploy.DeployResult;
+import io.relaypinner.handoff.deploy.DeployWallet;
 import io.relaypinner.handoff.deploy.HandoffMode;
 import io.relaypinner.handoff.deploy.ImageManifest;
+import io.relaypinner.handoff.deploy.Libp2pPeerHandshake;
 import io.relaypinner.handoff.deploy.LocalHostProvider;
 import io.relaypinner.handoff.deploy.SshKeys;
 import io.relaypinner.handoff.guest.GuestRecords;
@@ -76,6 +78,8 @@ class DeployLocalIT {
   private final List<String> stages = new CopyOnWriteArrayList<>();
   private final HttpClient http = HttpClient.newHttpClient();
   private FaultyHostProvider faulty;
+  private final Libp2pPeerHandshake handshake =
+      new Libp2pPeerHandshake(new SecureRandom(), Duration.ofSeconds(5));
 
   @BeforeEach
   void start() {
@@ -96,13 +100,14 @@ class DeployLocalIT {
       local.erase(instance.id());
     }
     records.close();
+    handshake.close();
   }
 
   private DeployController controller(final FaultyHostProvider provider,
       final DeployConfig config) {
     this.faulty = provider;
     return new DeployController(provider, store, wallet, config, Clock.systemUTC(),
-        (stage, detail, percent) -> stages.add(stage), new SecureRandom());
+        (stage, detail, percent) -> stages.add(stage), new SecureRandom(), handshake);
   }
 
   private static DeployConfig.Builder fast() {
@@ -288,24 +293,23 @@ class DeployLocalIT {
   }
 
   @Test
-  void deploy_shouldFailActionably_whenDerivedPublisherKeyIgnoredByGuest() {
+  void deploy_shouldUseTheDerivedPublisherKey_whenTheGuestHasNoneInUse() throws Exception {
     final FaultyHostProvider provider = new FaultyHostProvider(local, List.of());
     final DeployController controller = controller(provider, fast().handoff(HandoffMode.PUSH)
         .derivePublisherKey(true).maxCandidates(1).build());
 
-    // This project's guest keeps its own publisher key: the authorization for the derived
-    // address would never verify, so the attempt fails and says what to do.
-    assertThatThrownBy(() -> controller.deploy(ImageManifest.BUILT_IN, recordsUrl,
-        SshKeys.throwawayKey()))
-        .isInstanceOfSatisfying(DeployFailedException.class, e -> {
-          assertThat(e.attempts()).singleElement().satisfies(a -> {
-            assertThat(a.stage()).isEqualTo("configuring");
-            assertThat(a.reason().orElseThrow()).contains("drop --derive-publisher-key");
-          });
-          assertThat(e.result().warnings()).anySatisfy(w ->
-              assertThat(w).contains("publisher private key was sent in plain HTTP"));
-          assertFailedAttemptsCleanedUp(e.attempts());
-        });
+    // Spec 2.9: a fresh guest has no publisher key in use, so it takes the supplied one, and the
+    // authorization signed for the derived address verifies.
+    final DeployResult result = controller.deploy(ImageManifest.BUILT_IN, recordsUrl,
+        SshKeys.throwawayKey());
+
+    final String derived = DeployWallet.derivePublisherKey(wallet, ImageManifest.BUILT_IN
+        .profile()).address().toString();
+    assertThat(result.relay().orElseThrow().publisherAddress()).isEqualTo(derived);
+    assertThat(result.relay().orElseThrow().trustMode())
+        .contains(GuestRecords.DUAL_KEY_ATTESTED);
+    assertThat(result.warnings()).anySatisfy(w ->
+        assertThat(w).contains("publisher private key was sent in plain HTTP"));
   }
 
   /** Erased, nothing left in the store: no entry, no message of the deployer for it. */

@@ -73,6 +73,14 @@ public record DeployConfig(Optional<HandoffMode> handoff, Optional<URI> origin,
     });
   }
 
+  /**
+   * Whether the deployer can open TCP connections to instances (a libp2p handshake, plain-HTTP
+   * probes): everywhere but in a page served over HTTPS.
+   */
+  public boolean canDial() {
+    return !httpsOrigin();
+  }
+
   /** Whether the deployer runs in a page served over HTTPS. */
   public boolean httpsOrigin() {
     return origin.map(o -> "https".equalsIgnoreCase(o.getScheme())).orElse(false);
