@@ -2,20 +2,17 @@ package io.relaypinner.handoff.deploy;
 
 import io.relaypinner.handoff.wallet.EthPrivateKey;
 import io.relaypinner.handoff.wallet.WalletFormatException;
+import io.relaypinner.libp2p.crypto.SecretFile;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.InvalidKeyException;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
@@ -75,21 +72,15 @@ public final class DeployWallet {
       return new Loaded(parse(Files.readString(file, StandardCharsets.UTF_8), file.toString()),
           Source.STORED, Optional.of(file));
     }
-    Files.createDirectories(deploymentsDir);
     final EthPrivateKey key = EthPrivateKey.generate(random);
-    try {
-      if (Files.getFileStore(deploymentsDir).supportsFileAttributeView("posix")) {
-        final Set<PosixFilePermission> owner = PosixFilePermissions.fromString("rw-------");
-        Files.createFile(file, PosixFilePermissions.asFileAttribute(owner));
-      } else {
-        Files.createFile(file);
-      }
-    } catch (final FileAlreadyExistsException e) {
-      // Another deploy generated it at the same moment: use that one.
+    // One shared helper (SecretFile): mode 0600, fsynced temporary file, hard link, directory
+    // fsync. A crash leaves no key or a complete one, never an empty file; a second deploy racing
+    // this one links first or reads the winner's key.
+    if (!SecretFile.createIfAbsent(file, (key.toHex() + "\n").getBytes(
+        StandardCharsets.US_ASCII))) {
       return new Loaded(parse(Files.readString(file, StandardCharsets.UTF_8), file.toString()),
           Source.STORED, Optional.of(file));
     }
-    Files.writeString(file, key.toHex() + "\n", StandardCharsets.UTF_8);
     return new Loaded(key, Source.GENERATED, Optional.of(file));
   }
 

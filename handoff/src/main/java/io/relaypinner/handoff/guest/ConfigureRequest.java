@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.netty.util.NetUtil;
+import io.relaypinner.libp2p.crypto.KeyFormatException;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -27,8 +28,10 @@ import java.util.regex.Pattern;
  * One validated guest configuration: the body of {@code POST /configure} (CONTRACT.md "Handoff
  * wire shapes", notes/handoff.md 2.3), or the same facts taken from a pull aggregate entry.
  * Only public deployment facts and public identifiers: the owner's private key has no field and
- * is refused by name; the two discouraged secrets are accepted and ignored (the guest keeps its
- * own keys), which {@link #warnings()} says.
+ * is refused by name. Of the two secrets today's executor sends, the relay identity is ignored
+ * (the guest keeps its own) and the publisher key follows spec 2.9: used by a guest that has none
+ * in use yet, ignored by one that has ({@link GuestStateDir#adoptPublisherKey}); both with a
+ * warning.
  *
  * @param publicIpv4 {@code public_ipv4}: an IPv4 literal (loopback allowed)
  * @param publicIpv6 {@code public_ipv6}: an IPv6 literal
@@ -44,6 +47,10 @@ import java.util.regex.Pattern;
  * @param ownerAuthorizationB64 {@code bootstrap_owner_authorization_b64}: base64 of the signed
  *     authorization's JSON (checked when it is used)
  * @param noStart {@code no_start}: write the configuration but start nothing
+ * @param publisherKey {@code bootstrap_publisher_private_key} (spec 2.9): used only by a guest
+ *     that has no publisher key in use yet ({@link GuestStateDir#adoptPublisherKey}); never
+ *     written to {@code relay.env}, never in {@link #publicFacts()} ({@link PublisherKey} prints
+ *     only its address)
  * @param warnings what was accepted but ignored, for logs and the response
  */
 public record ConfigureRequest(
@@ -60,6 +67,7 @@ public record ConfigureRequest(
     Optional<String> ownerAddress,
     Optional<String> ownerAuthorizationB64,
     boolean noStart,
+    Optional<PublisherKey> publisherKey,
     List<String> warnings) {
 
   /** Largest accepted {@code POST /configure} body. */
@@ -70,8 +78,9 @@ public record ConfigureRequest(
 
   private static final Set<String> OWNER_KEY_FIELDS = Set.of("bootstrap_owner_private_key",
       "owner_private_key", "bootstrapOwnerPrivateKey", "ownerPrivateKey");
-  private static final Set<String> DISCOURAGED_FIELDS = Set.of("bootstrap_publisher_private_key",
-      "bootstrap_publisher_libp2p_identity_hex");
+  /** A secret the guest never takes: its relay identity is its own. */
+  private static final String RELAY_IDENTITY_FIELD = "bootstrap_publisher_libp2p_identity_hex";
+  private static final String PUBLISHER_KEY_FIELD = "bootstrap_publisher_private_key";
   private static final Set<String> FIELDS = Set.of("public_ipv4", "public_ipv6", "tcp_port",
       "ws_port", "proxy_url", "metrics_port", "metrics_https_port", "webrtc_port", "quic_port",
       "bootstrap_registration_id", "bootstrap_owner_address", "bootstrap_owner_authorization_b64",
@@ -84,6 +93,7 @@ public record ConfigureRequest(
 
   public ConfigureRequest {
     publicIpv6 = publicIpv6 == null ? Optional.empty() : publicIpv6;
+    publisherKey = publisherKey == null ? Optional.empty() : publisherKey;
     warnings = List.copyOf(warnings);
   }
 
@@ -141,12 +151,11 @@ public record ConfigureRequest(
           + "; accepted fields: " + String.join(", ", FIELDS.stream().sorted().toList()));
     }
     final List<String> warnings = new ArrayList<>();
-    for (final String name : DISCOURAGED_FIELDS) {
-      if (root.has(name) && !root.get(name).isNull()) {
-        warnings.add(name + " is a secret sent over plain HTTP; it was ignored: the guest keeps "
-            + "the keys it generated (see bootstrap_publisher_address and peer_id in /metadata)");
-      }
+    if (root.has(RELAY_IDENTITY_FIELD) && !root.get(RELAY_IDENTITY_FIELD).isNull()) {
+      warnings.add(RELAY_IDENTITY_FIELD + " is a secret sent over plain HTTP; it was ignored: "
+          + "the guest keeps the relay identity it generated (see peer_id in /metadata)");
     }
+    final Optional<PublisherKey> publisherKey = publisherKey(root);
     final String ipv4 = requiredText(root, "public_ipv4");
     if (!NetUtil.isValidIpV4Address(ipv4)) {
       throw new ConfigureRejectedException("invalid_field", "public_ipv4 must be an IPv4 "
@@ -190,7 +199,26 @@ public record ConfigureRequest(
     return new ConfigureRequest(ipv4, ipv6, proxyHost, tcp, ws,
         optionalPort(root, "metrics_port"), optionalPort(root, "metrics_https_port"),
         optionalPort(root, "webrtc_port"), optionalPort(root, "quic_port"), registration, owner,
-        authorization, noStart != null && noStart.asBoolean(false), warnings);
+        authorization, noStart != null && noStart.asBoolean(false), publisherKey, warnings);
+  }
+
+  /** {@code bootstrap_publisher_private_key}: {@code 0x} + 64 hex digits, a valid key. */
+  private static Optional<PublisherKey> publisherKey(final ObjectNode root)
+      throws ConfigureRejectedException {
+    final JsonNode node = root.get(PUBLISHER_KEY_FIELD);
+    if (node == null || node.isNull() || node.isTextual() && node.asText().isBlank()) {
+      return Optional.empty();
+    }
+    try {
+      if (!node.isTextual()) {
+        throw new KeyFormatException("not a string");
+      }
+      return Optional.of(PublisherKey.fromHex(node.asText()));
+    } catch (final KeyFormatException e) {
+      // Never echo the value: it is meant to be a secret.
+      throw new ConfigureRejectedException("invalid_field", PUBLISHER_KEY_FIELD + " must be a "
+          + "secp256k1 private key as 0x + 64 hex digits (value not shown)");
+    }
   }
 
   /** The hostname of a URL ({@code https://x.example/…}) or of a bare hostname, lower case. */
@@ -356,11 +384,19 @@ public record ConfigureRequest(
     }
   }
 
+  /** The same configuration without the supplied publisher key (once it was used or ignored). */
+  public ConfigureRequest withoutPublisherKey() {
+    return new ConfigureRequest(publicIpv4, publicIpv6, proxyHostname, tcpPort, wsPort,
+        metricsPort, metricsHttpsPort, webrtcPort, quicPort, registrationId, ownerAddress,
+        ownerAuthorizationB64, noStart, Optional.empty(), warnings);
+  }
+
   /** The same configuration with another owner authorization (a later one the owner signed). */
   public ConfigureRequest withOwnerAuthorization(final String b64, final String owner) {
     return new ConfigureRequest(publicIpv4, publicIpv6, proxyHostname, tcpPort, wsPort,
         metricsPort, metricsHttpsPort, webrtcPort, quicPort, registrationId,
-        Optional.ofNullable(owner).or(() -> ownerAddress), Optional.of(b64), noStart, warnings);
+        Optional.ofNullable(owner).or(() -> ownerAddress), Optional.of(b64), noStart,
+        publisherKey, warnings);
   }
 
   /** The public facts as JSON-ready values (for {@code /metadata}), never a secret. */

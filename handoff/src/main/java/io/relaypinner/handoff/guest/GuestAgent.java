@@ -184,7 +184,22 @@ public final class GuestAgent implements AutoCloseable {
     return result;
   }
 
-  private Configured apply(final ConfigureRequest request, final Source source) throws Exception {
+  private Configured apply(final ConfigureRequest supplied, final Source source)
+      throws Exception {
+    ConfigureRequest request = supplied.withoutPublisherKey();
+    if (source != Source.STORED) {
+      // Spec 2.9: the publisher key becomes the one in use before anything is signed with it.
+      final List<String> keyWarnings = state.adoptPublisherKey(supplied.publisherKey());
+      if (!keyWarnings.isEmpty()) {
+        final List<String> all = new ArrayList<>(request.warnings());
+        all.addAll(keyWarnings);
+        request = new ConfigureRequest(request.publicIpv4(), request.publicIpv6(),
+            request.proxyHostname(), request.tcpPort(), request.wsPort(), request.metricsPort(),
+            request.metricsHttpsPort(), request.webrtcPort(), request.quicPort(),
+            request.registrationId(), request.ownerAddress(), request.ownerAuthorizationB64(),
+            request.noStart(), Optional.empty(), all);
+      }
+    }
     for (final String warning : request.warnings()) {
       LOG.warn("configuration ({}): {}", source, warning);
     }

@@ -2,15 +2,13 @@ package io.relaypinner.handoff.guest;
 
 import io.relaypinner.handoff.wallet.EthPrivateKey;
 import io.relaypinner.libp2p.crypto.KeyFormatException;
+import io.relaypinner.libp2p.crypto.SecretFile;
 import io.relaypinner.libp2p.crypto.Secp256k1PrivateKey;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.HexFormat;
@@ -67,8 +65,9 @@ public final class PublisherKey {
   }
 
   /**
-   * Reads the key at {@code file}, or creates it there (mode 0600, atomically: a temporary file,
-   * fsync, then a hard link that fails when another process created the key first).
+   * Reads the key at {@code file}, or creates it there ({@link SecretFile#createIfAbsent}: mode
+   * 0600, temporary file, fsync, hard link that fails when another process created the key first,
+   * directory fsync).
    *
    * @throws KeyFormatException when the file exists but holds no key (it is never replaced)
    * @throws UncheckedIOException when the file cannot be read or written
@@ -79,26 +78,23 @@ public final class PublisherKey {
         return new Loaded(read(file), false);
       }
       final PublisherKey fresh = generate(random);
-      final Path temp = file.resolveSibling(file.getFileName() + ".tmp-" + ProcessHandle.current()
-          .pid());
-      Files.deleteIfExists(temp);
-      Files.createFile(temp, PosixFilePermissions.asFileAttribute(
-          PosixFilePermissions.fromString("rw-------")));
-      try {
-        Files.writeString(temp, fresh.toHex() + "\n", StandardCharsets.US_ASCII,
-            StandardOpenOption.WRITE, StandardOpenOption.SYNC);
-        try {
-          Files.createLink(file, temp);
-        } catch (final FileAlreadyExistsException e) {
-          return new Loaded(read(file), false);
-        }
-      } finally {
-        Files.deleteIfExists(temp);
+      if (SecretFile.createIfAbsent(file, fresh.fileContent())) {
+        return new Loaded(fresh, true);
       }
-      return new Loaded(fresh, true);
+      return new Loaded(read(file), false);
     } catch (final IOException e) {
       throw new UncheckedIOException("cannot read or write " + file + ": " + e.getMessage(), e);
     }
+  }
+
+  /** Writes {@code key} to {@code file}, replacing what is there, atomically (mode 0600). */
+  static void replace(final Path file, final PublisherKey key) throws IOException {
+    SecretFile.replace(file, key.fileContent());
+  }
+
+  /** What the key file holds: {@code 0x} + 64 hex digits and a newline. */
+  private byte[] fileContent() {
+    return (toHex() + "\n").getBytes(StandardCharsets.US_ASCII);
   }
 
   private static PublisherKey read(final Path file) throws IOException {

@@ -60,7 +60,6 @@ public final class PullAgent implements AutoCloseable {
   private final Path authorizedKeys;
   private final Duration pollInterval;
   private final Clock clock;
-  private final RecordSigner signer;
   private final ScheduledExecutorService scheduler;
 
   private Phase phase = Phase.WAITING;
@@ -77,7 +76,6 @@ public final class PullAgent implements AutoCloseable {
     this.authorizedKeys = Objects.requireNonNull(authorizedKeys, "authorizedKeys");
     this.pollInterval = Objects.requireNonNull(pollInterval, "pollInterval");
     this.clock = Objects.requireNonNull(clock, "clock");
-    this.signer = new RecordSigner(agent.state().publisherKey().ethKey(), clock);
     this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
       final Thread thread = new Thread(r, "guest-pull");
       thread.setDaemon(true);
@@ -257,7 +255,7 @@ public final class PullAgent implements AutoCloseable {
     final GuestAgent.Configured configured = agent.configured().orElseThrow();
     final Optional<OwnerAuthorization> authorization = verifiedAuthorization(
         configured.config().ownerAuthorizationB64());
-    final AlephMessage message = signer.post(GuestRecords.ACK_POST_TYPE, GuestRecords.ACK_REF,
+    final AlephMessage message = signer().post(GuestRecords.ACK_POST_TYPE, GuestRecords.ACK_REF,
         Acknowledgement.content(appliedEntry, locator.token(), agent.state(),
             configured.addresses(), authorization, clock.instant()), GuestRecords.CHANNEL);
     pollsSinceAck = 0;
@@ -328,5 +326,10 @@ public final class PullAgent implements AutoCloseable {
     } catch (final InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+  }
+
+  /** Signs with the publisher key in use now (a configuration may have replaced it, spec 2.9). */
+  private RecordSigner signer() {
+    return new RecordSigner(agent.state().publisherKey().ethKey(), clock);
   }
 }

@@ -49,7 +49,6 @@ public final class RegistrationPublisher implements AutoCloseable {
   private final RecordStore store;
   private final Duration refreshInterval;
   private final Clock clock;
-  private final RecordSigner signer;
   private final ScheduledExecutorService scheduler;
   private final List<String> published = new ArrayList<>();
   private ScheduledFuture<?> next;
@@ -62,7 +61,6 @@ public final class RegistrationPublisher implements AutoCloseable {
     this.store = Objects.requireNonNull(store, "store");
     this.refreshInterval = Objects.requireNonNull(refreshInterval, "refreshInterval");
     this.clock = Objects.requireNonNull(clock, "clock");
-    this.signer = new RecordSigner(agent.state().publisherKey().ethKey(), clock);
     this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
       final Thread thread = new Thread(r, "guest-registration");
       thread.setDaemon(true);
@@ -158,7 +156,7 @@ public final class RegistrationPublisher implements AutoCloseable {
         ? GuestRecords.DUAL_KEY_ATTESTED : GuestRecords.WALLET_SIGNED;
     content.put("trustMode", mode);
 
-    final AlephMessage message = signer.post(GuestRecords.REGISTRATION_POST_TYPE,
+    final AlephMessage message = signer().post(GuestRecords.REGISTRATION_POST_TYPE,
         GuestRecords.REGISTRATION_REF, content, GuestRecords.CHANNEL);
     store.publish(message);
     final List<String> previous;
@@ -198,7 +196,7 @@ public final class RegistrationPublisher implements AutoCloseable {
 
   private void forget(final List<String> hashes, final String reason) {
     try {
-      store.publish(signer.forget(hashes, List.of(), reason, GuestRecords.CHANNEL));
+      store.publish(signer().forget(hashes, List.of(), reason, GuestRecords.CHANNEL));
       synchronized (this) {
         published.removeAll(hashes);
       }
@@ -230,5 +228,10 @@ public final class RegistrationPublisher implements AutoCloseable {
       forget(toForget, "relay shut down");
       LOG.info("registrations {} forgotten", toForget);
     }
+  }
+
+  /** Signs with the publisher key in use now (a configuration may have replaced it, spec 2.9). */
+  private RecordSigner signer() {
+    return new RecordSigner(agent.state().publisherKey().ethKey(), clock);
   }
 }

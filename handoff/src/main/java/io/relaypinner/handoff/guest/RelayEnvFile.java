@@ -1,15 +1,10 @@
 package io.relaypinner.handoff.guest;
 
+import io.relaypinner.libp2p.crypto.SecretFile;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -42,38 +37,7 @@ public final class RelayEnvFile {
       }
       text.append(entry.getKey()).append('=').append(value).append('\n');
     }
-    final Path dir = file.toAbsolutePath().getParent();
-    final Path temp = dir.resolve("." + file.getFileName() + ".tmp-"
-        + ProcessHandle.current().pid());
-    Files.deleteIfExists(temp);
-    Files.createFile(temp, PosixFilePermissions.asFileAttribute(
-        PosixFilePermissions.fromString("rw-------")));
-    try {
-      try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.WRITE)) {
-        final ByteBuffer bytes = ByteBuffer.wrap(text.toString().getBytes(StandardCharsets.UTF_8));
-        while (bytes.hasRemaining()) {
-          channel.write(bytes);
-        }
-        channel.force(true);
-      }
-      try {
-        Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE,
-            StandardCopyOption.REPLACE_EXISTING);
-      } catch (final AtomicMoveNotSupportedException e) {
-        Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING);
-      }
-      syncDirectory(dir);
-    } finally {
-      Files.deleteIfExists(temp);
-    }
-  }
-
-  private static void syncDirectory(final Path dir) {
-    try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ)) {
-      channel.force(true);
-    } catch (final IOException e) {
-      // Some file systems cannot open a directory for fsync; the rename is still atomic.
-    }
+    SecretFile.replace(file, text.toString().getBytes(StandardCharsets.UTF_8));
   }
 
   /**

@@ -115,11 +115,28 @@ class ConfigureRequestTest {
   }
 
   @Test
-  void parse_shouldWarnAndIgnore_whenADiscouragedSecretIsSent() throws Exception {
+  void parse_shouldWarnAndIgnore_whenARelayIdentityIsSent() throws Exception {
     final ConfigureRequest request = parse("{" + VALID
-        + ",\"bootstrap_publisher_private_key\":\"0x" + "22".repeat(32) + "\"}");
+        + ",\"bootstrap_publisher_libp2p_identity_hex\":\"08011240" + "22".repeat(64) + "\"}");
     assertThat(request.warnings()).singleElement().asString()
-        .contains("bootstrap_publisher_private_key").contains("ignored");
+        .contains("bootstrap_publisher_libp2p_identity_hex").contains("ignored");
+  }
+
+  @Test
+  void parse_shouldCarryThePublisherKeyWithoutShowingIt_whenOneIsSent() throws Exception {
+    final String hex = "0x" + "22".repeat(32);
+    final ConfigureRequest request = parse("{" + VALID
+        + ",\"bootstrap_publisher_private_key\":\"" + hex + "\"}");
+    // Spec 2.9: whether it is used is the guest's decision (GuestStateDir.adoptPublisherKey).
+    assertThat(request.publisherKey().orElseThrow().toHex()).isEqualTo(hex);
+    assertThat(request.toString()).doesNotContain("22".repeat(32));
+    assertThat(request.toEnvironment(java.nio.file.Path.of("/d")).values().toString())
+        .doesNotContain("22".repeat(32));
+    assertThat(request.publicFacts().toString()).doesNotContain("22".repeat(32));
+    assertRejected("{" + VALID + ",\"bootstrap_publisher_private_key\":\"0x" + "zz".repeat(32)
+        + "\"}", "invalid_field", "bootstrap_publisher_private_key");
+    assertThat(parse("{" + VALID + ",\"bootstrap_publisher_private_key\":null}").publisherKey())
+        .isEmpty();
   }
 
   @Test

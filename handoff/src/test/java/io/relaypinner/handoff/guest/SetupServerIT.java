@@ -241,6 +241,22 @@ class SetupServerIT {
   }
 
   @Test
+  void configure_shouldUseTheSuppliedPublisherKey_whenTheGuestHasNoneInUse() throws Exception {
+    final PublisherKey supplied = PublisherKey.generate(new java.security.SecureRandom());
+    final HttpResponse<String> response = post("/configure", VALID
+        + ",\"bootstrap_publisher_private_key\":\"" + supplied.toHex() + "\"}");
+    assertThat(response.statusCode()).isEqualTo(200);
+    final JsonNode body = JSON.readTree(response.body());
+    assertThat(body.at("/metadata/bootstrap_publisher_address").asText())
+        .isEqualTo(supplied.address());
+    assertThat(body.path("warnings").toString()).contains("bootstrap_publisher_private_key used")
+        .doesNotContain(supplied.toHex().substring(2));
+    assertThat(response.body()).doesNotContain(supplied.toHex().substring(2));
+    assertThat(state.publisherKey().address()).isEqualTo(supplied.address());
+    assertThat(Files.readString(state.envFile())).doesNotContain(supplied.toHex().substring(2));
+  }
+
+  @Test
   void configure_shouldWriteButNotStart_whenNoStart() throws Exception {
     final HttpResponse<String> response = post("/configure", VALID + ",\"no_start\":true}");
     assertThat(response.statusCode()).isEqualTo(200);

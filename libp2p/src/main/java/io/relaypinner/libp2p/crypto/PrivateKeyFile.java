@@ -2,14 +2,9 @@ package io.relaypinner.libp2p.crypto;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.HexFormat;
@@ -23,14 +18,12 @@ import org.slf4j.LoggerFactory;
  * same text {@code RELAY_PRIV_KEY} takes) and a newline, mode 0600.
  *
  * <p>The key is created once and never replaced: an unreadable or corrupt file is an error, not a
- * reason to make a new identity. Creation is atomic and race-free (temporary file, fsync, hard
- * link to the final name, which fails if another process created it first), so two processes
- * starting on one directory end up with the same key.
+ * reason to make a new identity. Creation is atomic and race-free ({@link SecretFile}: temporary
+ * file, fsync, hard link to the final name, which fails if another process created it first,
+ * directory fsync), so two processes starting on one directory end up with the same key.
  */
 public final class PrivateKeyFile {
   private static final Logger LOG = LoggerFactory.getLogger(PrivateKeyFile.class);
-  private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString(
-      "rw-------");
   /** Hex of the largest key protobuf we accept, plus whitespace. */
   private static final long MAX_FILE_SIZE = Keys.MAX_ENCODED_LENGTH * 2L + 16;
 
@@ -82,49 +75,8 @@ public final class PrivateKeyFile {
 
   /** Writes {@code key} to {@code file}; false when the file already exists. */
   static boolean write(final Path file, final PrivateKey key) throws IOException {
-    final Path dir = file.toAbsolutePath().getParent();
-    Files.createDirectories(dir);
-    final boolean posix = dir.getFileSystem().supportedFileAttributeViews().contains("posix");
-    final FileAttribute<?>[] attrs = posix
-        ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(OWNER_ONLY)}
-        : new FileAttribute<?>[0];
-    final Path tmp = Files.createTempFile(dir, "." + file.getFileName() + ".", ".tmp", attrs);
-    try {
-      final byte[] text = (HexFormat.of().formatHex(key.marshal()) + "\n").getBytes(
-          StandardCharsets.US_ASCII);
-      try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
-        final ByteBuffer buffer = ByteBuffer.wrap(text);
-        while (buffer.hasRemaining()) {
-          channel.write(buffer);
-        }
-        channel.force(true);
-      }
-      try {
-        Files.createLink(file, tmp);
-      } catch (final FileAlreadyExistsException e) {
-        return false;
-      } catch (final UnsupportedOperationException e) {
-        // No hard links on this file system: a plain move still refuses an existing target.
-        try {
-          Files.move(tmp, file);
-        } catch (final FileAlreadyExistsException exists) {
-          return false;
-        }
-      }
-      syncDirectory(dir);
-      return true;
-    } finally {
-      Files.deleteIfExists(tmp);
-    }
-  }
-
-  private static void syncDirectory(final Path dir) {
-    try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ)) {
-      channel.force(true);
-    } catch (final IOException e) {
-      // Some file systems cannot fsync a directory; the key file itself is already synced.
-      LOG.debug("could not fsync directory {}: {}", dir, e.toString());
-    }
+    return SecretFile.createIfAbsent(file, (HexFormat.of().formatHex(key.marshal()) + "\n")
+        .getBytes(StandardCharsets.US_ASCII));
   }
 
   private static void warnIfReadableByOthers(final Path file) throws IOException {
