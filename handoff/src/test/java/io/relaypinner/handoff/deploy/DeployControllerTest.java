@@ -6,39 +6,30 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.relaypinner.handoff.records.AlephMessage;
-import io.relaypinner.handoff.records.MessageType;
-import io.relaypinner.handoff.records.PostPage;
-import io.relaypinner.handoff.records.PublishResult;
-import io.relaypinner.handoff.records.RecordStore;
-import io.relaypinner.handoff.wallet.EthAddress;
-import io.relaypinner.libp2p.crypto.PrivateKeyFile;
-import io.relaypinner.libp2p.host.Host;
-import io.relaypinner.libp2p.host.HostConfig;
-import io.relaypinner.libp2p.netty.EventLoops;
-import io.relaypinner.multiformats.Multiaddr;
-import java.io.UncheckedIOException;
-import java.util.Base64;
-import java.util.Collection;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import io.relaypinner.handoff.guest.Acknowledgement;
 import io.relaypinner.handoff.guest.GuestAddresses;
 import io.relaypinner.handoff.guest.GuestRecords;
 import io.relaypinner.handoff.guest.GuestStateDir;
 import io.relaypinner.handoff.guest.OwnerAuthorization;
+import io.relaypinner.handoff.records.AlephMessage;
+import io.relaypinner.handoff.records.MessageType;
 import io.relaypinner.handoff.records.MessageVerifier;
+import io.relaypinner.handoff.records.PostPage;
 import io.relaypinner.handoff.records.PostQuery;
+import io.relaypinner.handoff.records.PublishResult;
 import io.relaypinner.handoff.records.RecordSigner;
+import io.relaypinner.handoff.records.RecordStore;
 import io.relaypinner.handoff.records.service.LocalRecordStore;
 import io.relaypinner.handoff.records.service.MemoryRecordStorage;
+import io.relaypinner.handoff.wallet.EthAddress;
 import io.relaypinner.handoff.wallet.EthPrivateKey;
+import io.relaypinner.libp2p.crypto.PrivateKeyFile;
+import io.relaypinner.libp2p.host.Host;
+import io.relaypinner.libp2p.host.HostConfig;
+import io.relaypinner.libp2p.netty.EventLoops;
+import io.relaypinner.multiformats.Multiaddr;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Path;
@@ -47,10 +38,19 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -514,6 +514,28 @@ class DeployControllerTest {
     assertThat(store.authorizations).isEmpty();
   }
 
+  @Test
+  void deploy_shouldFailWithoutAuthorization_whenHttpsOriginSeesConflictingAcknowledgements()
+      throws Exception {
+    final GuestStateDir guest = GuestStateDir.open(dir.resolve("guest"), RANDOM);
+    final GuestStateDir forger = GuestStateDir.open(dir.resolve("forger"), RANDOM);
+    final FakeProvider provider = new FakeProvider(1);
+    final AtomicBoolean forged = new AtomicBoolean();
+    final AtomicBoolean acknowledged = new AtomicBoolean();
+    acknowledger(forger, List.of(), () -> true, forged);
+    acknowledger(guest, List.of(), forged::get, acknowledged);
+
+    assertThatThrownBy(() -> controller(provider, quick()
+        .origin(URI.create("https://deployer.example")).ackTimeout(Duration.ofSeconds(2))
+        .build()).deploy(ImageManifest.BUILT_IN, RECORDS, SshKeys.throwawayKey()))
+        .isInstanceOfSatisfying(DeployFailedException.class, e -> assertThat(e.attempts())
+            .singleElement().satisfies(a -> assertThat(a.reason().orElseThrow())
+                .contains("2 conflicting acknowledgements", "cannot dial")));
+    assertThat(acknowledged).isTrue();
+    assertThat(handshakes.get()).isZero();
+    assertThat(store.authorizations).isEmpty();
+  }
+
   /** Exactly one authorization was published: for the guest's PeerId and publisher. */
   private void assertProvenGuestOnlyAuthorized(final GuestStateDir guest,
       final GuestStateDir forger) throws Exception {
@@ -553,3 +575,4 @@ class DeployControllerTest {
         .hasMessageContaining("expired");
   }
 }
+
