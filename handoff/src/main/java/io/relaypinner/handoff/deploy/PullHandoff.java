@@ -11,9 +11,13 @@ import io.relaypinner.handoff.records.RecordStoreException;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The pull handoff (spec 3.3): the configuration is published as the token's entry of the
@@ -30,12 +34,15 @@ import java.util.UUID;
  * ever published: the guest registers {@code wallet-signed} (spec 3.3.6).
  */
 final class PullHandoff implements Handoff {
+  private static final Logger LOG = LoggerFactory.getLogger(PullHandoff.class);
   private static final int ACK_PAGES = 3;
   private static final int ACK_PAGE_SIZE = 100;
 
   private final DeployContext context;
   private final String token = UUID.randomUUID().toString();
   private final AttemptRecords records;
+  /** Acknowledgements already reported as refused (one log line each). */
+  private final Set<String> refused = new HashSet<>();
 
   PullHandoff(final DeployContext context) {
     this.context = context;
@@ -98,6 +105,14 @@ final class PullHandoff implements Handoff {
               .filter(ack -> ack.peerId().equals(proven)).findFirst();
           if (match.isPresent()) {
             return match.get();
+          }
+          for (final Acknowledgement.Verified ack : acks) {
+            if (refused.add(ack.peerId() + " " + ack.publisher())) {
+              LOG.warn("refused an acknowledgement of token {} by publisher {} for PeerId {}: "
+                  + "the instance's libp2p port {}:{} proves PeerId {} (a stranger who read the "
+                  + "public entry, or a guest not yet listening)", token, ack.publisher(),
+                  ack.peerId(), instance.publicIpv4(), tcp, proven);
+            }
           }
           lastError = "the relay at " + Attempt.hostLiteral(instance.publicIpv4()) + ":" + tcp
               + " proved PeerId " + proven + ", which no acknowledgement names (they name "
