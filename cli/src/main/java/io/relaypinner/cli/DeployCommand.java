@@ -54,8 +54,9 @@ import picocli.CommandLine.Spec;
     description = {
         "Deploys one relay: picks at most 5 compatible hosts of the provider, creates a guest on "
             + "one, hands it its deployment (public address, mapped ports, registration id, a "
-            + "signed owner authorization) by push or pull, checks that the relay answers with "
-            + "the PeerId the guest proved, and waits for the guest's bootstrap registration. A "
+            + "signed owner authorization) by push or pull, proves the relay's PeerId by a libp2p "
+            + "handshake at the instance's port, and waits for the guest's bootstrap "
+            + "registration. A "
             + "failed attempt is cleaned up (instance erased, the deployer's records removed "
             + "and forgotten) and the next host is tried.",
         "",
@@ -70,9 +71,11 @@ import picocli.CommandLine.Spec;
             + "owner authorization. Pull: the configuration is published as the token's entry "
             + "of the wallet's vm-bootstrap-config aggregate (the token travels in the SSH key "
             + "comment aleph-bootstrap-config:<owner>:<token>); the guest's acknowledgement "
-            + "must be signed by the publisher key it names and prove its PeerId; then the "
-            + "owner authorization follows as a second entry. No private key crosses the setup "
-            + "endpoint or the aggregate (unless --derive-publisher-key).",
+            + "must be signed by the publisher key it names and prove its PeerId, and only the "
+            + "one whose PeerId a libp2p handshake proves at the instance's allocated port "
+            + "(never the first to arrive) gets the owner authorization, as a second entry; "
+            + "from an --origin https://… page none is published. No private key crosses the "
+            + "setup endpoint or the aggregate (unless --derive-publisher-key).",
         "",
         "Output: progress on stderr ('deploy [ NN%%] <stage>: <detail>'); the last line of "
             + "stdout is the JSON result {ok, handoff, deploymentId, attempts, relay: {peerId, "

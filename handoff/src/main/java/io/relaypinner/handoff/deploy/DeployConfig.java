@@ -19,7 +19,8 @@ import java.util.Optional;
  * @param setupBackoff push: first delay between those tries, doubled up to 8 times this
  * @param ackTimeout pull: wait for the acknowledgement (spec: 2 minutes)
  * @param pollInterval pull and registration: how often the record store is read
- * @param relayTimeout wait for the relay's own {@code GET /health} to answer with the PeerId
+ * @param relayTimeout wait for the relay to prove the PeerId (libp2p handshake at the instance's
+ *     libp2p port) and for its own {@code GET /health} to answer with it
  * @param registrationTimeout wait for the guest's registration (reported, not fatal)
  * @param httpTimeout per HTTP request
  * @param authorizationValidity how long the owner authorization is valid

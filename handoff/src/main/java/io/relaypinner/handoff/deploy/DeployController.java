@@ -42,6 +42,8 @@ public final class DeployController {
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
   private final DeployContext context;
+  private final HostProvider provider;
+  private final DeployProgress progress;
   private final SecureRandom random;
 
   /**
@@ -59,6 +61,8 @@ public final class DeployController {
         Objects.requireNonNull(store, "store"), wallet, new RecordSigner(wallet, clock), config,
         clock, Objects.requireNonNull(progress, "progress"), new GuestHttpClient(
             config.httpTimeout()), Objects.requireNonNull(handshake, "handshake"));
+    this.provider = provider;
+    this.progress = progress;
     this.random = Objects.requireNonNull(random, "random");
   }
 
@@ -82,7 +86,7 @@ public final class DeployController {
       final String sshKey) throws InterruptedException {
     final String deploymentId = newDeploymentId();
     final List<String> warnings = new ArrayList<>();
-    context.progress().event("validating", "image " + manifest.profile() + " " + manifest.version(), 2);
+    progress.event("validating", "image " + manifest.profile() + " " + manifest.version(), 2);
     final DeployConfig config = context.config();
     final HandoffMode handoff = config.handoff().orElse(manifest.handoff());
     if (handoff == HandoffMode.PULL && !manifest.supportsPull()) {
@@ -98,7 +102,7 @@ public final class DeployController {
           + "content). Use an image with pull support (manifest: "
           + "supportsBootstrapConfigAggregate: true, e.g. the built-in orbitdb-relay), or serve "
           + "the deployer over plain HTTP locally (http://localhost). No host was created.";
-      context.progress().event("error", message, 100);
+      progress.event("error", message, 100);
       throw new DeployFailedException(DeployFailedException.MIXED_CONTENT, message,
           failed(handoff, deploymentId, manifest, List.of(), DeployFailedException.MIXED_CONTENT,
               message, warnings));
@@ -106,13 +110,13 @@ public final class DeployController {
     if (config.derivePublisherKey() && handoff == HandoffMode.PULL) {
       warnings.add("--derive-publisher-key ignored: a pull never carries a private key");
     }
-    context.progress().event("selecting-host", "asking provider " + context.provider().name(), 5);
-    final List<HostCandidate> hosts = context.provider().compatibleHosts(manifest).stream()
+    progress.event("selecting-host", "asking provider " + provider.name(), 5);
+    final List<HostCandidate> hosts = provider.compatibleHosts(manifest).stream()
         .limit(config.maxCandidates()).toList();
     if (hosts.isEmpty()) {
-      final String message = "provider " + context.provider().name() + " has no host compatible with "
+      final String message = "provider " + provider.name() + " has no host compatible with "
           + manifest.profile() + " (it needs guest ports 9091 and 9092 forwarded)";
-      context.progress().event("error", message, 100);
+      progress.event("error", message, 100);
       throw new DeployFailedException(DeployFailedException.NO_COMPATIBLE_HOST, message,
           failed(handoff, deploymentId, manifest, List.of(),
               DeployFailedException.NO_COMPATIBLE_HOST, message, warnings));
@@ -124,14 +128,14 @@ public final class DeployController {
       try {
         final DeployResult.Relay relay = attempt.run();
         attempts.add(attempt.result(true, Optional.empty()));
-        context.progress().event("completed", "relay " + relay.peerId() + " at " + relay.httpUrl(), 100);
-        return new DeployResult(true, handoff, deploymentId, manifest.profile(), context.provider().name(),
+        progress.event("completed", "relay " + relay.peerId() + " at " + relay.httpUrl(), 100);
+        return new DeployResult(true, handoff, deploymentId, manifest.profile(), provider.name(),
             owner().toString(), attempts, Optional.of(relay), Optional.empty(), Optional.empty(),
             warnings);
       } catch (final AttemptFailed e) {
         LOG.info("attempt {} on {} failed at {}: {}", i + 1, hosts.get(i).id(), attempt.stage(),
             e.getMessage());
-        context.progress().event("cleaning-up", "attempt " + (i + 1) + " on " + hosts.get(i).id()
+        progress.event("cleaning-up", "attempt " + (i + 1) + " on " + hosts.get(i).id()
             + " failed at " + attempt.stage() + ": " + e.getMessage(), 100);
         attempt.cleanUp();
         attempts.add(attempt.result(false, Optional.of(e.getMessage())));
@@ -148,7 +152,7 @@ public final class DeployController {
           .append(" (while: ").append(a.stage()).append(") |");
     }
     message.setLength(message.length() - 2);
-    context.progress().event("error", message.toString(), 100);
+    progress.event("error", message.toString(), 100);
     throw new DeployFailedException(DeployFailedException.ALL_HOSTS_FAILED, message.toString(),
         failed(handoff, deploymentId, manifest, attempts, DeployFailedException.ALL_HOSTS_FAILED,
             message.toString(), warnings));
@@ -157,7 +161,7 @@ public final class DeployController {
   private DeployResult failed(final HandoffMode handoff, final String deploymentId,
       final ImageManifest manifest, final List<AttemptResult> attempts, final String code,
       final String message, final List<String> warnings) {
-    return new DeployResult(false, handoff, deploymentId, manifest.profile(), context.provider().name(),
+    return new DeployResult(false, handoff, deploymentId, manifest.profile(), provider.name(),
         owner().toString(), attempts, Optional.empty(), Optional.of(code), Optional.of(message),
         warnings);
   }
@@ -165,7 +169,8 @@ public final class DeployController {
   private String newDeploymentId() {
     final byte[] bytes = new byte[5];
     random.nextBytes(bytes);
-    return "d" + Long.toString(context.clock().millis() / 1000, 36) + HexFormat.of().formatHex(bytes);
+    return "d" + Long.toString(context.clock().millis() / 1000, 36)
+        + HexFormat.of().formatHex(bytes);
   }
 
   /**
