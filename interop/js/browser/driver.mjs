@@ -65,9 +65,9 @@ const spki = [...new Set(trusted.map((file) => {
 }))]
 
 const flags = [...baseFlags,
-  // WebRTC between two pages on one machine: real 127.0.0.1 host candidates, not mDNS names.
-  '--disable-features=WebRtcHideLocalIpsWithMdns',
-  '--allow-loopback-in-peer-connection']
+  // WebRTC between two pages on one machine: host candidates with real addresses, not mDNS
+  // names (which nothing here resolves); see pages/lib/rtc-capture.js.
+  '--disable-features=WebRtcHideLocalIpsWithMdns']
 if (spki.length > 0) flags.push(`--ignore-certificate-errors-spki-list=${spki.join(',')}`)
 
 // Static pages from dist/.
