@@ -99,21 +99,24 @@ async function findBrowser () {
     if (known.executable && executable(known.executable)) return known
   }
   const failures = []
-  const attempts = [fromNpmPackage, async () => fromSystem(), async () => fromApt()]
-  for (const attempt of attempts) {
+  const attempts = [['npm @sparticuz/chromium', fromNpmPackage], ['system Chromium', fromSystem],
+    ['apt-get install chromium', fromApt]]
+  for (const [name, attempt] of attempts) {
     let candidate = null
     try {
       candidate = await attempt()
-      if (candidate == null) continue
+      if (candidate == null) {
+        failures.push(`${name}: none`)
+        continue
+      }
       candidate.version = await smokeTest(candidate.executable)
       return candidate
     } catch (err) {
-      failures.push(`${candidate?.source ?? attempt.name}: ${err?.message ?? err}`)
+      failures.push(`${candidate?.source ?? name}: ${err?.message ?? err}`)
     }
   }
   return {
-    error: 'no headless Chromium could be had: ' + (failures.join('; ') ||
-      'the npm package did not unpack, none on PATH, and not root for apt-get install chromium')
+    error: 'no headless Chromium could be had: ' + failures.join('; ')
   }
 }
 
