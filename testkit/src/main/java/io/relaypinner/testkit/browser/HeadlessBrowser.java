@@ -165,6 +165,15 @@ public final class HeadlessBrowser implements AutoCloseable {
   /** Closes every page (each screenshotted), the page servers and the driver. */
   @Override
   public void close() {
+    // Pages first, each waiting for its screenshot, so the driver has nothing left to do when
+    // its stdin closes (JsPeer gives it a few seconds before killing it).
+    for (final BrowserPage page : List.copyOf(pages.values())) {
+      try {
+        page.close();
+      } catch (final RuntimeException e) {
+        // Still close the rest and the driver; the page's own failure was reported by the test.
+      }
+    }
     driver.close();
     try {
       dispatcher.join(TimeUnit.SECONDS.toMillis(30));
