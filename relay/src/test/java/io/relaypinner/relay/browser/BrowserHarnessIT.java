@@ -31,12 +31,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The browser harness trusts exactly the test certificates it is given: an https page served
- * with one reaches the relay's {@code wss://} port when the relay's certificate is trusted too,
- * and is refused when the relay serves a certificate nobody trusted (the SPKI list is a pin, not
- * a switch that ignores certificate errors).
+ * What the browser harness (io.relaypinner.testkit.browser) promises other tests: it trusts
+ * exactly the test certificates it is given (an https page served with one reaches the relay's
+ * {@code wss://} port when the relay's certificate is trusted too, and is refused when the relay
+ * serves a certificate nobody trusted: the SPKI list is a pin, not a switch that ignores
+ * certificate errors), and a CDP virtual authenticator lets a page create a WebAuthn credential.
  */
-class BrowserCertificateTrustIT {
+class BrowserHarnessIT {
   private static final Duration STEP = Duration.ofSeconds(60);
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -72,6 +73,40 @@ class BrowserCertificateTrustIT {
 
     assertThat(webSocket(page, relayTlsPort(dir.resolve("a"), trustedRelay))).isEqualTo("open");
     assertThat(webSocket(page, relayTlsPort(dir.resolve("b"), unknownRelay))).isEqualTo("error");
+  }
+
+  @Test
+  void virtualAuthenticator_shouldLetAnHttpsPageCreateAWebAuthnCredential(@TempDir final Path dir) {
+    final Path pages = dir.resolve("pages-tls");
+    TestCertificates.selfSigned("EC", "pages").writeTo(createDirectories(pages));
+    final HeadlessBrowser browser = HeadlessBrowser.builder()
+        .screenshots(Path.of("target", "browser-screenshots"))
+        .httpsCertificate(pages.resolve("cert.pem"), pages.resolve("key.pem"))
+        .start();
+    toClose.add(browser);
+    // WebAuthn wants a domain as relying party id, so the page is opened as https://localhost.
+    final URI origin = browser.httpsOrigin().orElseThrow();
+    final BrowserPage page = browser.open("webauthn",
+        URI.create("https://localhost:" + origin.getPort() + "/blank.html"));
+    toClose.add(page);
+    assertThat(page.addVirtualAuthenticator(null, STEP)).isNotBlank();
+    final JsonNode created = page.eval("navigator.credentials.create({ publicKey: {"
+        + " rp: { id: 'localhost', name: 'relay-pinner test' },"
+        + " user: { id: new Uint8Array([1, 2, 3, 4]), name: 'tester', displayName: 'Tester' },"
+        + " challenge: crypto.getRandomValues(new Uint8Array(32)),"
+        + " pubKeyCredParams: [{ type: 'public-key', alg: -7 }],"
+        + " authenticatorSelection: { residentKey: 'required', userVerification: 'required' } } })"
+        + ".then((c) => ({ type: c.type, idLength: c.rawId.byteLength }))", STEP);
+    assertThat(created.get("type").asText()).isEqualTo("public-key");
+    assertThat(created.get("idLength").asInt()).isPositive();
+  }
+
+  private static Path createDirectories(final Path dir) {
+    try {
+      return Files.createDirectories(dir);
+    } catch (final java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
   }
 
   private static String webSocket(final BrowserPage page, final int port) {
