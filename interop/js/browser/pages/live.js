@@ -12,6 +12,7 @@
 //     createDatabase()               (A) a new `events` database; returns its address
 //     openDatabase(address, count)   (B) opens it and reports {event:'replicated', ...} once it
 //                                    holds `count` entries (see below)
+//     subscribers()                  (A) peers subscribed to the database topic, as A sees them
 //     write(count)                   (A) writes `count` entries while B has the database open
 //   'replicated' says which connection carried the data: for every pubsub message B got on the
 //   database topic, the peer that sent it to B (gossipsub's propagation source) and that
@@ -139,6 +140,9 @@ globalThis.openDatabase = async (address, count) => {
   })()
   return address
 }
+
+/** The peers A knows to be subscribed to the database topic (A writes once B is among them). */
+globalThis.subscribers = () => libp2p.services.pubsub.getSubscribers(db.address.toString()).map(String)
 
 globalThis.snapshot = async () => ({ connections: connections(libp2p), rtc: await rtcStats(), addrs: libp2p.getMultiaddrs().map(String) })
 
