@@ -39,11 +39,13 @@ import org.junit.jupiter.api.io.TempDir;
  * both are open page A writes entries that page B's open database receives. The test asserts
  * which connection carried them: each of the entries came to B as a pubsub message from A
  * itself over a WebRTC connection that is not limited (not the relayed circuit, not the relay's
- * own gossipsub), and B's WebRTC ICE pair (host candidates on this machine's own address) received the bytes.
+ * own gossipsub), and B's WebRTC ICE pair (host candidates on this machine's own address)
+ * received the bytes.
  *
  * <p>Through relay-pinner once it serves circuit relay v2 and pubsub peer discovery (issue 20,
  * the libp2p half); meanwhile through a js-libp2p 3 relay ({@code interop/js/browser/
- * js-relay.mjs}), which shows that the pages, the browser flags and WebRTC on loopback work here.
+ * js-relay.mjs}), which shows that the pages, the browser flags and WebRTC between two pages on one machine
+ * work here.
  */
 class BrowserWebRtcE2eIT {
   private static final String TOPIC = "todo._peer-discovery._p2p._pubsub";
