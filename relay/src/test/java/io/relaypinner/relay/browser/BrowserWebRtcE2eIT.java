@@ -44,8 +44,8 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <p>Through relay-pinner once it serves circuit relay v2 and pubsub peer discovery (issue 20,
  * the libp2p half); meanwhile through a js-libp2p 3 relay ({@code interop/js/browser/
- * js-relay.mjs}), which shows that the pages, the browser flags and WebRTC between two pages on one machine
- * work here.
+ * js-relay.mjs}), which shows that the pages, the browser flags and WebRTC between two pages on
+ * one machine work here.
  */
 class BrowserWebRtcE2eIT {
   private static final String TOPIC = "todo._peer-discovery._p2p._pubsub";

@@ -191,7 +191,10 @@ public final class HeadlessBrowser implements AutoCloseable {
 
     private Builder() {}
 
-    /** Where each page's screenshot goes ({@code <id>.png}); default {@code target/browser-screenshots}. */
+    /**
+     * Where each page's screenshot goes ({@code <id>.png}); default
+     * {@code target/browser-screenshots}.
+     */
     public Builder screenshots(final Path dir) {
       this.screenshots = dir;
       return this;
@@ -207,7 +210,10 @@ public final class HeadlessBrowser implements AutoCloseable {
       return this;
     }
 
-    /** A certificate (PEM) the browser accepts, e.g. the relay's test certificate for {@code /tls/ws}. */
+    /**
+     * A certificate (PEM) the browser accepts, e.g. the relay's test certificate for
+     * {@code /tls/ws}.
+     */
     public Builder trust(final Path certificate) {
       trusted.add(certificate);
       return this;
