@@ -96,6 +96,122 @@ class CircuitRelayJsInteropIT {
     }
   }
 
+  @ParameterizedTest
+  @ValueSource(strings = {"stack-a", "stack-b"})
+  void dataLimit_shouldEndTheCircuitWhenExceededAndNotBefore(final String stack)
+      throws Exception {
+    startRelay(CircuitRelayConfig.builder().defaultDataLimit(256 * 1024)
+        .defaultDurationLimit(Duration.ZERO).build());
+    try (JsPeer listener = NodeJs.start(stack, "../common/circuit-peer.mjs", "listen",
+        relayAddress())) {
+      final String circuit = texts(listener.nextEvent("reserved", NODE_TIMEOUT).get("addrs"))
+          .get(0);
+      final JsonNode dial = JSON.readTree(NodeJs.run(stack, "../common/circuit-peer.mjs",
+          NODE_TIMEOUT, "dial", circuit, "65536,65536,1048576").stdout());
+      final JsonNode echoes = dial.get("echoes");
+      // 128 KiB each way plus the relayed connection's own bytes fit in 256 KiB; 1 MiB does not.
+      assertThat(echoes.get(0).get("ok").asBoolean()).as(echoes.toString()).isTrue();
+      assertThat(echoes.get(1).get("ok").asBoolean()).as(echoes.toString()).isTrue();
+      assertThat(echoes.get(2).get("ok").asBoolean()).as(echoes.toString()).isFalse();
+      assertThat(dial.get("limits").get("bytes").asLong()).isLessThanOrEqualTo(256 * 1024);
+      await().atMost(Duration.ofSeconds(10)).until(() -> relay.engine().openCircuits() == 0);
+      assertThat(relay.engine().circuitsEnded().get(CircuitEnd.DATA_LIMIT)).isEqualTo(1);
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"stack-a", "stack-b"})
+  void durationLimit_shouldEndTheCircuitWhenExceededAndNotBefore(final String stack)
+      throws Exception {
+    startRelay(CircuitRelayConfig.builder().defaultDataLimit(0)
+        .defaultDurationLimit(Duration.ofSeconds(3)).build());
+    try (JsPeer listener = NodeJs.start(stack, "../common/circuit-peer.mjs", "listen",
+        relayAddress())) {
+      final String circuit = texts(listener.nextEvent("reserved", NODE_TIMEOUT).get("addrs"))
+          .get(0);
+      final List<JsonNode> pings = new ArrayList<>();
+      final JsonNode closed;
+      try (JsPeer dialer = NodeJs.start(stack, "../common/circuit-peer.mjs", "hold", circuit,
+          "250")) {
+        while (true) {
+          final JsonNode event = dialer.nextJson(NODE_TIMEOUT);
+          if (event.get("event").asText().equals("closed")) {
+            closed = event;
+            break;
+          }
+          pings.add(event);
+        }
+      }
+      // Pings pass until close to the limit; then the relay ends the circuit.
+      assertThat(pings.stream().filter(p -> p.get("ok").asBoolean())
+          .mapToLong(p -> p.get("atMs").asLong()).max().orElse(0)).as(pings.toString())
+          .isGreaterThanOrEqualTo(2_000);
+      assertThat(closed.get("afterMs").asLong()).isGreaterThanOrEqualTo(2_500);
+      await().atMost(Duration.ofSeconds(10)).until(() -> relay.engine().openCircuits() == 0);
+      assertThat(relay.engine().circuitsEnded().get(CircuitEnd.DURATION_LIMIT)).isEqualTo(1);
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"stack-a", "stack-b"})
+  void refreshedReservation_shouldKeepItsSlot(final String stack) throws Exception {
+    startRelay(CircuitRelayConfig.builder().maxReservations(1).build());
+    try (JsPeer listener = NodeJs.start(stack, "../common/circuit-peer.mjs", "listen",
+        relayAddress())) {
+      final JsonNode reserved = listener.nextEvent("reserved", NODE_TIMEOUT);
+      final PeerId target = PeerId.parse(reserved.get("peerId").asText());
+      final long firstExpiry = relay.engine().reservation(target).orElseThrow().expires()
+          .getEpochSecond();
+      assertThat(reserveFromAnotherPeer(stack)).isEqualTo("RESERVATION_REFUSED");
+
+      listener.send("refresh");
+      final JsonNode refreshed = listener.nextEvent("refreshed", NODE_TIMEOUT);
+      assertThat(refreshed.get("status").asText()).as(refreshed.toString()).isEqualTo("OK");
+      assertThat(refreshed.get("hasVoucher").asBoolean()).isTrue();
+      assertThat(refreshed.get("expire").asLong()).isGreaterThanOrEqualTo(firstExpiry);
+      assertThat(texts(refreshed.get("addrs"))).contains(relayAddress());
+      assertThat(relay.engine().reservationsRefreshed()).isEqualTo(1);
+      assertThat(relay.engine().reservations()).isEqualTo(1);
+
+      // The slot is still the listener's: others are refused, dials to it go through.
+      assertThat(reserveFromAnotherPeer(stack)).isEqualTo("RESERVATION_REFUSED");
+      final JsonNode dial = JSON.readTree(NodeJs.run(stack, "../common/circuit-peer.mjs",
+          NODE_TIMEOUT, "dial", texts(reserved.get("addrs")).get(0), "1024").stdout());
+      assertThat(dial.get("echoes").get(0).get("ok").asBoolean()).isTrue();
+      assertThat(relay.engine().refusals().get(RelayRefusal.RESERVATION_LIMIT)).isEqualTo(2);
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"stack-a", "stack-b"})
+  void reconnectingPeer_shouldGetItsReservationBackTwentyTimesWithoutLeaking(
+      final String stack) throws Exception {
+    final int times = 20;
+    startRelay(CircuitRelayConfig.builder().maxReservations(1).build());
+    try (JsPeer peer = NodeJs.start(stack, "../common/circuit-peer.mjs", "reconnect",
+        relayAddress(), String.valueOf(times))) {
+      for (int i = 0; i < times; i++) {
+        final JsonNode reserved = peer.nextEvent("reserved", NODE_TIMEOUT);
+        assertThat(reserved.get("i").asInt()).isEqualTo(i);
+        assertThat(texts(reserved.get("addrs")).get(0)).startsWith(relayAddress()
+            + "/p2p-circuit");
+        peer.nextEvent("stopped", NODE_TIMEOUT);
+        // The peer is gone: its slot must be free again before it comes back.
+        await().atMost(Duration.ofSeconds(10)).until(() -> relay.engine().reservations() == 0);
+        peer.send("next");
+      }
+    }
+    assertThat(relay.engine().reservationsMade()).isEqualTo(times);
+    assertThat(relay.engine().reservationsReleased()).isEqualTo(times);
+    assertThat(relay.engine().refusals().values()).allMatch(count -> count == 0);
+    assertThat(reserveFromAnotherPeer(stack)).isEqualTo("OK");
+  }
+
+  private String reserveFromAnotherPeer(final String stack) throws Exception {
+    return JSON.readTree(NodeJs.run(stack, "../common/circuit-peer.mjs", NODE_TIMEOUT,
+        "reserve", relayAddress()).stdout()).get("status").asText();
+  }
+
   static List<String> texts(final JsonNode array) {
     final List<String> out = new ArrayList<>();
     array.forEach(node -> out.add(node.asText()));
