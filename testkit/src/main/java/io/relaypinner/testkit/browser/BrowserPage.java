@@ -22,6 +22,8 @@ public final class BrowserPage implements AutoCloseable {
   private final HeadlessBrowser browser;
   private final String id;
   private final BlockingQueue<JsonNode> events = new LinkedBlockingQueue<>();
+  /** Reports read while waiting for something else, oldest first, for {@link #nextReport}. */
+  private final List<JsonNode> reports = Collections.synchronizedList(new ArrayList<>());
   private final List<String> console = Collections.synchronizedList(new ArrayList<>());
   private final List<String> errors = Collections.synchronizedList(new ArrayList<>());
   private volatile boolean closed;
@@ -51,12 +53,24 @@ public final class BrowserPage implements AutoCloseable {
   }
 
   /**
-   * Waits for the next report whose {@code event} field is {@code event}, skipping other reports.
+   * The oldest report whose {@code event} field is {@code event}, waiting for it; other reports
+   * read meanwhile stay for later calls (a page may report in another order than asked).
    *
    * @throws IllegalStateException when the page reports {@code {event: "error"}}, the driver
    *     fails a command of this page, or nothing comes in time (with the page's console)
    */
   public JsonNode nextReport(final String event, final Duration timeout) {
+    synchronized (reports) {
+      for (int i = 0; i < reports.size(); i++) {
+        final String kind = reports.get(i).path("event").asText();
+        if (kind.equals(event)) {
+          return reports.remove(i);
+        }
+        if (kind.equals("error")) {
+          throw failure("page reported an error: " + reports.get(i).path("message").asText());
+        }
+      }
+    }
     final long deadline = System.nanoTime() + timeout.toNanos();
     while (true) {
       final JsonNode next = poll(deadline, "a report '" + event + "'");
@@ -68,16 +82,21 @@ public final class BrowserPage implements AutoCloseable {
         if (data.path("event").asText().equals("error")) {
           throw failure("page reported an error: " + data.path("message").asText());
         }
+        reports.add(data);
       }
     }
   }
 
+  /** Waits for a driver event; reports that come first are kept for {@link #nextReport}. */
   JsonNode awaitEvent(final String event, final Duration timeout) {
     final long deadline = System.nanoTime() + timeout.toNanos();
     while (true) {
       final JsonNode next = poll(deadline, "'" + event + "'");
       if (next.path("event").asText().equals(event)) {
         return next;
+      }
+      if (next.path("event").asText().equals("report")) {
+        reports.add(next.path("data"));
       }
     }
   }
