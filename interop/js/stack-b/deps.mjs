@@ -24,3 +24,9 @@ export { CID } from 'multiformats/cid'
 export { sha256 } from 'multiformats/hashes/sha2'
 export { unixfs } from '@helia/unixfs'
 export { fixedSize } from 'ipfs-unixfs-importer/chunker'
+// Circuit relay v2 clients, AutoNAT and pubsub peer discovery (../common/circuit-peer.mjs,
+// ../common/discovery-peer.mjs).
+export { circuitRelayTransport } from '@libp2p/circuit-relay-v2'
+export { autoNAT } from '@libp2p/autonat'
+export { pubsubPeerDiscovery } from '@libp2p/pubsub-peer-discovery'
+export { generateKeyPair, privateKeyFromProtobuf, privateKeyToProtobuf } from '@libp2p/crypto/keys'

@@ -15,6 +15,8 @@ import io.relaypinner.ipfs.unixfs.UnixFsReader;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostConfig;
 import io.relaypinner.libp2p.netty.EventLoops;
+import io.relaypinner.libp2p.protocol.relay.CircuitRelay;
+import io.relaypinner.libp2p.pubsub.discovery.PubsubPeerDiscovery;
 import io.relaypinner.libp2p.pubsub.GossipsubConfig;
 import io.relaypinner.libp2p.pubsub.PubSub;
 import io.relaypinner.libp2p.transport.ws.ServerTlsSource;
@@ -43,6 +45,7 @@ import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RelayHttpServer;
 import io.relaypinner.relay.http.Router;
 import io.relaypinner.relay.identity.NodeIdentity;
+import io.relaypinner.relay.network.CircuitRelayMetrics;
 import io.relaypinner.relay.network.Libp2pMetrics;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
 import io.relaypinner.relay.pubsub.PubSubMetrics;
@@ -140,6 +143,8 @@ public final class RelayNode implements AutoCloseable {
   /** Null until start() unless set by useWebSocketTls: then the certificate store. */
   private volatile ServerTlsSource webSocketTls;
   private volatile PubSub pubsub;
+  private volatile CircuitRelay circuitRelay;
+  private volatile PubsubPeerDiscovery discovery;
   private volatile OrbitDbTopics orbitDbTopics;
   private FlatFsBlockstore blockstore;
   private MvStoreDatastore datastore;
@@ -213,8 +218,17 @@ public final class RelayNode implements AutoCloseable {
       if (webSocketTls == null) {
         webSocketTls = certificates::current;
       }
+      // A certificate adds /tls/ws addresses: connected peers learn them by identify push.
+      certificates.onChange(certificate -> {
+        final Host current = host;
+        if (current != null) {
+          current.addressesChanged();
+        }
+      });
       startHost(loops);
+      startCircuitRelay();
       startPubSub();
+      startDiscovery(loops);
       startBitswap();
       startReplication();
       dialBootstrapPeers();
@@ -326,6 +340,41 @@ public final class RelayNode implements AutoCloseable {
       bind(started, address(true, network.listenIpv6(), network.tcpPort(), ""), false);
       bind(started, address(true, network.listenIpv6(), network.wsPort(), "/ws"), false);
     }
+  }
+
+  /**
+   * Circuit relay v2 (hop and stop) with the {@code RELAY_CIRCUIT_*} limits; reservations carry
+   * the advertised addresses, which identify (and its pushes) now advertise too.
+   */
+  private void startCircuitRelay() {
+    host.advertise(this::advertisedAddresses);
+    circuitRelay = CircuitRelay.start(host, config.circuit().relay(), clock,
+        this::advertisedAddresses);
+    CircuitRelayMetrics.register(registry, circuitRelay);
+  }
+
+  /**
+   * Pubsub peer discovery on {@code PUBSUB_TOPICS}: the relay joins the topics (so it routes
+   * browsers' announcements to each other) and announces its advertised addresses.
+   */
+  private void startDiscovery(final EventLoops loops) {
+    if (config.circuit().discoveryTopics().isEmpty()) {
+      return;
+    }
+    discovery = PubsubPeerDiscovery.start(pubsub, config.circuit().discoveryTopics(),
+        identity.privateKey().publicKey(), this::advertisedAddresses, loops.group(),
+        config.circuit().discoveryInterval());
+    CircuitRelayMetrics.register(registry, discovery);
+  }
+
+  /** The circuit relay, once started. */
+  public Optional<CircuitRelay> circuitRelay() {
+    return Optional.ofNullable(circuitRelay);
+  }
+
+  /** Pubsub peer discovery, once started (absent when {@code PUBSUB_TOPICS} is empty). */
+  public Optional<PubsubPeerDiscovery> discovery() {
+    return Optional.ofNullable(discovery);
   }
 
   /**
@@ -659,6 +708,14 @@ public final class RelayNode implements AutoCloseable {
     }
     if (replication != null) {
       replication.close();
+    }
+    if (discovery != null) {
+      discovery.close();
+      discovery = null;
+    }
+    if (circuitRelay != null) {
+      circuitRelay.close();
+      circuitRelay = null;
     }
     if (pubsub != null) {
       pubsub.close();

@@ -494,8 +494,17 @@ class RelayNodeIT {
     assertThat(node.pubsub()).isPresent();
     assertThat(node.orbitDbTopics().orElseThrow().followed()).isEmpty();
     final String metrics = get(node, "/metrics").body();
-    assertThat(metrics).contains("relay_pubsub_topics 0.0", "relay_pubsub_mesh_peers 0.0",
+    // The one topic is pubsub peer discovery's (PUBSUB_TOPICS), which is not a database.
+    assertThat(node.pubsub().orElseThrow().topics())
+        .containsExactly("todo._peer-discovery._p2p._pubsub");
+    assertThat(metrics).contains("relay_pubsub_topics 1.0", "relay_pubsub_mesh_peers 0.0",
         "relay_orbitdb_topics_followed 0.0", "relay_orbitdb_topics_ignored_total 0.0");
+    assertThat(metrics).contains("relay_circuit_reservations_active 0.0",
+        "relay_circuit_circuits_open 0.0", "relay_circuit_bytes_total 0.0",
+        "relay_circuit_refusals_total{reason=\"no_reservation\"} 0.0",
+        "relay_discovery_announcements_total{event=\"published\"} 0.0");
+    assertThat(node.host().orElseThrow().protocols().protocols())
+        .contains("/libp2p/circuit/relay/0.2.0/hop");
   }
 
   @Test

@@ -71,6 +71,10 @@ public final class Host implements AutoCloseable {
   private final List<HostListener> hostListeners = new CopyOnWriteArrayList<>();
   private final AtomicBoolean pushScheduled = new AtomicBoolean();
   private volatile List<Multiaddr> listenAddresses = List.of();
+  /** What identify advertises: the listen addresses unless {@link #advertise} replaced them. */
+  private volatile Supplier<List<Multiaddr>> advertised = () -> listenAddresses;
+  /** The addresses of the last identify (push) decision, to push only on a real change. */
+  private List<Multiaddr> lastAdvertised = List.of();
   private volatile boolean closed;
 
   public Host(final PrivateKey identity, final HostConfig config, final EventLoops loops,
@@ -97,7 +101,7 @@ public final class Host implements AutoCloseable {
         protocols, sessionListener, config.upgradeTimeout(), clock, new UpgradeListener(),
         manager);
     final IdentifyLocal local = IdentifyLocal.of(identity.publicKey(), config.agentVersion(),
-        () -> listenAddresses, protocols::protocols);
+        () -> advertised.get(), protocols::protocols);
     this.identify = new IdentifyProtocol(local, config.identify());
     this.identifyPush = new IdentifyPushProtocol(local, config.identify());
     this.ping = new PingProtocol(config.ping());
@@ -197,6 +201,33 @@ public final class Host implements AutoCloseable {
       addresses.addAll(listener.addresses().get());
     }
     listenAddresses = List.copyOf(addresses);
+    addressesChanged();
+  }
+
+  /**
+   * Replaces what identify and identify push advertise as our listen addresses (default: the
+   * bound {@link #listenAddresses()}), e.g. with public and announced addresses. Called on event
+   * loops for every identify message: it must be cheap, thread-safe and non-blocking.
+   */
+  public void advertise(final Supplier<List<Multiaddr>> addresses) {
+    this.advertised = java.util.Objects.requireNonNull(addresses, "addresses");
+    addressesChanged();
+  }
+
+  /**
+   * Tells the host that what it advertises may have changed (a listener bound, a certificate
+   * arrived, a public address was learned): when the list differs from the last one, every
+   * connected peer that speaks identify push gets one (coalesced, at most one per second).
+   */
+  public void addressesChanged() {
+    final List<Multiaddr> now = List.copyOf(advertised.get());
+    synchronized (this) {
+      if (now.equals(lastAdvertised)) {
+        return;
+      }
+      lastAdvertised = now;
+    }
+    schedulePush();
   }
 
   /** The bound addresses peers can dial (wildcards expanded), without {@code /p2p}. */

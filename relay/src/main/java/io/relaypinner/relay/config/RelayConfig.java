@@ -1,6 +1,7 @@
 package io.relaypinner.relay.config;
 
 import io.relaypinner.libp2p.host.ConnectionLimits;
+import io.relaypinner.libp2p.protocol.relay.CircuitRelayConfig;
 import io.relaypinner.relay.config.EnvReader.Value;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -33,7 +34,8 @@ public record RelayConfig(
     TlsConfig tls,
     SyncConfig sync,
     GatewayConfig gateway,
-    LoggingConfig logging) {
+    LoggingConfig logging,
+    CircuitConfig circuit) {
 
   /** The embedded defaults: what {@code ./relay-pinner} runs with an empty environment. */
   public static final RelayConfig DEFAULT = builder().build();
@@ -50,6 +52,7 @@ public record RelayConfig(
     Objects.requireNonNull(sync, "sync");
     Objects.requireNonNull(gateway, "gateway");
     Objects.requireNonNull(logging, "logging");
+    Objects.requireNonNull(circuit, "circuit");
   }
 
   /** Spec 4.2: any of {@code PROXY_HOSTNAME}, {@code PUBLIC_IPV4} or an external port is set. */
@@ -116,6 +119,9 @@ public record RelayConfig(
     b.ipfsFallbackTimeout = gateway.fallbackTimeout();
     b.logLevel = logging.level();
     b.logFormat = logging.format();
+    b.circuitRelay = circuit.relay().toBuilder();
+    b.discoveryTopics = circuit.discoveryTopics();
+    b.discoveryInterval = circuit.discoveryInterval();
     return b;
   }
 
@@ -210,6 +216,20 @@ public record RelayConfig(
     in.get("RELAY_IPFS_FALLBACK_TIMEOUT_MS").map(v -> EnvReader.millis(v, 1,
         GatewayConfig.MAX_FALLBACK_TIMEOUT_MS)).ifPresent(b::ipfsFallbackTimeout);
 
+    in.get("RELAY_CIRCUIT_HOP_TIMEOUT_MS").map(v -> EnvReader.millis(v, 1,
+        CircuitConfig.MAX_HOP_TIMEOUT_MS)).ifPresent(b::circuitHopTimeout);
+    in.get("RELAY_CIRCUIT_MAX_RESERVATIONS").map(v -> (int) EnvReader.integer(v, 0,
+        CircuitRelayConfig.MAX_RESERVATIONS,
+        Checks.intExpectation(0, CircuitRelayConfig.MAX_RESERVATIONS) + ", 0 = unlimited"))
+        .ifPresent(b::circuitMaxReservations);
+    in.get("RELAY_CIRCUIT_RESERVATION_TTL_MS").map(v -> EnvReader.millis(v, 0,
+        CircuitConfig.MAX_TTL_MS)).ifPresent(b::circuitReservationTtl);
+    in.get("RELAY_CIRCUIT_DEFAULT_DATA_LIMIT_BYTES").map(v -> EnvReader.integer(v, 0,
+        Long.MAX_VALUE, "a number of bytes, 0 = unlimited")).ifPresent(b::circuitDataLimit);
+    in.get("RELAY_CIRCUIT_DEFAULT_DURATION_LIMIT_MS").map(v -> EnvReader.millis(v, 0,
+        CircuitConfig.MAX_DURATION_MS)).ifPresent(b::circuitDurationLimit);
+    EnvReader.list(in.get("PUBSUB_TOPICS", "VITE_PUBSUB_TOPICS")).ifPresent(b::discoveryTopics);
+
     in.get("LOG_LEVEL").map(v -> LogLevel.parse(v.variable(), v.text())).ifPresent(b::logLevel);
     in.get("LOG_FORMAT").map(v -> LogFormat.parse(v.variable(), v.text()))
         .ifPresent(b::logFormat);
@@ -275,6 +295,9 @@ public record RelayConfig(
     private Duration ipfsFallbackTimeout = Duration.ofMillis(60_000);
     private LogLevel logLevel = LogLevel.INFO;
     private LogFormat logFormat = LogFormat.TEXT;
+    private CircuitRelayConfig.Builder circuitRelay = CircuitRelayConfig.DEFAULT.toBuilder();
+    private List<String> discoveryTopics = List.of(CircuitConfig.DEFAULT_DISCOVERY_TOPIC);
+    private Duration discoveryInterval = CircuitConfig.DEFAULT_DISCOVERY_INTERVAL;
 
     private Builder() {}
 
@@ -542,6 +565,57 @@ public record RelayConfig(
       return this;
     }
 
+    /** {@code RELAY_CIRCUIT_HOP_TIMEOUT_MS}; default 300 s. */
+    public Builder circuitHopTimeout(final Duration value) {
+      circuitRelay.hopTimeout(value == null ? CircuitRelayConfig.DEFAULT_HOP_TIMEOUT : value);
+      return this;
+    }
+
+    /** {@code RELAY_CIRCUIT_MAX_RESERVATIONS}; default 10,000, 0 = unlimited. */
+    public Builder circuitMaxReservations(final int value) {
+      circuitRelay.maxReservations(value);
+      return this;
+    }
+
+    /** {@code RELAY_CIRCUIT_RESERVATION_TTL_MS}; default 20 h, 0 = while connected. */
+    public Builder circuitReservationTtl(final Duration value) {
+      circuitRelay.reservationTtl(value == null ? CircuitRelayConfig.DEFAULT_RESERVATION_TTL
+          : value);
+      return this;
+    }
+
+    /** {@code RELAY_CIRCUIT_DEFAULT_DATA_LIMIT_BYTES}; default 10 GiB, 0 = unlimited. */
+    public Builder circuitDataLimit(final long value) {
+      circuitRelay.defaultDataLimit(value);
+      return this;
+    }
+
+    /** {@code RELAY_CIRCUIT_DEFAULT_DURATION_LIMIT_MS}; default 20 min, 0 = unlimited. */
+    public Builder circuitDurationLimit(final Duration value) {
+      circuitRelay.defaultDurationLimit(value == null ? CircuitRelayConfig.DEFAULT_DURATION_LIMIT
+          : value);
+      return this;
+    }
+
+    /** Not an environment variable: the caps per IP, on circuits, and the message size. */
+    public Builder circuitRelay(final CircuitRelayConfig value) {
+      circuitRelay = (value == null ? CircuitRelayConfig.DEFAULT : value).toBuilder();
+      return this;
+    }
+
+    /** {@code PUBSUB_TOPICS} (alias {@code VITE_PUBSUB_TOPICS}); empty = no discovery. */
+    public Builder discoveryTopics(final List<String> value) {
+      this.discoveryTopics = value == null ? List.of(CircuitConfig.DEFAULT_DISCOVERY_TOPIC)
+          : value;
+      return this;
+    }
+
+    /** Not an environment variable; default 5 s as the JavaScript relay. */
+    public Builder discoveryInterval(final Duration value) {
+      this.discoveryInterval = value == null ? CircuitConfig.DEFAULT_DISCOVERY_INTERVAL : value;
+      return this;
+    }
+
     /**
      * Validates and builds.
      *
@@ -568,7 +642,16 @@ public record RelayConfig(
           new SyncConfig(pinningSyncTimeout, syncCooldown, syncSlots,
               expandMediaFields(mediaCidFields)),
           new GatewayConfig(gatewayMode, ipfsFallbackTimeout),
-          new LoggingConfig(logLevel, logFormat));
+          new LoggingConfig(logLevel, logFormat),
+          new CircuitConfig(buildCircuitRelay(), discoveryTopics, discoveryInterval));
+    }
+
+    private CircuitRelayConfig buildCircuitRelay() {
+      try {
+        return circuitRelay.build();
+      } catch (final IllegalArgumentException e) {
+        throw new InvalidConfigException("RELAY_CIRCUIT_*", e.getMessage());
+      }
     }
 
     private static OptionalInt optional(final Integer value) {

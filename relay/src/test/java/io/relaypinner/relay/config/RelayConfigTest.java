@@ -576,4 +576,55 @@ class RelayConfigTest {
       assertThat(rejected(parts[0], parts[1]).variable()).isEqualTo(parts[0]);
     }
   }
+  @Nested
+  class Circuit {
+    @Test
+    void defaults_shouldBeTheJsRelays() {
+      final CircuitConfig c = RelayConfig.DEFAULT.circuit();
+      assertThat(c.relay().hopTimeout()).isEqualTo(Duration.ofSeconds(300));
+      assertThat(c.relay().maxReservations()).isEqualTo(10_000);
+      assertThat(c.relay().reservationTtl()).isEqualTo(Duration.ofHours(20));
+      assertThat(c.relay().defaultDataLimit()).isEqualTo(10L << 30);
+      assertThat(c.relay().defaultDurationLimit()).isEqualTo(Duration.ofMinutes(20));
+      assertThat(c.discoveryTopics()).containsExactly("todo._peer-discovery._p2p._pubsub");
+      assertThat(c.discoveryInterval()).isEqualTo(Duration.ofSeconds(5));
+    }
+
+    @Test
+    void fromEnvironment_shouldReadEveryCircuitVariable_withZeroMeaningUnlimited() {
+      final CircuitConfig c = env("RELAY_CIRCUIT_HOP_TIMEOUT_MS", "1500",
+          "RELAY_CIRCUIT_MAX_RESERVATIONS", "0", "RELAY_CIRCUIT_RESERVATION_TTL_MS", "0",
+          "RELAY_CIRCUIT_DEFAULT_DATA_LIMIT_BYTES", "0",
+          "RELAY_CIRCUIT_DEFAULT_DURATION_LIMIT_MS", "0").circuit();
+      assertThat(c.relay().hopTimeout()).isEqualTo(Duration.ofMillis(1500));
+      assertThat(c.relay().maxReservations()).isZero();
+      assertThat(c.relay().reservationTtl()).isZero();
+      assertThat(c.relay().defaultDataLimit()).isZero();
+      assertThat(c.relay().defaultDurationLimit()).isZero();
+      assertThat(c.relay().limited()).isFalse();
+      assertThat(env("RELAY_CIRCUIT_DEFAULT_DATA_LIMIT_BYTES", "131072").circuit().relay()
+          .defaultDataLimit()).isEqualTo(131_072);
+    }
+
+    @Test
+    void fromEnvironment_shouldReadPubsubTopics_andTheirViteAlias() {
+      assertThat(env("PUBSUB_TOPICS", "a._peer-discovery, b").circuit().discoveryTopics())
+          .containsExactly("a._peer-discovery", "b");
+      assertThat(env("VITE_PUBSUB_TOPICS", "vite-topic").circuit().discoveryTopics())
+          .containsExactly("vite-topic");
+      assertThat(env("PUBSUB_TOPICS", "x", "VITE_PUBSUB_TOPICS", "y").circuit()
+          .discoveryTopics()).containsExactly("x");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"RELAY_CIRCUIT_HOP_TIMEOUT_MS=0", "RELAY_CIRCUIT_HOP_TIMEOUT_MS=-5",
+        "RELAY_CIRCUIT_MAX_RESERVATIONS=many", "RELAY_CIRCUIT_MAX_RESERVATIONS=1000001",
+        "RELAY_CIRCUIT_RESERVATION_TTL_MS=999999999999",
+        "RELAY_CIRCUIT_DEFAULT_DATA_LIMIT_BYTES=-1",
+        "RELAY_CIRCUIT_DEFAULT_DURATION_LIMIT_MS=86400001", "PUBSUB_TOPICS=has space"})
+    void fromEnvironment_shouldRejectBadCircuitValues_namingTheVariable(final String assignment) {
+      final String[] parts = assignment.split("=", 2);
+      assertThat(rejected(parts[0], parts[1]).variable()).isEqualTo(parts[0]);
+    }
+  }
 }

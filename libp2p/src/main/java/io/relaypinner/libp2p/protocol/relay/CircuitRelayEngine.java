@@ -1,0 +1,287 @@
+package io.relaypinner.libp2p.protocol.relay;
+
+import io.relaypinner.multiformats.PeerId;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The state of a circuit relay v2 hop service (libp2p/specs relay/circuit-v2.md), without Netty:
+ * reservations (one per peer, refreshed in place, bounded in total and per IP, expiring on the
+ * injected {@link Clock}, released when the connection that made them closes) and circuits
+ * (bounded in total and per peer, each with the configured data and duration limits). Counts
+ * refusals by {@link RelayRefusal}, circuit ends by {@link CircuitEnd}, and bytes relayed.
+ *
+ * <p>Thread-safe: hop streams of every event loop call it; each call is short and never blocks.
+ */
+public final class CircuitRelayEngine {
+  /**
+   * A held reservation.
+   *
+   * @param peer the reserving peer
+   * @param holder the connection (an opaque key) whose closing releases it
+   * @param ip the IP address it counts against
+   * @param expires when it lapses unless refreshed; {@link Instant#MAX} when the TTL is zero
+   */
+  public record Reservation(PeerId peer, Object holder, String ip, Instant expires) {}
+
+  /** What a RESERVE gets. */
+  public sealed interface ReserveOutcome permits Reserved, Refused {}
+
+  /**
+   * @param reservation the reservation now held
+   * @param advertisedExpiry the expiry to put on the wire (UNIX seconds)
+   * @param refreshed whether the peer held one already (same slot)
+   */
+  public record Reserved(Reservation reservation, long advertisedExpiry, boolean refreshed)
+      implements ReserveOutcome {}
+
+  /** A refusal, already counted. */
+  public record Refused(RelayRefusal reason) implements ReserveOutcome, CircuitOutcome {}
+
+  /** What a CONNECT gets. */
+  public sealed interface CircuitOutcome permits Circuit, Refused {}
+
+  /**
+   * An admitted circuit: hand it back to {@link #circuitEnded} exactly once.
+   *
+   * @param id a number for logs
+   * @param source the dialing peer
+   * @param destination the reserved peer
+   * @param destinationHolder the connection holding the destination's reservation
+   * @param dataLimit bytes allowed in each direction (0 = unlimited)
+   * @param durationLimit how long it may stay open (zero = unlimited)
+   */
+  public record Circuit(long id, PeerId source, PeerId destination, Object destinationHolder,
+      long dataLimit, Duration durationLimit) implements CircuitOutcome {}
+
+  private final CircuitRelayConfig config;
+  private final Clock clock;
+  private final Map<PeerId, Reservation> reservations = new HashMap<>();
+  private final Map<String, Integer> reservationsPerIp = new HashMap<>();
+  private final Map<PeerId, Integer> circuitsPerPeer = new HashMap<>();
+  private int circuits;
+  private long nextCircuitId;
+  private final Map<RelayRefusal, AtomicLong> refusals = new EnumMap<>(RelayRefusal.class);
+  private final Map<CircuitEnd, AtomicLong> ends = new EnumMap<>(CircuitEnd.class);
+  private final AtomicLong reservationsMade = new AtomicLong();
+  private final AtomicLong reservationsRefreshed = new AtomicLong();
+  private final AtomicLong reservationsExpired = new AtomicLong();
+  private final AtomicLong reservationsReleased = new AtomicLong();
+  private final AtomicLong circuitsOpened = new AtomicLong();
+  private final AtomicLong bytesRelayed = new AtomicLong();
+
+  public CircuitRelayEngine(final CircuitRelayConfig config, final Clock clock) {
+    this.config = Objects.requireNonNull(config, "config");
+    this.clock = Objects.requireNonNull(clock, "clock");
+    for (final RelayRefusal reason : RelayRefusal.values()) {
+      refusals.put(reason, new AtomicLong());
+    }
+    for (final CircuitEnd end : CircuitEnd.values()) {
+      ends.put(end, new AtomicLong());
+    }
+  }
+
+  public CircuitRelayConfig config() {
+    return config;
+  }
+
+  /**
+   * A RESERVE from {@code peer} over the connection {@code holder} from {@code ip}. A peer that
+   * holds a reservation has it refreshed in place (new expiry, same slot; it moves to the new
+   * connection and IP), so reconnecting and refreshing never need a free slot.
+   */
+  public synchronized ReserveOutcome reserve(final PeerId peer, final Object holder,
+      final String ip) {
+    final Instant now = clock.instant();
+    expire(now);
+    final Reservation existing = reservations.get(peer);
+    if (existing == null) {
+      if (config.maxReservations() > 0 && reservations.size() >= config.maxReservations()) {
+        return refuse(RelayRefusal.RESERVATION_LIMIT);
+      }
+      if (reservationsPerIp.getOrDefault(ip, 0) >= config.maxReservationsPerIp()) {
+        return refuse(RelayRefusal.IP_RESERVATION_LIMIT);
+      }
+    } else if (!existing.ip().equals(ip)
+        && reservationsPerIp.getOrDefault(ip, 0) >= config.maxReservationsPerIp()) {
+      return refuse(RelayRefusal.IP_RESERVATION_LIMIT);
+    }
+    final Duration ttl = config.reservationTtl();
+    final Instant expires = ttl.isZero() ? Instant.MAX : now.plus(ttl);
+    final Reservation reservation = new Reservation(peer, holder, ip, expires);
+    if (existing != null) {
+      remove(existing);
+      reservationsRefreshed.incrementAndGet();
+    } else {
+      reservationsMade.incrementAndGet();
+    }
+    reservations.put(peer, reservation);
+    reservationsPerIp.merge(ip, 1, Integer::sum);
+    final Instant advertised = ttl.isZero() ? now.plus(CircuitRelayConfig.OPEN_ENDED_ADVERTISED_TTL)
+        : expires;
+    return new Reserved(reservation, advertised.getEpochSecond(), existing != null);
+  }
+
+  /**
+   * The connection {@code holder} of {@code peer} closed: its reservation, if it is the one that
+   * made (or last refreshed) it, is released. A reservation refreshed over a newer connection is
+   * kept.
+   *
+   * @return whether a reservation was released
+   */
+  public synchronized boolean connectionClosed(final PeerId peer, final Object holder) {
+    final Reservation existing = reservations.get(peer);
+    if (existing == null || existing.holder() != holder) {
+      return false;
+    }
+    remove(existing);
+    reservationsReleased.incrementAndGet();
+    return true;
+  }
+
+  /** The live reservation of {@code peer}. */
+  public synchronized Optional<Reservation> reservation(final PeerId peer) {
+    expire(clock.instant());
+    return Optional.ofNullable(reservations.get(peer));
+  }
+
+  /**
+   * A CONNECT from {@code source} to {@code destination}: admitted when the destination holds a
+   * reservation and the circuit caps allow.
+   */
+  public synchronized CircuitOutcome openCircuit(final PeerId source, final PeerId destination) {
+    expire(clock.instant());
+    final Reservation reservation = reservations.get(destination);
+    if (reservation == null) {
+      return refuse(RelayRefusal.NO_RESERVATION);
+    }
+    if (circuits >= config.maxCircuits()) {
+      return refuse(RelayRefusal.CIRCUIT_LIMIT);
+    }
+    if (circuitsPerPeer.getOrDefault(source, 0) >= config.maxCircuitsPerPeer()
+        || circuitsPerPeer.getOrDefault(destination, 0) >= config.maxCircuitsPerPeer()) {
+      return refuse(RelayRefusal.PEER_CIRCUIT_LIMIT);
+    }
+    circuits++;
+    circuitsPerPeer.merge(source, 1, Integer::sum);
+    circuitsPerPeer.merge(destination, 1, Integer::sum);
+    circuitsOpened.incrementAndGet();
+    return new Circuit(++nextCircuitId, source, destination, reservation.holder(),
+        config.defaultDataLimit(), config.defaultDurationLimit());
+  }
+
+  /** A circuit admitted by {@link #openCircuit} ended (or never got going). */
+  public synchronized void circuitEnded(final Circuit circuit, final CircuitEnd end) {
+    circuits--;
+    decrement(circuitsPerPeer, circuit.source());
+    decrement(circuitsPerPeer, circuit.destination());
+    ends.get(end).incrementAndGet();
+  }
+
+  /** Counts bytes a circuit carried (as they pass, so metrics stay live on long circuits). */
+  public void countBytes(final long bytes) {
+    bytesRelayed.addAndGet(bytes);
+  }
+
+  /** Counts a refusal decided outside the engine (bad messages, timeouts, failed stops). */
+  public Refused refuse(final RelayRefusal reason) {
+    refusals.get(reason).incrementAndGet();
+    return new Refused(reason);
+  }
+
+  /** Drops lapsed reservations; the service calls it periodically. */
+  public synchronized int expire() {
+    return expire(clock.instant());
+  }
+
+  private int expire(final Instant now) {
+    int removed = 0;
+    for (final Iterator<Reservation> it = reservations.values().iterator(); it.hasNext(); ) {
+      final Reservation reservation = it.next();
+      if (!reservation.expires().isAfter(now)) {
+        it.remove();
+        decrement(reservationsPerIp, reservation.ip());
+        reservationsExpired.incrementAndGet();
+        removed++;
+      }
+    }
+    return removed;
+  }
+
+  private void remove(final Reservation reservation) {
+    reservations.remove(reservation.peer());
+    decrement(reservationsPerIp, reservation.ip());
+  }
+
+  private static <K> void decrement(final Map<K, Integer> counts, final K key) {
+    counts.computeIfPresent(key, (k, v) -> v <= 1 ? null : v - 1);
+  }
+
+  /** Reservations held now. */
+  public synchronized int reservations() {
+    return reservations.size();
+  }
+
+  /** Circuits open now. */
+  public synchronized int openCircuits() {
+    return circuits;
+  }
+
+  /** IP addresses with at least one reservation (bounded by the reservations). */
+  public synchronized int reservingIps() {
+    return reservationsPerIp.size();
+  }
+
+  /** Peers with at least one open circuit (bounded by twice the circuits). */
+  public synchronized int peersWithCircuits() {
+    return circuitsPerPeer.size();
+  }
+
+  /** Refusals so far, by reason (every reason present). */
+  public Map<RelayRefusal, Long> refusals() {
+    final Map<RelayRefusal, Long> out = new EnumMap<>(RelayRefusal.class);
+    refusals.forEach((k, v) -> out.put(k, v.get()));
+    return out;
+  }
+
+  /** Circuits ended so far, by how (every kind present). */
+  public Map<CircuitEnd, Long> circuitsEnded() {
+    final Map<CircuitEnd, Long> out = new EnumMap<>(CircuitEnd.class);
+    ends.forEach((k, v) -> out.put(k, v.get()));
+    return out;
+  }
+
+  public long reservationsMade() {
+    return reservationsMade.get();
+  }
+
+  public long reservationsRefreshed() {
+    return reservationsRefreshed.get();
+  }
+
+  public long reservationsExpired() {
+    return reservationsExpired.get();
+  }
+
+  /** Reservations released because their connection closed. */
+  public long reservationsReleased() {
+    return reservationsReleased.get();
+  }
+
+  public long circuitsOpened() {
+    return circuitsOpened.get();
+  }
+
+  /** Bytes carried by circuits, both directions, ended or still open. */
+  public long bytesRelayed() {
+    return bytesRelayed.get();
+  }
+}

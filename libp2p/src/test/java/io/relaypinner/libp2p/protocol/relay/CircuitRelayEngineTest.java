@@ -1,0 +1,161 @@
+package io.relaypinner.libp2p.protocol.relay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.relaypinner.libp2p.crypto.KeyType;
+import io.relaypinner.libp2p.crypto.Keys;
+import io.relaypinner.libp2p.protocol.relay.CircuitRelayEngine.Circuit;
+import io.relaypinner.libp2p.protocol.relay.CircuitRelayEngine.Refused;
+import io.relaypinner.libp2p.protocol.relay.CircuitRelayEngine.Reserved;
+import io.relaypinner.multiformats.PeerId;
+import io.relaypinner.testkit.MutableClock;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
+import org.junit.jupiter.api.Test;
+
+class CircuitRelayEngineTest {
+  private static final SecureRandom RANDOM = new SecureRandom();
+  private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+  private final Object connection1 = new Object();
+  private final Object connection2 = new Object();
+
+  private static PeerId peer() {
+    return Keys.generate(KeyType.ED25519, RANDOM).publicKey().peerId();
+  }
+
+  private CircuitRelayEngine engine(final CircuitRelayConfig.Builder config) {
+    return new CircuitRelayEngine(config.build(), clock);
+  }
+
+  @Test
+  void reserve_shouldRefreshInPlace_whenThePeerReservesAgainWithTheStoreFull() {
+    final CircuitRelayEngine engine = engine(CircuitRelayConfig.builder().maxReservations(1)
+        .reservationTtl(Duration.ofMinutes(10)));
+    final PeerId a = peer();
+    final Reserved first = (Reserved) engine.reserve(a, connection1, "10.0.0.1");
+    assertThat(first.refreshed()).isFalse();
+    assertThat(first.advertisedExpiry()).isEqualTo(clock.instant().plusSeconds(600)
+        .getEpochSecond());
+
+    clock.advance(Duration.ofMinutes(5));
+    final Reserved second = (Reserved) engine.reserve(a, connection1, "10.0.0.1");
+    assertThat(second.refreshed()).isTrue();
+    assertThat(second.advertisedExpiry()).isEqualTo(first.advertisedExpiry() + 300);
+    assertThat(engine.reservations()).isEqualTo(1);
+    assertThat(engine.reserve(peer(), connection2, "10.0.0.2"))
+        .isEqualTo(new Refused(RelayRefusal.RESERVATION_LIMIT));
+    assertThat(engine.refusals().get(RelayRefusal.RESERVATION_LIMIT)).isEqualTo(1);
+  }
+
+  @Test
+  void reserve_shouldRefuse_whenOneIpHoldsItsShare() {
+    final CircuitRelayEngine engine = engine(CircuitRelayConfig.builder()
+        .maxReservationsPerIp(2));
+    assertThat(engine.reserve(peer(), new Object(), "192.0.2.1")).isInstanceOf(Reserved.class);
+    assertThat(engine.reserve(peer(), new Object(), "192.0.2.1")).isInstanceOf(Reserved.class);
+    assertThat(engine.reserve(peer(), new Object(), "192.0.2.1"))
+        .isEqualTo(new Refused(RelayRefusal.IP_RESERVATION_LIMIT));
+    assertThat(engine.reserve(peer(), new Object(), "192.0.2.2")).isInstanceOf(Reserved.class);
+    assertThat(engine.reservingIps()).isEqualTo(2);
+  }
+
+  @Test
+  void reserve_shouldBeUnlimited_whenTheCapIsZero() {
+    final CircuitRelayEngine engine = engine(CircuitRelayConfig.builder().maxReservations(0)
+        .maxReservationsPerIp(1_000));
+    for (int i = 0; i < 200; i++) {
+      assertThat(engine.reserve(peer(), new Object(), "192.0.2.1")).isInstanceOf(Reserved.class);
+    }
+    assertThat(engine.reservations()).isEqualTo(200);
+  }
+
+  @Test
+  void connectionClosed_shouldRelease_onlyTheConnectionThatHoldsTheReservation() {
+    final CircuitRelayEngine engine = engine(CircuitRelayConfig.builder());
+    final PeerId a = peer();
+    engine.reserve(a, connection1, "10.0.0.1");
+    // The peer reconnects (a page reload) and reserves before the old connection is closed.
+    engine.reserve(a, connection2, "10.0.0.1");
+    assertThat(engine.connectionClosed(a, connection1)).isFalse();
+    assertThat(engine.reservation(a)).isPresent();
+    assertThat(engine.connectionClosed(a, connection2)).isTrue();
+    assertThat(engine.reservation(a)).isEmpty();
+    assertThat(engine.reservingIps()).isZero();
+    assertThat(engine.reservationsReleased()).isEqualTo(1);
+  }
+
+  @Test
+  void reservations_shouldExpire_afterTheirTtlUnlessRefreshed() {
+    final CircuitRelayEngine engine = engine(CircuitRelayConfig.builder()
+        .reservationTtl(Duration.ofMinutes(1)));
+    final PeerId a = peer();
+    final PeerId b = peer();
+    engine.reserve(a, connection1, "10.0.0.1");
+    engine.reserve(b, connection2, "10.0.0.2");
+    clock.advance(Duration.ofSeconds(59));
+    engine.reserve(b, connection2, "10.0.0.2");
+    clock.advance(Duration.ofSeconds(1));
+    assertThat(engine.reservation(a)).isEmpty();
+    assertThat(engine.reservation(b)).isPresent();
+    assertThat(engine.openCircuit(peer(), a)).isEqualTo(new Refused(RelayRefusal.NO_RESERVATION));
+    assertThat(engine.reservationsExpired()).isEqualTo(1);
+  }
+
+  @Test
+  void reservations_shouldNotExpire_whenTheTtlIsZero() {
+    final CircuitRelayEngine engine = engine(CircuitRelayConfig.builder()
+        .reservationTtl(Duration.ZERO));
+    final PeerId a = peer();
+    final Reserved reserved = (Reserved) engine.reserve(a, connection1, "10.0.0.1");
+    assertThat(reserved.advertisedExpiry()).isEqualTo(clock.instant().plus(
+        CircuitRelayConfig.OPEN_ENDED_ADVERTISED_TTL).getEpochSecond());
+    clock.advance(Duration.ofDays(30));
+    assertThat(engine.expire()).isZero();
+    assertThat(engine.reservation(a)).isPresent();
+  }
+
+  @Test
+  void openCircuit_shouldRefuse_whenTheDestinationHasNoReservation() {
+    final CircuitRelayEngine engine = engine(CircuitRelayConfig.builder());
+    assertThat(engine.openCircuit(peer(), peer()))
+        .isEqualTo(new Refused(RelayRefusal.NO_RESERVATION));
+    assertThat(engine.refusals().get(RelayRefusal.NO_RESERVATION)).isEqualTo(1);
+  }
+
+  @Test
+  void openCircuit_shouldApplyTheCapsInTotalAndPerPeer_andFreeThemWhenCircuitsEnd() {
+    final CircuitRelayEngine engine = engine(CircuitRelayConfig.builder().maxCircuits(3)
+        .maxCircuitsPerPeer(2).defaultDataLimit(1_000).defaultDurationLimit(Duration.ofSeconds(9)));
+    final PeerId target = peer();
+    final PeerId other = peer();
+    engine.reserve(target, connection1, "10.0.0.1");
+    engine.reserve(other, connection2, "10.0.0.2");
+    final Circuit first = (Circuit) engine.openCircuit(peer(), target);
+    assertThat(first.dataLimit()).isEqualTo(1_000);
+    assertThat(first.durationLimit()).isEqualTo(Duration.ofSeconds(9));
+    assertThat(first.destinationHolder()).isSameAs(connection1);
+    engine.openCircuit(peer(), target);
+    assertThat(engine.openCircuit(peer(), target))
+        .isEqualTo(new Refused(RelayRefusal.PEER_CIRCUIT_LIMIT));
+    engine.openCircuit(peer(), other);
+    assertThat(engine.openCircuit(peer(), other))
+        .isEqualTo(new Refused(RelayRefusal.CIRCUIT_LIMIT));
+    assertThat(engine.openCircuits()).isEqualTo(3);
+
+    engine.circuitEnded(first, CircuitEnd.DATA_LIMIT);
+    assertThat(engine.openCircuit(peer(), target)).isInstanceOf(Circuit.class);
+    assertThat(engine.circuitsEnded().get(CircuitEnd.DATA_LIMIT)).isEqualTo(1);
+    assertThat(engine.circuitsOpened()).isEqualTo(4);
+  }
+
+  @Test
+  void config_shouldRejectOutOfRangeLimits() {
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> CircuitRelayConfig.builder()
+        .hopTimeout(Duration.ZERO).build()).hasMessageContaining("hopTimeout");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> CircuitRelayConfig.builder()
+        .defaultDataLimit(-1).build()).hasMessageContaining("defaultDataLimit");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> CircuitRelayConfig.builder()
+        .maxReservations(-1).build()).hasMessageContaining("maxReservations");
+  }
+}
