@@ -140,9 +140,9 @@ public final class AutoTlsService implements AutoCloseable {
           leaf.getNotAfter().toInstant(), engine.renewalTime());
     } catch (final AutoTlsFailure failure) {
       final boolean news = engine.onFailure(failure.reason(), failure.retryAfter());
-      final String line = "AutoTLS: {} ({}); next attempt in {} s, serving {}";
+      final String line = "AutoTLS: {} ({}); next attempt in {} ms, serving {}";
       final Object[] args = {failure.getMessage(), failure.reason().label(),
-          engine.untilNextAttempt().toSeconds(), engine.snapshot().notAfter().isPresent()
+          engine.untilNextAttempt().toMillis(), engine.snapshot().notAfter().isPresent()
               ? "the current certificate until it is replaced" : "without an AutoTLS certificate"};
       if (news) {
         LOG.warn(line, args);
