@@ -90,15 +90,9 @@ class AutoTlsIT {
     logs.start();
     logger.addAppender(logs);
     logger.setLevel(Level.DEBUG);
-    final PrivateKey key = Keys.generate(KeyType.ED25519, new SecureRandom());
-    final String zone = NodeIdentity.servingZone(key.publicKey().peerId(), DOMAIN);
-    final NodeIdentity identity = new NodeIdentity(key, key.publicKey().peerId(), zone,
-        NodeIdentity.Source.ENVIRONMENT);
-    final RelayConfig config = RelayConfig.builder().dataDir(tempDir.resolve("data"))
-        .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
-        .ipv6Disabled(true).metricsHttpsEnabled(true).metricsHttpsPort(0)
-        .autoTlsForced(true).autoTlsAcmeDirectory(pebble.directory())
-        .autoTlsBrokerUrl(broker.url()).build();
+    final NodeIdentity identity = newIdentity();
+    final String zone = identity.autoTlsServingZone();
+    final RelayConfig config = relayConfig();
     node = new RelayNode(config, identity, new PrometheusRegistry(), Clock.systemUTC());
     node.useAutoTlsOptions(new AutoTlsOptions(new AutoTlsEngine.Config(Duration.ofSeconds(1),
         Duration.ofSeconds(2), Duration.ofSeconds(5), 0.5), Duration.ofSeconds(2),
@@ -186,6 +180,60 @@ class AutoTlsIT {
         .isEqualTo(renewed);
     assertThat(node.autoTls().orElseThrow().snapshot().obtained()).isZero();
     assertThat(broker.accepted).hasSize(acceptedBefore);
+  }
+
+  /**
+   * With the browser harness: an {@code https://} page in headless Chromium dials the relay's
+   * {@code /tls/sni/127-0-0-1.<zone>/ws} address, i.e. {@code wss://127-0-0-1.<zone>:<port>}
+   * (Chromium's host resolver maps the zone to 127.0.0.1, as the libp2p.direct DNS maps the
+   * label), with the certificate the relay obtained. Chromium cannot be given pebble's root
+   * without a system trust store, so the harness trusts the obtained leaf's public key (its
+   * SPKI pin); the host name is the real one.
+   */
+  @Test
+  void httpsPage_shouldDialTheRelayOverWss_withTheAutoTlsCertificate() throws Exception {
+    pebble = new Pebble(Files.createDirectories(tempDir.resolve("pebble")), 3600);
+    broker = new BrokerDouble(DOMAIN, pebble.challtestsrv());
+    final NodeIdentity identity = newIdentity();
+    node = new RelayNode(relayConfig(), identity, new PrometheusRegistry(), Clock.systemUTC());
+    node.useAutoTlsOptions(new AutoTlsOptions(AutoTlsEngine.Config.DEFAULT,
+        Duration.ofSeconds(5), Duration.ofSeconds(30), Optional.of(pebble.listenerTrust())));
+    node.start();
+    await().atMost(Duration.ofSeconds(60)).until(() -> node.autoTls().orElseThrow().snapshot()
+        .obtained() == 1 && node.certificates().orElseThrow().certificate().isPresent());
+    final String sni = "/ip4/127.0.0.1/tcp/" + webSocketPort() + "/tls/sni/127-0-0-1."
+        + identity.autoTlsServingZone() + "/ws/p2p/" + identity.peerId().toBase58();
+    final Path pages = Files.createDirectories(tempDir.resolve("pages-tls"));
+    io.relaypinner.relay.testing.TestCertificates.selfSigned("EC", "pages").writeTo(pages);
+    try (io.relaypinner.testkit.browser.HeadlessBrowser browser =
+        io.relaypinner.testkit.browser.HeadlessBrowser.builder()
+            .screenshots(Path.of("target", "browser-screenshots"))
+            .httpsCertificate(pages.resolve("cert.pem"), pages.resolve("key.pem"))
+            .trust(tempDir.resolve("data/tls/cert.pem"))
+            .hostResolverRules("MAP *." + DOMAIN + " 127.0.0.1").start();
+        io.relaypinner.testkit.browser.BrowserPage page = browser.open("autotls", true,
+            "/autotls.html?relay=" + java.net.URLEncoder.encode(sni, StandardCharsets.UTF_8))) {
+      final JsonNode connected = page.nextReport("connected", Duration.ofSeconds(90));
+      assertThat(connected.get("remotePeer").asText()).isEqualTo(identity.peerId().toBase58());
+      assertThat(connected.get("remoteAddr").asText()).contains("/tls/sni/127-0-0-1.");
+      assertThat(connected.get("secure").asBoolean()).isTrue();
+    }
+  }
+
+  private static NodeIdentity newIdentity() {
+    final PrivateKey key = Keys.generate(KeyType.ED25519, new SecureRandom());
+    return new NodeIdentity(key, key.publicKey().peerId(),
+        NodeIdentity.servingZone(key.publicKey().peerId(), DOMAIN),
+        NodeIdentity.Source.ENVIRONMENT);
+  }
+
+  /** A relay on loopback forced to run AutoTLS against pebble and the broker double. */
+  private RelayConfig relayConfig() {
+    return RelayConfig.builder().dataDir(tempDir.resolve("data"))
+        .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+        .ipv6Disabled(true).metricsHttpsEnabled(true).metricsHttpsPort(0)
+        .autoTlsForced(true).autoTlsAcmeDirectory(pebble.directory())
+        .autoTlsBrokerUrl(broker.url()).build();
   }
 
   private long warnings(final FailureReason reason) {
