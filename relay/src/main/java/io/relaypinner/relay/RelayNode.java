@@ -450,8 +450,8 @@ public final class RelayNode implements AutoCloseable {
     final boolean tls = tlsSource != null && tlsSource.current().isPresent();
     // The /tls/sni forms need a certificate for *.<zone> (AutoTLS, or an operator's for it).
     final CertificateStore store = certificates;
-    final boolean sni = tls && store != null && store.certificate().map(c ->
-        AutoTlsService.covers(c.leaf(), identity.autoTlsServingZone())).orElse(false);
+    final boolean sni = tls && store != null && store.certificate().map(this::coversZone)
+        .orElse(false);
     final Advertised cached = advertisedCache;
     if (cached != null && cached.listen() == listen && cached.tls() == tls
         && cached.sni() == sni) {
@@ -462,6 +462,22 @@ public final class RelayNode implements AutoCloseable {
     advertisedCache = new Advertised(listen, tls, sni, computed);
     return computed;
   }
+
+  /** Whether the certificate is for {@code *.<zone>}; remembered per loaded certificate. */
+  private boolean coversZone(final CertificateStore.LoadedCertificate certificate) {
+    final ZoneCheck last = zoneCheck;
+    if (last != null && last.certificate() == certificate) {
+      return last.covers();
+    }
+    final boolean covers = AutoTlsService.covers(certificate.leaf(),
+        identity.autoTlsServingZone());
+    zoneCheck = new ZoneCheck(certificate, covers);
+    return covers;
+  }
+
+  private record ZoneCheck(CertificateStore.LoadedCertificate certificate, boolean covers) {}
+
+  private volatile ZoneCheck zoneCheck;
 
   /**
    * Where the WebSocket port gets its certificate (e.g. the certificate store watching
