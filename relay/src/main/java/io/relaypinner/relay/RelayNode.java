@@ -322,12 +322,25 @@ public final class RelayNode implements AutoCloseable {
       final boolean ip = text.startsWith("/ip4/") || text.startsWith("/ip6/");
       final boolean plain = !text.contains("/tls") && (text.matches("/ip[46]/[^/]+/tcp/\\d+")
           || text.matches("/ip[46]/[^/]+/tcp/\\d+/ws"));
-      if (ip && plain && (AdvertisedAddresses.isPublic(bare) || !config.deployedMode())
-          && !out.contains(bare)) {
+      if (ip && plain && (isDialable(bare) || !config.deployedMode()) && !out.contains(bare)) {
         out.add(bare);
       }
     }
     return out;
+  }
+
+  /**
+   * Public and not a documentation address (RFC 5737 192.0.2/24, 198.51.100/24, 203.0.113/24;
+   * RFC 3849 2001:db8::/32): no broker can dial those, so they are never offered (and a relay
+   * configured with one, as tests are, never contacts the ACME server).
+   */
+  static boolean isDialable(final Multiaddr address) {
+    if (!AdvertisedAddresses.isPublic(address)) {
+      return false;
+    }
+    final String text = address.toString();
+    return !(text.startsWith("/ip4/192.0.2.") || text.startsWith("/ip4/198.51.100.")
+        || text.startsWith("/ip4/203.0.113.") || text.startsWith("/ip6/2001:db8:"));
   }
 
   /** The AutoTLS client, when it runs. */

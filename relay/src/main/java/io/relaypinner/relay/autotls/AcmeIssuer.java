@@ -62,7 +62,8 @@ public final class AcmeIssuer implements CertificateIssuer {
     try {
       accountKey = CertificateFiles.loadOrCreateAccountKey(accountKeyFile);
     } catch (final IOException e) {
-      throw new AutoTlsFailure(FailureReason.STORAGE, e.getMessage());
+      throw new AutoTlsFailure(FailureReason.STORAGE, "cannot keep the ACME account key in "
+          + accountKeyFile + ": " + e);
     }
     try {
       final Session session = new Session(directory, new Provider(trust));
