@@ -136,10 +136,12 @@ public final class AutoTlsService implements AutoCloseable {
       onInstalled.run();
       final X509Certificate leaf = issued.chain().get(0);
       engine.onCertificate(leaf.getNotBefore().toInstant(), leaf.getNotAfter().toInstant(), true);
+      snapshot = engine.snapshot();
       LOG.info("AutoTLS: certificate for *.{} obtained, valid until {}; renewal at {}", zone,
           leaf.getNotAfter().toInstant(), engine.renewalTime());
     } catch (final AutoTlsFailure failure) {
       final boolean news = engine.onFailure(failure.reason(), failure.retryAfter());
+      snapshot = engine.snapshot();
       final String line = "AutoTLS: {} ({}); next attempt in {} ms, serving {}";
       final Object[] args = {failure.getMessage(), failure.reason().label(),
           engine.untilNextAttempt().toMillis(), engine.snapshot().notAfter().isPresent()

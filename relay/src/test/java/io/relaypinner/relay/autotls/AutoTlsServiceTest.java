@@ -68,7 +68,8 @@ class AutoTlsServiceTest {
   @Test
   void start_shouldObtainAndWriteThePair_whenTheDirectoryIsEmpty() throws Exception {
     start(good());
-    await().atMost(Duration.ofSeconds(10)).until(() -> installed.get() == 1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> installed.get() == 1
+        && service.snapshot().state() == AutoTlsEngine.State.VALID);
     assertThat(service.snapshot().state()).isEqualTo(AutoTlsEngine.State.VALID);
     assertThat(service.snapshot().obtained()).isEqualTo(1);
     assertThat(AutoTlsService.covers(AutoTlsService.readLeaf(dir.resolve("cert.pem"))
