@@ -4,6 +4,7 @@
 // profile; passes what pages report to the test; screenshots each page when it closes.
 //
 //   driver.mjs --screenshots <dir> [--cert <pem> --key <pem>] [--trust <pem>[,<pem>...]]
+//              [--host-rules <Chromium --host-resolver-rules>]
 //
 // --trust: certificates the browser accepts although no public CA issued them. Chromium gets
 // --ignore-certificate-errors-spki-list with the SHA-256 of each one's public key (SPKI), so a
@@ -69,6 +70,10 @@ const flags = [...baseFlags,
   // names (which nothing here resolves); see pages/lib/rtc-capture.js.
   '--disable-features=WebRtcHideLocalIpsWithMdns']
 if (spki.length > 0) flags.push(`--ignore-certificate-errors-spki-list=${spki.join(',')}`)
+// --host-rules: Chromium's --host-resolver-rules, e.g. `MAP *.libp2p.direct 127.0.0.1` so that an
+// AutoTLS host name (`127-0-0-1.<zone>`) reaches the relay on this machine.
+const hostRules = option('--host-rules')
+if (hostRules) flags.push(`--host-resolver-rules=${hostRules}`)
 
 // Static pages from dist/.
 const dist = join(here, 'dist')

@@ -36,6 +36,13 @@ import io.relaypinner.relay.config.InvalidConfigException;
 import io.relaypinner.relay.config.MetricsHttpsEndpoint;
 import io.relaypinner.relay.config.NetworkConfig;
 import io.relaypinner.relay.config.RelayConfig;
+import io.relaypinner.libp2p.http.PeerIdAuthClient;
+import io.relaypinner.relay.autotls.AcmeIssuer;
+import io.relaypinner.relay.autotls.AutoTlsEngine;
+import io.relaypinner.relay.autotls.AutoTlsMetrics;
+import io.relaypinner.relay.autotls.AutoTlsOptions;
+import io.relaypinner.relay.autotls.AutoTlsService;
+import io.relaypinner.relay.autotls.BrokerClient;
 import io.relaypinner.relay.bitswap.BitswapMetrics;
 import io.relaypinner.relay.bitswap.BitswapNetworkContent;
 import io.relaypinner.relay.gateway.GatewayMetrics;
@@ -124,7 +131,8 @@ public final class RelayNode implements AutoCloseable {
   private volatile Advertised advertisedCache;
 
   /** The advertised list and the inputs it was computed from (same inputs: same answer). */
-  private record Advertised(List<Multiaddr> listen, boolean tls, List<Multiaddr> advertised) {}
+  private record Advertised(List<Multiaddr> listen, boolean tls, boolean sni,
+      List<Multiaddr> advertised) {}
   private final NodeStatus status;
   private final PrometheusRegistry registry;
   private final Clock clock;
@@ -152,6 +160,8 @@ public final class RelayNode implements AutoCloseable {
   private ThreadPoolExecutor storageExecutor;
   private volatile SyncEngine syncEngine;
   private CertificateStore certificates;
+  private AutoTlsOptions autoTlsOptions = AutoTlsOptions.DEFAULT;
+  private volatile AutoTlsService autoTls;
   private Router router;
   private RelayHttpServer httpsServer;
   private volatile Bitswap bitswap;
@@ -236,6 +246,7 @@ public final class RelayNode implements AutoCloseable {
         JvmMetrics.builder().register(registry);
         LOG.info("HTTP listener disabled (METRICS_DISABLED)");
         certificates.start();
+        startAutoTls();
         return;
       }
       scrapeExecutor = Executors.newSingleThreadExecutor(
@@ -265,10 +276,90 @@ public final class RelayNode implements AutoCloseable {
         certificates.onChange(certificate -> startHttps());
       }
       certificates.start();
+      startAutoTls();
     } catch (final RuntimeException e) {
       close();
       throw e;
     }
+  }
+
+  /**
+   * Settings of the AutoTLS client other than the environment's (timing, the ACME server's
+   * trust); call before {@link #start()}.
+   */
+  public synchronized void useAutoTlsOptions(final AutoTlsOptions options) {
+    this.autoTlsOptions = Objects.requireNonNull(options, "options");
+  }
+
+  /**
+   * The AutoTLS client (issue: a {@code *.<zone>} certificate from the ACME server via the
+   * broker), unless {@code disableAutoTLS}, and only in deployed mode (a public address the broker
+   * can dial back) unless {@code RELAY_AUTOTLS_FORCE}. Returns at once.
+   */
+  private void startAutoTls() {
+    if (config.tls().autoTlsDisabled()) {
+      LOG.info("AutoTLS disabled (disableAutoTLS)");
+      return;
+    }
+    if (!config.deployedMode() && !config.tls().autoTlsForced()) {
+      LOG.info("AutoTLS not started: no public address (deployed mode: PUBLIC_IPV4, "
+          + "PROXY_HOSTNAME or EXTERNAL_*_PORT; RELAY_AUTOTLS_FORCE=true runs it anyway)");
+      return;
+    }
+    final AutoTlsOptions options = autoTlsOptions;
+    final PeerIdAuthClient http = new PeerIdAuthClient(identity.privateKey(),
+        java.net.http.HttpClient.newBuilder().connectTimeout(options.brokerTimeout()).build(),
+        new SecureRandom(), clock, 4096);
+    final BrokerClient broker = new BrokerClient(http, config.tls().brokerUrl(),
+        "relay-pinner/" + RelayVersion.VERSION, options.brokerTimeout());
+    final AcmeIssuer issuer = new AcmeIssuer(config.tls().effectiveAcmeDirectory(),
+        config.storage().dataDir().resolve("autotls").resolve("acme-account-key.pem"), broker,
+        options.acmeTimeout(), options.acmeTrust());
+    final CertificateStore store = certificates;
+    autoTls = new AutoTlsService(identity.autoTlsServingZone(), config.tls().certDir(), issuer,
+        this::dialBackAddresses, store::checkNow, new AutoTlsEngine(options.engine(), clock));
+    AutoTlsMetrics.register(registry, autoTls);
+    LOG.info("AutoTLS: ACME directory {}, broker {}", config.tls().effectiveAcmeDirectory(),
+        broker.endpoint());
+    autoTls.start();
+  }
+
+  /**
+   * What the broker dials back: the advertised TCP and WebSocket addresses on IPs (no TLS forms,
+   * no peer id); public ones only in deployed mode, every one when forced without a deployment.
+   */
+  private List<Multiaddr> dialBackAddresses() {
+    final List<Multiaddr> out = new ArrayList<>();
+    for (final Multiaddr address : advertisedAddresses()) {
+      final Multiaddr bare = address.withoutPeerId();
+      final String text = bare.toString();
+      final boolean ip = text.startsWith("/ip4/") || text.startsWith("/ip6/");
+      final boolean plain = !text.contains("/tls") && (text.matches("/ip[46]/[^/]+/tcp/\\d+")
+          || text.matches("/ip[46]/[^/]+/tcp/\\d+/ws"));
+      if (ip && plain && (isDialable(bare) || !config.deployedMode()) && !out.contains(bare)) {
+        out.add(bare);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Public and not a documentation address (RFC 5737 192.0.2/24, 198.51.100/24, 203.0.113/24;
+   * RFC 3849 2001:db8::/32): no broker can dial those, so they are never offered (and a relay
+   * configured with one, as tests are, never contacts the ACME server).
+   */
+  static boolean isDialable(final Multiaddr address) {
+    if (!AdvertisedAddresses.isPublic(address)) {
+      return false;
+    }
+    final String text = address.toString();
+    return !(text.startsWith("/ip4/192.0.2.") || text.startsWith("/ip4/198.51.100.")
+        || text.startsWith("/ip4/203.0.113.") || text.startsWith("/ip6/2001:db8:"));
+  }
+
+  /** The AutoTLS client, when it runs. */
+  public Optional<AutoTlsService> autoTls() {
+    return Optional.ofNullable(autoTls);
   }
 
   /**
@@ -419,14 +510,36 @@ public final class RelayNode implements AutoCloseable {
     final List<Multiaddr> listen = current.listenAddresses();
     final ServerTlsSource tlsSource = webSocketTls;
     final boolean tls = tlsSource != null && tlsSource.current().isPresent();
+    // The /tls/sni forms need a certificate for *.<zone> (AutoTLS, or an operator's for it).
+    final CertificateStore store = certificates;
+    final boolean sni = tls && store != null && store.certificate().map(this::coversZone)
+        .orElse(false);
     final Advertised cached = advertisedCache;
-    if (cached != null && cached.listen() == listen && cached.tls() == tls) {
+    if (cached != null && cached.listen() == listen && cached.tls() == tls
+        && cached.sni() == sni) {
       return cached.advertised();
     }
-    final List<Multiaddr> computed = advertiser.compute(listen, tls);
-    advertisedCache = new Advertised(listen, tls, computed);
+    final List<Multiaddr> computed = advertiser.compute(listen, tls,
+        sni ? Optional.of(identity.autoTlsServingZone()) : Optional.empty());
+    advertisedCache = new Advertised(listen, tls, sni, computed);
     return computed;
   }
+
+  /** Whether the certificate is for {@code *.<zone>}; remembered per loaded certificate. */
+  private boolean coversZone(final CertificateStore.LoadedCertificate certificate) {
+    final ZoneCheck last = zoneCheck;
+    if (last != null && last.certificate() == certificate) {
+      return last.covers();
+    }
+    final boolean covers = AutoTlsService.covers(certificate.leaf(),
+        identity.autoTlsServingZone());
+    zoneCheck = new ZoneCheck(certificate, covers);
+    return covers;
+  }
+
+  private record ZoneCheck(CertificateStore.LoadedCertificate certificate, boolean covers) {}
+
+  private volatile ZoneCheck zoneCheck;
 
   /**
    * Where the WebSocket port gets its certificate (e.g. the certificate store watching
@@ -698,6 +811,9 @@ public final class RelayNode implements AutoCloseable {
     if (httpsServer != null) {
       httpsServer.close();
       httpsServer = null;
+    }
+    if (autoTls != null) {
+      autoTls.close();
     }
     if (certificates != null) {
       certificates.close();

@@ -14,6 +14,7 @@ import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -73,6 +74,78 @@ public final class AdvertisedAddresses {
    * WebSocket port has a certificate now (then {@code /tls/ws} addresses are listed too).
    */
   public List<Multiaddr> compute(final List<Multiaddr> listenAddresses,
+      final boolean tlsAvailable) {
+    return compute(listenAddresses, tlsAvailable, Optional.empty());
+  }
+
+  /**
+   * The advertised list; with {@code sniZone} (the certificate covers {@code *.<zone>}, e.g. from
+   * AutoTLS) every IP WebSocket address also gets the form js-libp2p and Kubo dial for AutoTLS,
+   * {@code /ip4/<ip>/tcp/<port>/tls/sni/<ip-label>.<zone>/ws}, listed first.
+   */
+  public List<Multiaddr> compute(final List<Multiaddr> listenAddresses,
+      final boolean tlsAvailable, final Optional<String> sniZone) {
+    final List<Multiaddr> base = computeBase(listenAddresses, tlsAvailable);
+    if (!tlsAvailable || sniZone.isEmpty()) {
+      return base;
+    }
+    final List<Multiaddr> sni = new ArrayList<>();
+    for (final Multiaddr address : base) {
+      sniForm(address, sniZone.get()).ifPresent(sni::add);
+    }
+    if (sni.isEmpty()) {
+      return base;
+    }
+    final Set<Multiaddr> out = new LinkedHashSet<>();
+    for (final Multiaddr address : sni) {
+      if (isPublic(address)) {
+        out.add(address);
+      }
+    }
+    for (final Multiaddr address : base) {
+      if (isPublic(address)) {
+        out.add(address);
+      }
+    }
+    out.addAll(sni);
+    out.addAll(base);
+    return List.copyOf(out);
+  }
+
+  /** {@code /ip4|ip6/<ip>/tcp/<port>/ws} to its {@code /tls/sni/<label>.<zone>/ws} form. */
+  static Optional<Multiaddr> sniForm(final Multiaddr address, final String zone) {
+    final List<MultiaddrComponent> parts = address.withoutPeerId().components();
+    if (!isPlainWebSocket(parts) || parts.get(1).protocol() != MultiaddrProtocol.TCP
+        || (parts.get(0).protocol() != MultiaddrProtocol.IP4
+            && parts.get(0).protocol() != MultiaddrProtocol.IP6)) {
+      return Optional.empty();
+    }
+    final String label = ipLabel(parts.get(0));
+    return Optional.of(Multiaddr.parse("/" + parts.get(0).protocol().protocolName() + "/"
+        + parts.get(0).valueText() + "/tcp/" + parts.get(1).port() + "/tls/sni/" + label + "."
+        + zone + "/ws").withPeerId(address.peerId().orElseThrow()));
+  }
+
+  /**
+   * The DNS label of an IP under libp2p.direct: IPv4 dots become dashes; IPv6 (compressed form)
+   * colons become dashes, with a zero where the address starts or ends in {@code ::}
+   * ({@code 2001:db8::1} is {@code 2001-db8--1}, {@code 2001:db8::} is {@code 2001-db8--0}).
+   */
+  static String ipLabel(final MultiaddrComponent ip) {
+    String text = ip.valueText().toLowerCase(java.util.Locale.ROOT);
+    if (ip.protocol() == MultiaddrProtocol.IP4) {
+      return text.replace('.', '-');
+    }
+    if (text.startsWith(":")) {
+      text = "0" + text;
+    }
+    if (text.endsWith(":")) {
+      text = text + "0";
+    }
+    return text.replace(':', '-');
+  }
+
+  private List<Multiaddr> computeBase(final List<Multiaddr> listenAddresses,
       final boolean tlsAvailable) {
     final boolean deployed = deployment.deployedMode();
     final Set<Multiaddr> out = new LinkedHashSet<>();

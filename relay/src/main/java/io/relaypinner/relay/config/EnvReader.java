@@ -73,6 +73,26 @@ final class EnvReader {
     }
   }
 
+  /** Whether the value is one of the boolean false spellings (false/0/no/off, any case). */
+  static boolean isFalse(final Value value) {
+    return switch (value.text().toLowerCase(Locale.ROOT)) {
+      case "false", "0", "no", "off" -> true;
+      default -> false;
+    };
+  }
+
+  /** An http(s) URL with a host. */
+  static java.net.URI url(final Value value) {
+    final java.net.URI uri;
+    try {
+      uri = new java.net.URI(value.text());
+    } catch (final java.net.URISyntaxException e) {
+      throw InvalidConfigException.badValue(value.variable(), value.text(),
+          "an http(s) URL with a host");
+    }
+    return TlsConfig.checkUrl(value.variable(), uri);
+  }
+
   static long integer(final Value value, final long min, final long max, final String expected) {
     final String text = value.text();
     if (text.length() > MAX_DIGITS || !text.chars().allMatch(c -> c >= '0' && c <= '9')) {

@@ -111,6 +111,10 @@ public record RelayConfig(
     b.tlsCertDir = tls.certDir();
     b.autoTlsDomain = tls.autoTlsDomain();
     b.autoTlsDisabled = tls.autoTlsDisabled();
+    b.autoTlsStaging = tls.staging();
+    b.autoTlsAcmeDirectory = tls.acmeDirectory().orElse(null);
+    b.autoTlsBrokerUrl = tls.brokerUrl();
+    b.autoTlsForced = tls.autoTlsForced();
     b.pinningSyncTimeout = sync.pinningSyncTimeout();
     b.syncCooldown = sync.syncCooldown();
     b.syncSlots = sync.slots();
@@ -201,7 +205,13 @@ public record RelayConfig(
     in.get("RELAY_TLS_CERT_DIR").map(EnvReader::path).ifPresent(b::tlsCertDir);
     in.get("RELAY_AUTOTLS_DOMAIN").map(v -> Checks.hostname(v.variable(), v.text()))
         .ifPresent(b::autoTlsDomain);
-    in.get("disableAutoTLS").map(EnvReader::bool).ifPresent(b::autoTlsDisabled);
+    // As the JavaScript relay: any value disables AutoTLS; false/0 (and no/off) keep it on.
+    in.get("disableAutoTLS").map(v -> !EnvReader.isFalse(v)).ifPresent(b::autoTlsDisabled);
+    in.get("STAGING").map(EnvReader::bool).ifPresent(b::autoTlsStaging);
+    in.get("RELAY_AUTOTLS_ACME_DIRECTORY").map(v -> EnvReader.url(v))
+        .ifPresent(b::autoTlsAcmeDirectory);
+    in.get("RELAY_AUTOTLS_BROKER_URL").map(v -> EnvReader.url(v)).ifPresent(b::autoTlsBrokerUrl);
+    in.get("RELAY_AUTOTLS_FORCE").map(EnvReader::bool).ifPresent(b::autoTlsForced);
 
     in.get("RELAY_PINNING_SYNC_TIMEOUT_MS").map(v -> EnvReader.millis(v, 1,
         SyncConfig.MAX_TIMEOUT_MS)).ifPresent(b::pinningSyncTimeout);
@@ -287,6 +297,10 @@ public record RelayConfig(
     private Path tlsCertDir;
     private String autoTlsDomain = TlsConfig.DEFAULT_AUTOTLS_DOMAIN;
     private boolean autoTlsDisabled;
+    private boolean autoTlsStaging;
+    private java.net.URI autoTlsAcmeDirectory;
+    private java.net.URI autoTlsBrokerUrl = TlsConfig.DEFAULT_BROKER_URL;
+    private boolean autoTlsForced;
     private Duration pinningSyncTimeout = Duration.ofMillis(30_000);
     private Duration syncCooldown = Duration.ofMillis(60_000);
     private int syncSlots = 2;
@@ -521,6 +535,30 @@ public record RelayConfig(
       return this;
     }
 
+    /** {@code STAGING}: Let's Encrypt staging unless an ACME directory is set. */
+    public Builder autoTlsStaging(final boolean value) {
+      this.autoTlsStaging = value;
+      return this;
+    }
+
+    /** {@code RELAY_AUTOTLS_ACME_DIRECTORY}; null: Let's Encrypt. */
+    public Builder autoTlsAcmeDirectory(final java.net.URI value) {
+      this.autoTlsAcmeDirectory = value;
+      return this;
+    }
+
+    /** {@code RELAY_AUTOTLS_BROKER_URL}; null: the libp2p.direct broker. */
+    public Builder autoTlsBrokerUrl(final java.net.URI value) {
+      this.autoTlsBrokerUrl = value == null ? TlsConfig.DEFAULT_BROKER_URL : value;
+      return this;
+    }
+
+    /** {@code RELAY_AUTOTLS_FORCE}: AutoTLS also outside deployed mode. */
+    public Builder autoTlsForced(final boolean value) {
+      this.autoTlsForced = value;
+      return this;
+    }
+
     public Builder pinningSyncTimeout(final Duration value) {
       this.pinningSyncTimeout = value == null ? Duration.ofMillis(30_000) : value;
       return this;
@@ -638,7 +676,8 @@ public record RelayConfig(
               Optional.ofNullable(metricsHttpsPublicHost)),
           new CorsConfig(corsOrigins, corsAllowHeaders, corsMaxAgeSeconds),
           new TlsConfig(tlsCertDir != null ? tlsCertDir : dataDir.resolve("tls"), autoTlsDomain,
-              autoTlsDisabled),
+              autoTlsDisabled, autoTlsStaging, Optional.ofNullable(autoTlsAcmeDirectory),
+              autoTlsBrokerUrl, autoTlsForced),
           new SyncConfig(pinningSyncTimeout, syncCooldown, syncSlots,
               expandMediaFields(mediaCidFields)),
           new GatewayConfig(gatewayMode, ipfsFallbackTimeout),

@@ -149,4 +149,35 @@ class AdvertisedAddressesTest {
     assertThat(AdvertisedAddresses.transport(Multiaddr.parse("/ip4/1.2.3.4/udp/1/webrtc-direct")))
         .isEqualTo("webrtc");
   }
+
+  @Test
+  void compute_shouldListTheAutoTlsSniFormsFirst_whenTheCertificateCoversTheZone() {
+    final String zone = "k51qzi5uqu5dexample.libp2p.direct";
+    final AdvertisedAddresses advertised = new AdvertisedAddresses(PEER,
+        deployed("198.51.100.4", OptionalInt.empty()), List.of());
+    final List<Multiaddr> listen = List.of(Multiaddr.parse("/ip4/10.0.0.5/tcp/9091"),
+        Multiaddr.parse("/ip4/10.0.0.5/tcp/9092/ws"));
+    assertThat(texts(advertised.compute(listen, true, Optional.of(zone)))).containsExactly(
+        "/ip4/198.51.100.4/tcp/9092/tls/sni/198-51-100-4." + zone + "/ws" + P2P,
+        "/ip6/2001:db8::7/tcp/9092/tls/sni/2001-db8--7." + zone + "/ws" + P2P,
+        "/ip4/198.51.100.4/tcp/9091" + P2P,
+        "/ip4/198.51.100.4/tcp/9092/tls/ws" + P2P,
+        "/ip4/198.51.100.4/tcp/9092/ws" + P2P,
+        "/ip6/2001:db8::7/tcp/9091" + P2P,
+        "/ip6/2001:db8::7/tcp/9092/tls/ws" + P2P,
+        "/ip6/2001:db8::7/tcp/9092/ws" + P2P);
+    // Without TLS on the port, no TLS form at all.
+    assertThat(texts(advertised.compute(listen, false, Optional.of(zone))))
+        .noneMatch(a -> a.contains("/tls"));
+  }
+
+  @Test
+  void ipLabel_shouldFollowTheLibp2pDirectRule() {
+    assertThat(AdvertisedAddresses.ipLabel(Multiaddr.parse("/ip4/1.2.3.4").components().get(0)))
+        .isEqualTo("1-2-3-4");
+    assertThat(AdvertisedAddresses.ipLabel(Multiaddr.parse("/ip6/2001:db8::").components()
+        .get(0))).isEqualTo("2001-db8--0");
+    assertThat(AdvertisedAddresses.ipLabel(Multiaddr.parse("/ip6/::1").components().get(0)))
+        .isEqualTo("0--1");
+  }
 }

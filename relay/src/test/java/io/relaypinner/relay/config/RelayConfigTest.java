@@ -627,4 +627,48 @@ class RelayConfigTest {
       assertThat(rejected(parts[0], parts[1]).variable()).isEqualTo(parts[0]);
     }
   }
+
+  @Nested
+  class AutoTls {
+    @Test
+    void fromEnvironment_shouldDisableAutoTls_forAnyValueButFalseSpellings() {
+      for (final String value : List.of("true", "1", "yes", "disabled", "anything")) {
+        assertThat(env("disableAutoTLS", value).tls().autoTlsDisabled()).as(value).isTrue();
+      }
+      for (final String value : List.of("false", "0", "FALSE", "no", "off")) {
+        assertThat(env("disableAutoTLS", value).tls().autoTlsDisabled()).as(value).isFalse();
+      }
+    }
+
+    @Test
+    void fromEnvironment_shouldPickTheAcmeDirectory_fromStagingOrTheVariable() {
+      assertThat(RelayConfig.DEFAULT.tls().effectiveAcmeDirectory())
+          .isEqualTo(TlsConfig.LETS_ENCRYPT);
+      assertThat(env("STAGING", "true").tls().effectiveAcmeDirectory())
+          .isEqualTo(TlsConfig.LETS_ENCRYPT_STAGING);
+      assertThat(RelayConfig.fromEnvironment(Map.of("STAGING", "true",
+          "RELAY_AUTOTLS_ACME_DIRECTORY", "https://acme.example/dir")).tls()
+          .effectiveAcmeDirectory()).isEqualTo(java.net.URI.create("https://acme.example/dir"));
+      assertThat(RelayConfig.DEFAULT.tls().brokerUrl()).isEqualTo(TlsConfig.DEFAULT_BROKER_URL);
+      assertThat(env("RELAY_AUTOTLS_BROKER_URL", "http://127.0.0.1:8080").tls().brokerUrl())
+          .hasToString("http://127.0.0.1:8080");
+      assertThat(env("RELAY_AUTOTLS_FORCE", "true").tls().autoTlsForced()).isTrue();
+      assertThat(RelayConfig.DEFAULT.tls().autoTlsForced()).isFalse();
+    }
+
+    @Test
+    void fromEnvironment_shouldRejectUrlsThatAreNotHttp() {
+      assertThat(rejected("RELAY_AUTOTLS_BROKER_URL", "ftp://x.example"))
+          .hasMessageContaining("RELAY_AUTOTLS_BROKER_URL");
+      assertThat(rejected("RELAY_AUTOTLS_ACME_DIRECTORY", "not a url"))
+          .hasMessageContaining("RELAY_AUTOTLS_ACME_DIRECTORY");
+    }
+
+    @Test
+    void toBuilder_shouldKeepTheAutoTlsSettings() {
+      final RelayConfig config = RelayConfig.fromEnvironment(Map.of("STAGING", "1",
+          "RELAY_AUTOTLS_FORCE", "yes", "RELAY_AUTOTLS_BROKER_URL", "https://b.example"));
+      assertThat(config.toBuilder().build()).isEqualTo(config);
+    }
+  }
 }

@@ -188,8 +188,18 @@ public final class HeadlessBrowser implements AutoCloseable {
     private Path certificatePem;
     private Path keyPem;
     private final List<Path> trusted = new ArrayList<>();
+    private String hostRules;
 
     private Builder() {}
+
+    /**
+     * Chromium's {@code --host-resolver-rules}, e.g. {@code MAP *.libp2p.direct 127.0.0.1} (an
+     * AutoTLS host name that reaches a relay on this machine).
+     */
+    public Builder hostResolverRules(final String rules) {
+      this.hostRules = rules;
+      return this;
+    }
 
     /**
      * Where each page's screenshot goes ({@code <id>.png}); default
@@ -226,6 +236,9 @@ public final class HeadlessBrowser implements AutoCloseable {
       if (certificatePem != null) {
         args.addAll(List.of("--cert", certificatePem.toAbsolutePath().toString(),
             "--key", keyPem.toAbsolutePath().toString()));
+      }
+      if (hostRules != null) {
+        args.addAll(List.of("--host-rules", hostRules));
       }
       if (!trusted.isEmpty()) {
         args.add("--trust");
