@@ -238,6 +238,9 @@ public final class LocalHostProvider implements HostProvider {
     env.put("METRICS_HOST", settings.bindHost());
     env.put("RELAY_LISTEN_IPV4", settings.bindHost());
     env.put("RELAY_DISABLE_IPV6", "true");
+    // A local guest has only a loopback address: nothing on the internet could dial it back,
+    // so AutoTLS would only log that it has no public address.
+    env.put("disableAutoTLS", "true");
     env.put("METRICS_PORT", Integer.toString(mapped(ports, ImageManifest.METRICS_PORT)));
     env.put("RELAY_TCP_PORT", Integer.toString(mapped(ports, ImageManifest.TCP_PORT)));
     env.put("RELAY_WS_PORT", Integer.toString(mapped(ports, ImageManifest.WS_PORT)));
