@@ -33,7 +33,8 @@ public record RelayConfig(
     TlsConfig tls,
     SyncConfig sync,
     GatewayConfig gateway,
-    LoggingConfig logging) {
+    LoggingConfig logging,
+    PasskeyConfig passkeys) {
 
   /** The embedded defaults: what {@code ./relay-pinner} runs with an empty environment. */
   public static final RelayConfig DEFAULT = builder().build();
@@ -50,6 +51,7 @@ public record RelayConfig(
     Objects.requireNonNull(sync, "sync");
     Objects.requireNonNull(gateway, "gateway");
     Objects.requireNonNull(logging, "logging");
+    Objects.requireNonNull(passkeys, "passkeys");
   }
 
   /** Spec 4.2: any of {@code PROXY_HOSTNAME}, {@code PUBLIC_IPV4} or an external port is set. */
@@ -116,6 +118,8 @@ public record RelayConfig(
     b.ipfsFallbackTimeout = gateway.fallbackTimeout();
     b.logLevel = logging.level();
     b.logFormat = logging.format();
+    b.webauthnOrigins = passkeys.origins();
+    b.webauthnRpIds = passkeys.rpIds();
     return b;
   }
 
@@ -210,6 +214,9 @@ public record RelayConfig(
     in.get("RELAY_IPFS_FALLBACK_TIMEOUT_MS").map(v -> EnvReader.millis(v, 1,
         GatewayConfig.MAX_FALLBACK_TIMEOUT_MS)).ifPresent(b::ipfsFallbackTimeout);
 
+    EnvReader.list(in.get("RELAY_WEBAUTHN_ORIGINS")).ifPresent(b::webauthnOrigins);
+    EnvReader.list(in.get("RELAY_WEBAUTHN_RP_IDS")).ifPresent(b::webauthnRpIds);
+
     in.get("LOG_LEVEL").map(v -> LogLevel.parse(v.variable(), v.text())).ifPresent(b::logLevel);
     in.get("LOG_FORMAT").map(v -> LogFormat.parse(v.variable(), v.text()))
         .ifPresent(b::logFormat);
@@ -275,8 +282,22 @@ public record RelayConfig(
     private Duration ipfsFallbackTimeout = Duration.ofMillis(60_000);
     private LogLevel logLevel = LogLevel.INFO;
     private LogFormat logFormat = LogFormat.TEXT;
+    private List<String> webauthnOrigins = List.of();
+    private List<String> webauthnRpIds = List.of();
 
     private Builder() {}
+
+    /** {@code RELAY_WEBAUTHN_ORIGINS}: relying-party origins of passkey identities. */
+    public Builder webauthnOrigins(final List<String> value) {
+      this.webauthnOrigins = value == null ? List.of() : value;
+      return this;
+    }
+
+    /** {@code RELAY_WEBAUTHN_RP_IDS}: relying-party ids; empty = the origins' hosts. */
+    public Builder webauthnRpIds(final List<String> value) {
+      this.webauthnRpIds = value == null ? List.of() : value;
+      return this;
+    }
 
     /** {@code DATASTORE_PATH}; default {@code ./relay-data}. */
     public Builder dataDir(final Path value) {
@@ -568,7 +589,8 @@ public record RelayConfig(
           new SyncConfig(pinningSyncTimeout, syncCooldown, syncSlots,
               expandMediaFields(mediaCidFields)),
           new GatewayConfig(gatewayMode, ipfsFallbackTimeout),
-          new LoggingConfig(logLevel, logFormat));
+          new LoggingConfig(logLevel, logFormat),
+          new PasskeyConfig(webauthnOrigins, webauthnRpIds));
     }
 
     private static OptionalInt optional(final Integer value) {

@@ -36,6 +36,9 @@ public record WebAuthnConfig(Set<String> origins, Set<String> rpIds,
 
   public WebAuthnConfig {
     origins = Set.copyOf(origins);
+    for (final String origin : origins) {
+      checkOrigin(origin);
+    }
     final Set<String> ids = new LinkedHashSet<>(rpIds);
     if (ids.isEmpty()) {
       for (final String origin : origins) {
@@ -45,9 +48,6 @@ public record WebAuthnConfig(Set<String> origins, Set<String> rpIds,
     rpIds = Set.copyOf(ids);
     if (origins.size() > MAX_ENTRIES || rpIds.size() > MAX_ENTRIES) {
       throw new IllegalArgumentException("at most " + MAX_ENTRIES + " origins and rpIds");
-    }
-    for (final String origin : origins) {
-      checkOrigin(origin);
     }
     for (final String rpId : rpIds) {
       if (!HOST.matcher(rpId).matches()) {
