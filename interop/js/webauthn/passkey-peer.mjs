@@ -2,16 +2,19 @@
 // (relay: RelayPasskeyJsInteropIT). Runs on stack B (OrbitDB 4): start it with interop/js/stack-b
 // as the working directory (the stack's deps.mjs), the passkey provider comes from this folder.
 //
-//   passkey-peer.mjs writer --dial <relay> [--entries N]
+//   passkey-peer.mjs writer --dial <relay> [--entries N] [--varsig]
 //     A software authenticator (./soft-authenticator.mjs, origin https://app.example.test) makes
 //     a P-256 passkey; the provider (0.3.1) builds a `webauthn` identity on it, with the key read
 //     as the provider reads it from 0.4.0 on (0.3.1's own parser falls back to a synthetic key,
 //     see make-vectors.mjs); an `events` database (ipfs access controller listing the did:key)
-//     gets N entries. Prints {"event":"ready", address, id, type, entries} and waits; stdin
-//     closing stops it.
-//   passkey-peer.mjs reader --dial <relay> --open <address> --count N
+//     gets N entries. With --varsig the identity is `webauthn-varsig` instead (Ed25519 passkey;
+//     every entry is a passkey assertion; OrbitDB runs on the provider's varsig identities).
+//     Prints {"event":"ready", address, id, type, entries} and waits; stdin closing stops it.
+//   passkey-peer.mjs reader --dial <relay> --open <address> --count N [--varsig]
 //     Fresh stores; opens the database by address, waits for N entries and prints
-//     {"event":"done", entries, writers: [identity ids]}.
+//     {"event":"done", entries, writers: [identity ids]}. With --varsig its identities are
+//     wrapped with the provider's varsig verification (which checks against this page's origin,
+//     the software authenticator's).
 // Diagnostics go to stderr.
 import { pathToFileURL } from 'node:url'
 import { join } from 'node:path'
@@ -90,6 +93,7 @@ try {
 
 async function writer () {
   const entries = Number(option('--entries', '20'))
+  if (args.includes('--varsig')) return varsigWriter(entries)
   const warn = console.warn
   console.warn = () => {}
   const created = await provider.WebAuthnDIDProvider.createCredential({ userId: 'writer', domain: 'app.example.test' })
@@ -109,9 +113,27 @@ async function writer () {
   out({ event: 'ready', address: db.address.toString(), id: orbitdb.identity.id, type: orbitdb.identity.type, entries })
 }
 
+async function varsigWriter (entries) {
+  // Ed25519: 0.3.1 checks each P-256 assertion it makes with iso-passkeys' unwrapEC2Signature,
+  // which does not left-pad a 31-byte r or s, so about 1 in 128 P-256 signatures fails its own
+  // check and the write throws (the relay verifies those; see docs/identities.md).
+  auth.algorithm = 'Ed25519'
+  const credential = await provider.WebAuthnVarsigProvider.createCredential({ userId: 'writer', domain: 'app.example.test' })
+  const identity = await provider.createWebAuthnVarsigIdentity({ credential, userVerification: 'required' })
+  const identities = provider.createWebAuthnVarsigIdentities(identity, {}, provider.createIpfsIdentityStorage(helia))
+  orbitdb = await deps.createOrbitDB({ ipfs: helia, identities, identity, directory: join(directory, 'orbitdb') })
+  const db = await orbitdb.open(`passkey-varsig-events-${Date.now()}`, { type: 'events' })
+  db.events.on('error', (err) => console.error(`${db.name}: ${err?.stack ?? err}`))
+  for (let i = 0; i < entries; i++) await db.add({ text: `passkey entry ${i}` })
+  out({ event: 'ready', address: db.address.toString(), id: identity.id, type: identity.type, entries })
+}
+
 async function reader () {
   const count = Number(option('--count'))
-  orbitdb = await deps.createOrbitDB({ ipfs: helia, id: 'reader', directory: join(directory, 'orbitdb') })
+  const identities = args.includes('--varsig')
+    ? provider.wrapWithVarsigVerification(await deps.Identities({ ipfs: helia, path: join(directory, 'keys') }), helia)
+    : undefined
+  orbitdb = await deps.createOrbitDB({ ipfs: helia, id: 'reader', identities, directory: join(directory, 'orbitdb') })
   const db = await orbitdb.open(option('--open'))
   db.events.on('error', (err) => console.error(`reader: ${err?.stack ?? err}`))
   let all = await db.log.values()

@@ -24,15 +24,17 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A passkey writer through the relay (interop/js/webauthn/passkey-peer.mjs on stack B, the real
  * provider 0.3.1 behind a software authenticator): the writer's {@code webauthn} identity (P-256
  * did:key, the passkey's proof checked here for real) writes an {@code events} database whose
  * access controller lists the did:key; the relay replicates it; the writer leaves; a fresh reader
- * connected only to the relay gets every entry.
+ * connected only to the relay gets every entry. The same with a {@code webauthn-varsig} writer
+ * (every entry a passkey assertion, judged against {@code RELAY_WEBAUTHN_ORIGINS}).
  */
 class RelayPasskeyJsInteropIT {
   private static final Duration LINE = Duration.ofSeconds(180);
@@ -47,9 +49,11 @@ class RelayPasskeyJsInteropIT {
     }
   }
 
-  @Test
-  void passkeyWriter_shouldReachAFreshReader_throughTheRelayAlone(@TempDir final Path dir)
-      throws Exception {
+  @ParameterizedTest
+  @ValueSource(strings = {"webauthn", "webauthn-varsig"})
+  void passkeyWriter_shouldReachAFreshReader_throughTheRelayAlone(final String type,
+      @TempDir final Path dir) throws Exception {
+    final String varsig = type.equals("webauthn-varsig") ? "--varsig" : "--keystore";
     final PrivateKey key = Keys.generate(KeyType.ED25519, new SecureRandom());
     final NodeIdentity identity = new NodeIdentity(key, key.publicKey().peerId(),
         NodeIdentity.servingZone(key.publicKey().peerId(), "libp2p.direct"),
@@ -65,10 +69,10 @@ class RelayPasskeyJsInteropIT {
         .withPeerId(identity.peerId()).toString();
 
     final JsPeer writer = NodeJs.start("stack-b", "../webauthn/passkey-peer.mjs", "writer",
-        "--dial", address, "--entries", String.valueOf(ENTRIES));
+        "--dial", address, "--entries", String.valueOf(ENTRIES), varsig);
     toClose.add(writer);
     final JsonNode ready = writer.nextEvent("ready", LINE);
-    assertThat(ready.get("type").asText()).isEqualTo("webauthn");
+    assertThat(ready.get("type").asText()).isEqualTo(type);
     final String did = ready.get("id").asText();
     assertThat(did).startsWith("did:key:z");
     final OrbitDbAddress db = OrbitDbAddress.parse(ready.get("address").asText());
@@ -79,7 +83,7 @@ class RelayPasskeyJsInteropIT {
     writer.close();
 
     final JsPeer reader = NodeJs.start("stack-b", "../webauthn/passkey-peer.mjs", "reader",
-        "--dial", address, "--open", db.toString(), "--count", String.valueOf(ENTRIES));
+        "--dial", address, "--open", db.toString(), "--count", String.valueOf(ENTRIES), varsig);
     toClose.add(reader);
     final JsonNode done = reader.nextEvent("done", LINE);
     assertThat(done.get("entries").asInt()).isEqualTo(ENTRIES);
@@ -90,6 +94,6 @@ class RelayPasskeyJsInteropIT {
         URI.create("http://127.0.0.1:" + relay.httpPort().getAsInt() + "/metrics")).build(),
         HttpResponse.BodyHandlers.ofString()).body();
     assertThat(metrics).contains(
-        "orbitdb_identity_verifications_total{result=\"valid\",type=\"webauthn\"}");
+        "orbitdb_identity_verifications_total{result=\"valid\",type=\"" + type + "\"}");
   }
 }
