@@ -51,6 +51,7 @@ import io.relaypinner.relay.http.HttpMetrics;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RelayHttpServer;
 import io.relaypinner.relay.http.Router;
+import io.relaypinner.relay.identity.IdentityVerificationMetrics;
 import io.relaypinner.relay.identity.NodeIdentity;
 import io.relaypinner.relay.network.CircuitRelayMetrics;
 import io.relaypinner.relay.network.Libp2pMetrics;
@@ -583,8 +584,18 @@ public final class RelayNode implements AutoCloseable {
     // verified it, so a refused entry is never stored or served.
     final io.relaypinner.orbitdb.BlockFetcher fetcher =
         cid -> network.fetch(cid, REPLICATION_FETCH_TIMEOUT);
+    final IdentityVerifiers identityVerifiers =
+        IdentityVerifiers.withPasskeys(config.passkeys().toWebAuthnConfig());
+    IdentityVerificationMetrics.register(registry, identityVerifiers);
+    if (config.passkeys().origins().isEmpty()) {
+      LOG.info("passkey identities: webauthn-varsig writers will be refused until"
+          + " RELAY_WEBAUTHN_ORIGINS names the apps' origins");
+    } else {
+      LOG.info("passkey identities: relying parties {} (rpIds {})", config.passkeys().origins(),
+          config.passkeys().toWebAuthnConfig().rpIds());
+    }
     final ReplicaContext context = new ReplicaContext(blockstore, datastore, fetcher,
-        new Identities(blockstore, fetcher, IdentityVerifiers.defaults(), replicationExecutor,
+        new Identities(blockstore, fetcher, identityVerifiers, replicationExecutor,
             Identities.DEFAULT_CACHE_SIZE), replicationExecutor, logConfig);
     final MediaPinQueue pinQueue = new MediaPinQueue(new NetworkPinner(bitswap, pins,
         CodecLinkResolver.standard(), replicationExecutor), pins, replicationExecutor,

@@ -116,6 +116,11 @@ public final class Identities {
     }, executor);
   }
 
+  /** The verifiers identities are checked with (entry signatures follow their type's rule). */
+  public IdentityVerifiers verifiers() {
+    return verifiers;
+  }
+
   /** Drops every cached result. */
   public void clearCache() {
     cache.clear();

@@ -17,10 +17,15 @@ import java.util.Set;
  * {@code signatures.id} is the signing key's signature of {@code id} and
  * {@code signatures.publicKey} the identity provider's signature binding the two.
  *
+ * <p>The passkey providers ({@code webauthn-varsig}, {@code worker-ed25519}) write
+ * {@code publicKey} and both signatures as byte strings instead: then {@link #binary()} is true and
+ * the three fields hold the bytes in lower-case hex. A block mixing text and bytes is malformed.
+ *
  * @param hash the block's CID, which entries name in {@code entry.identity}
+ * @param binary whether {@code publicKey} and the signatures were byte strings (given here in hex)
  */
 public record Identity(Cid hash, String id, String type, String publicKey, String idSignature,
-    String publicKeySignature) {
+    String publicKeySignature, boolean binary) {
   /** Largest identity block accepted. */
   public static final int MAX_BLOCK_SIZE = 16 * 1024;
 
@@ -61,12 +66,36 @@ public record Identity(Cid hash, String id, String type, String publicKey, Strin
         throw new MalformedBlockException("identity signatures must hold exactly id and"
             + " publicKey");
       }
+      final DagCborValue publicKey = map.require("publicKey");
+      final DagCborValue idSignature = signatures.require("id");
+      final DagCborValue publicKeySignature = signatures.require("publicKey");
+      final boolean binary = publicKey.kind() == DagCborValue.Kind.BYTES;
+      if ((idSignature.kind() == DagCborValue.Kind.BYTES) != binary
+          || (publicKeySignature.kind() == DagCborValue.Kind.BYTES) != binary) {
+        throw new MalformedBlockException("identity mixes text and byte strings in publicKey and"
+            + " signatures");
+      }
       return new Identity(hash, map.require("id").asText(), map.require("type").asText(),
-          map.require("publicKey").asText(), signatures.require("id").asText(),
-          signatures.require("publicKey").asText());
+          field(publicKey), field(idSignature), field(publicKeySignature), binary);
     } catch (final DagCborException e) {
       throw new MalformedBlockException("malformed identity " + hash + ": " + e.getMessage(), e);
     }
+  }
+
+  private static String field(final DagCborValue value) {
+    return value.kind() == DagCborValue.Kind.BYTES ? Hex.encode(value.asBytes()) : value.asText();
+  }
+
+  /** The canonical block of an identity whose key and signatures are byte strings (tests). */
+  public static byte[] encode(final String id, final String type, final byte[] publicKey,
+      final byte[] idSignature, final byte[] publicKeySignature) {
+    return DagCbor.encode(DagCborValue.map(Map.of(
+        "id", DagCborValue.of(id),
+        "type", DagCborValue.of(type),
+        "publicKey", DagCborValue.of(publicKey),
+        "signatures", DagCborValue.map(Map.of(
+            "id", DagCborValue.of(idSignature),
+            "publicKey", DagCborValue.of(publicKeySignature))))));
   }
 
   /** The canonical block for these fields (tests). */

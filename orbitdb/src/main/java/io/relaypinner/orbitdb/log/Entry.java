@@ -18,7 +18,10 @@ import java.util.Set;
  * One OrbitDB oplog entry, version 2 ({@code src/oplog/entry.js}), decoded from its dag-cbor block
  * but not yet verified: {@code {v: 2, id, key, sig, next, refs, clock: {id, time}, payload,
  * identity}}. {@code next} and {@code refs} are base58btc CID strings of older entries,
- * {@code identity} the CID string of the writer's identity block, {@code key} and {@code sig} hex.
+ * {@code identity} the CID string of the writer's identity block, {@code key} and {@code sig} hex
+ * (passkey writers, {@code webauthn-varsig} and {@code worker-ed25519}, write {@code key},
+ * {@code sig} and {@code clock.id} as byte strings: then {@link #binarySignature()} is true and
+ * this class gives them in hex).
  * The entry's hash is the CID of the block bytes as received; there is no {@code hash} field.
  *
  * <p>The block is kept: the signature is checked over {@link #signedBytes()}, spliced from it.
@@ -53,10 +56,11 @@ public final class Entry {
   private final String key;
   private final Cid identity;
   private final String sig;
+  private final boolean binary;
 
   private Entry(final Cid cid, final byte[] block, final String id, final DagCborValue payload,
       final List<Cid> next, final List<Cid> refs, final String clockId, final long clockTime,
-      final String key, final Cid identity, final String sig) {
+      final String key, final Cid identity, final String sig, final boolean binary) {
     this.cid = cid;
     this.block = block;
     this.id = id;
@@ -68,6 +72,7 @@ public final class Entry {
     this.key = key;
     this.identity = identity;
     this.sig = sig;
+    this.binary = binary;
   }
 
   /**
@@ -120,18 +125,28 @@ public final class Entry {
       if (clock.size() != 2) {
         throw new MalformedBlockException("entry clock must hold exactly id and time");
       }
-      final String clockId = clock.require("id").asText();
+      final String clockId = textOrHex(clock.require("id"));
       final long time = clock.require("time").asLong();
       if (time < 0) {
         throw new MalformedBlockException("entry clock time " + time + " is negative");
       }
-      final String key = map.require("key").asText();
-      final String sig = map.require("sig").asText();
+      final DagCborValue keyValue = map.require("key");
+      final DagCborValue sigValue = map.require("sig");
+      final boolean binary = keyValue.kind() == DagCborValue.Kind.BYTES;
+      if ((sigValue.kind() == DagCborValue.Kind.BYTES) != binary) {
+        throw new MalformedBlockException("entry key and sig must both be text or both bytes");
+      }
       final Cid identity = cidText(map.require("identity").asText(), "identity");
-      return new Entry(cid, block, id, payload, next, refs, clockId, time, key, identity, sig);
+      return new Entry(cid, block, id, payload, next, refs, clockId, time, textOrHex(keyValue),
+          identity, textOrHex(sigValue), binary);
     } catch (final DagCborException e) {
       throw new MalformedBlockException("malformed entry " + cid + ": " + e.getMessage(), e);
     }
+  }
+
+  private static String textOrHex(final DagCborValue value) {
+    return value.kind() == DagCborValue.Kind.BYTES
+        ? java.util.HexFormat.of().formatHex(value.asBytes()) : value.asText();
   }
 
   private static List<Cid> links(final DagCborValue value, final String field) {
@@ -227,6 +242,11 @@ public final class Entry {
   /** The signature, hex. */
   public String sig() {
     return sig;
+  }
+
+  /** Whether {@code key} and {@code sig} were byte strings (passkey writers) rather than text. */
+  public boolean binarySignature() {
+    return binary;
   }
 
   /**

@@ -4,7 +4,6 @@ import io.relaypinner.orbitdb.EntryRejectedException;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.RejectReason;
 import io.relaypinner.orbitdb.access.AccessController;
-import io.relaypinner.orbitdb.identity.Hex;
 import io.relaypinner.orbitdb.identity.Identities;
 import io.relaypinner.orbitdb.identity.Identity;
 import java.util.Objects;
@@ -22,7 +21,10 @@ import java.util.concurrent.Executor;
  *       ({@link RejectReason#KEY_IDENTITY_MISMATCH}). OrbitDB does not check this; it always
  *       writes it so;
  *   <li>{@code entry.sig} verifies with {@code entry.key} over the entry's signed fields,
- *       spliced from the block ({@link RejectReason#FORGED_SIGNATURE});
+ *       spliced from the block, by the rule of the identity's type
+ *       ({@link io.relaypinner.orbitdb.identity.IdentityVerifiers#verifyEntry}: the key store
+ *       rule, or a passkey assertion for {@code webauthn-varsig})
+ *       ({@link RejectReason#FORGED_SIGNATURE});
  *   <li>the access controller lets {@code identity.id} write
  *       ({@link RejectReason#UNAUTHORIZED_WRITER}).
  * </ol>
@@ -69,12 +71,13 @@ public final class EntryVerifier {
   }
 
   private Identity check(final Entry entry, final Identity identity) {
-    if (!entry.key().equals(identity.publicKey())) {
+    if (!entry.key().equals(identity.publicKey())
+        || entry.binarySignature() != identity.binary()) {
       throw new EntryRejectedException(RejectReason.KEY_IDENTITY_MISMATCH,
           "entry " + entry.hash() + " key " + abbreviate(entry.key())
               + " is not the public key of identity " + identity.hash());
     }
-    if (!Hex.verify(entry.sig(), entry.key(), entry.signedBytes())) {
+    if (!identities.verifiers().verifyEntry(identity, entry.sig(), entry.signedBytes())) {
       throw new EntryRejectedException(RejectReason.FORGED_SIGNATURE,
           "entry " + entry.hash() + " signature does not verify");
     }

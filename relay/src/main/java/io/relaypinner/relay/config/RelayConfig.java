@@ -35,7 +35,8 @@ public record RelayConfig(
     SyncConfig sync,
     GatewayConfig gateway,
     LoggingConfig logging,
-    CircuitConfig circuit) {
+    CircuitConfig circuit,
+    PasskeyConfig passkeys) {
 
   /** The embedded defaults: what {@code ./relay-pinner} runs with an empty environment. */
   public static final RelayConfig DEFAULT = builder().build();
@@ -53,6 +54,7 @@ public record RelayConfig(
     Objects.requireNonNull(gateway, "gateway");
     Objects.requireNonNull(logging, "logging");
     Objects.requireNonNull(circuit, "circuit");
+    Objects.requireNonNull(passkeys, "passkeys");
   }
 
   /** Spec 4.2: any of {@code PROXY_HOSTNAME}, {@code PUBLIC_IPV4} or an external port is set. */
@@ -126,6 +128,8 @@ public record RelayConfig(
     b.circuitRelay = circuit.relay().toBuilder();
     b.discoveryTopics = circuit.discoveryTopics();
     b.discoveryInterval = circuit.discoveryInterval();
+    b.webauthnOrigins = passkeys.origins();
+    b.webauthnRpIds = passkeys.rpIds();
     return b;
   }
 
@@ -239,6 +243,8 @@ public record RelayConfig(
     in.get("RELAY_CIRCUIT_DEFAULT_DURATION_LIMIT_MS").map(v -> EnvReader.millis(v, 0,
         CircuitConfig.MAX_DURATION_MS)).ifPresent(b::circuitDurationLimit);
     EnvReader.list(in.get("PUBSUB_TOPICS", "VITE_PUBSUB_TOPICS")).ifPresent(b::discoveryTopics);
+    EnvReader.list(in.get("RELAY_WEBAUTHN_ORIGINS")).ifPresent(b::webauthnOrigins);
+    EnvReader.list(in.get("RELAY_WEBAUTHN_RP_IDS")).ifPresent(b::webauthnRpIds);
 
     in.get("LOG_LEVEL").map(v -> LogLevel.parse(v.variable(), v.text())).ifPresent(b::logLevel);
     in.get("LOG_FORMAT").map(v -> LogFormat.parse(v.variable(), v.text()))
@@ -312,8 +318,22 @@ public record RelayConfig(
     private CircuitRelayConfig.Builder circuitRelay = CircuitRelayConfig.DEFAULT.toBuilder();
     private List<String> discoveryTopics = List.of(CircuitConfig.DEFAULT_DISCOVERY_TOPIC);
     private Duration discoveryInterval = CircuitConfig.DEFAULT_DISCOVERY_INTERVAL;
+    private List<String> webauthnOrigins = List.of();
+    private List<String> webauthnRpIds = List.of();
 
     private Builder() {}
+
+    /** {@code RELAY_WEBAUTHN_ORIGINS}: relying-party origins of passkey identities. */
+    public Builder webauthnOrigins(final List<String> value) {
+      this.webauthnOrigins = value == null ? List.of() : value;
+      return this;
+    }
+
+    /** {@code RELAY_WEBAUTHN_RP_IDS}: relying-party ids; empty = the origins' hosts. */
+    public Builder webauthnRpIds(final List<String> value) {
+      this.webauthnRpIds = value == null ? List.of() : value;
+      return this;
+    }
 
     /** {@code DATASTORE_PATH}; default {@code ./relay-data}. */
     public Builder dataDir(final Path value) {
@@ -682,7 +702,8 @@ public record RelayConfig(
               expandMediaFields(mediaCidFields)),
           new GatewayConfig(gatewayMode, ipfsFallbackTimeout),
           new LoggingConfig(logLevel, logFormat),
-          new CircuitConfig(buildCircuitRelay(), discoveryTopics, discoveryInterval));
+          new CircuitConfig(buildCircuitRelay(), discoveryTopics, discoveryInterval),
+          new PasskeyConfig(webauthnOrigins, webauthnRpIds));
     }
 
     private CircuitRelayConfig buildCircuitRelay() {
