@@ -46,6 +46,7 @@ import io.relaypinner.relay.identity.NodeIdentity;
 import io.relaypinner.relay.network.Libp2pMetrics;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
 import io.relaypinner.relay.pubsub.PubSubMetrics;
+import io.relaypinner.relay.replication.InboxBudget;
 import io.relaypinner.relay.replication.MediaCidExtractor;
 import io.relaypinner.relay.replication.MediaPinQueue;
 import io.relaypinner.relay.replication.ReplicationMetrics;
@@ -396,9 +397,9 @@ public final class RelayNode implements AutoCloseable {
    */
   private void startPubSub() {
     pubsub = PubSub.start(host, GossipsubConfig.DEFAULT, clock, new SecureRandom());
-    orbitDbTopics = new OrbitDbTopics(pubsub, datastore, storageExecutor);
-    // Following a topic (also the ones resubscribed at start) and every message on it trigger a
-    // sync; the engine skips topics queued, running or in cooldown.
+    orbitDbTopics = new OrbitDbTopics(pubsub, datastore, storageExecutor,
+        config.sync().topicPolicy(), OrbitDbTopics.Limits.DEFAULT, clock);
+    // The one pubsub listener of replication: admitted topics, their messages and subscribers
     // (wired and started in startReplication, once bitswap is up).
     PubSubMetrics.register(registry, pubsub, orbitDbTopics);
   }
@@ -430,12 +431,12 @@ public final class RelayNode implements AutoCloseable {
     replication = new ReplicationService(host, pubsub, bitswap, blockstore, pins,
         new OrbitDbReplicas(context, HeadsConfig.DEFAULT),
         new MediaCidExtractor(config.sync().mediaCidFields()), pinQueue, replicationExecutor,
-        HeadsConfig.DEFAULT, ReplicationService.Config.DEFAULT);
+        HeadsConfig.DEFAULT, ReplicationService.Config.DEFAULT, InboxBudget.defaults(), clock);
     replication.start(syncEngine);
     ReplicationMetrics.register(registry, replication);
-    replicationSyncer.attach(replication);
-    orbitDbTopics.onFollow(replication::onFollow);
-    orbitDbTopics.start();
+    replicationSyncer.attach(replication, orbitDbTopics::permits);
+    replication.onExplicitSyncOfUnfollowed(orbitDbTopics::followAdmitted);
+    orbitDbTopics.start(replication.topicListener(), replication.admission());
   }
 
   /** The replication service (for tests and diagnostics); empty before start. */
