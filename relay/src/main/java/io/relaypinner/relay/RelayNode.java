@@ -429,7 +429,7 @@ public final class RelayNode implements AutoCloseable {
         CodecLinkResolver.standard(), replicationExecutor), pins, replicationExecutor,
         NetworkPinner.Limits.DEFAULT, ReplicationService.Config.DEFAULT.pinConcurrency());
     replication = new ReplicationService(host, pubsub, bitswap, blockstore, pins,
-        new OrbitDbReplicas(context, HeadsConfig.DEFAULT),
+        new OrbitDbReplicas(context),
         new MediaCidExtractor(config.sync().mediaCidFields()), pinQueue, replicationExecutor,
         HeadsConfig.DEFAULT, ReplicationService.Config.DEFAULT, InboxBudget.defaults(), clock);
     replication.start(syncEngine);
