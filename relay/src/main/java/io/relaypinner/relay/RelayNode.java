@@ -15,6 +15,8 @@ import io.relaypinner.ipfs.unixfs.UnixFsReader;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostConfig;
 import io.relaypinner.libp2p.netty.EventLoops;
+import io.relaypinner.libp2p.protocol.autonat.AutoNat;
+import io.relaypinner.libp2p.protocol.autonat.AutoNatConfig;
 import io.relaypinner.libp2p.protocol.relay.CircuitRelay;
 import io.relaypinner.libp2p.pubsub.discovery.PubsubPeerDiscovery;
 import io.relaypinner.libp2p.pubsub.GossipsubConfig;
@@ -144,6 +146,7 @@ public final class RelayNode implements AutoCloseable {
   private volatile ServerTlsSource webSocketTls;
   private volatile PubSub pubsub;
   private volatile CircuitRelay circuitRelay;
+  private volatile AutoNat autoNat;
   private volatile PubsubPeerDiscovery discovery;
   private volatile OrbitDbTopics orbitDbTopics;
   private FlatFsBlockstore blockstore;
@@ -351,6 +354,10 @@ public final class RelayNode implements AutoCloseable {
     circuitRelay = CircuitRelay.start(host, config.circuit().relay(), clock,
         this::advertisedAddresses);
     CircuitRelayMetrics.register(registry, circuitRelay);
+    // AutoNAT v1 server: in deployed mode it never dials private addresses.
+    autoNat = AutoNat.start(host, AutoNatConfig.DEFAULT, clock,
+        config.deployment().deployedMode() ? AdvertisedAddresses::isPublic : address -> true);
+    CircuitRelayMetrics.register(registry, autoNat);
   }
 
   /**
@@ -716,6 +723,10 @@ public final class RelayNode implements AutoCloseable {
     if (circuitRelay != null) {
       circuitRelay.close();
       circuitRelay = null;
+    }
+    if (autoNat != null) {
+      autoNat.close();
+      autoNat = null;
     }
     if (pubsub != null) {
       pubsub.close();
