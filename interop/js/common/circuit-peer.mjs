@@ -262,7 +262,7 @@ async function dial (target, sizes) {
       await echoRoundTrip(connection, size)
       echoes.push({ bytes: size, ok: true, ms: Date.now() - echoStarted })
     } catch (err) {
-      echoes.push({ bytes: size, ok: false, error: String(err?.name ?? err) })
+      echoes.push({ bytes: size, ok: false, error: String(err?.name ?? err) + ': ' + String(err?.message ?? '') })
     }
   }
   out({
