@@ -3,29 +3,22 @@ package io.relaypinner.libp2p.protocol.autonat;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
-import io.netty.buffer.ByteBuf;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.relaypinner.libp2p.crypto.KeyType;
 import io.relaypinner.libp2p.crypto.Keys;
 import io.relaypinner.libp2p.host.Connection;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostConfig;
+import io.relaypinner.libp2p.host.RawExchange;
 import io.relaypinner.libp2p.netty.EventLoops;
-import io.relaypinner.libp2p.netty.SingleMessageReader;
 import io.relaypinner.libp2p.protocol.autonat.pb.AutoNatProtos.Message;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.multiformats.PeerId;
 import io.relaypinner.testkit.MutableClock;
-import java.io.ByteArrayOutputStream;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
@@ -74,37 +67,8 @@ class AutoNatIT {
     }
     final Message request = Message.newBuilder().setType(Message.MessageType.DIAL)
         .setDial(Message.Dial.newBuilder().setPeer(info)).build();
-    final CompletableFuture<byte[]> answer = new CompletableFuture<>();
-    final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    final var stream = connection.newStream(List.of(AutoNat.PROTOCOL_ID), (channel, p) ->
-        channel.pipeline().addLast(new ChannelInboundHandlerAdapter() {
-          @Override
-          public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
-            final ByteBuf buf = (ByteBuf) msg;
-            final byte[] copy = new byte[buf.readableBytes()];
-            buf.readBytes(copy);
-            buf.release();
-            bytes.writeBytes(copy);
-          }
-
-          @Override
-          public void userEventTriggered(final ChannelHandlerContext ctx, final Object evt) {
-            if (evt == ChannelInputShutdownEvent.INSTANCE) {
-              answer.complete(bytes.toByteArray());
-              ctx.close();
-            }
-          }
-
-          @Override
-          public void channelInactive(final ChannelHandlerContext ctx) {
-            answer.complete(bytes.toByteArray());
-          }
-        })).get(5, TimeUnit.SECONDS);
-    stream.channel().writeAndFlush(SingleMessageReader.frame(stream.channel().alloc(), request));
-    final byte[] framed = answer.get(30, TimeUnit.SECONDS);
-    final int prefix = io.relaypinner.multiformats.Uvarint.size(
-        io.relaypinner.multiformats.Uvarint.decode(framed).value());
-    return Message.parseFrom(Arrays.copyOfRange(framed, prefix, framed.length));
+    return Message.parseFrom(RawExchange.unframed(RawExchange.exchange(connection,
+        AutoNat.PROTOCOL_ID, RawExchange.framed(request.toByteArray()))));
   }
 
   @Test
