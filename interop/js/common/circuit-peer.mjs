@@ -257,11 +257,12 @@ async function dial (target, sizes) {
   const rtt = await pingOver(connection)
   const echoes = []
   for (const size of sizes) {
+    const echoStarted = Date.now()
     try {
       await echoRoundTrip(connection, size)
-      echoes.push({ bytes: size, ok: true })
+      echoes.push({ bytes: size, ok: true, ms: Date.now() - echoStarted })
     } catch (err) {
-      echoes.push({ bytes: size, ok: false, error: String(err?.name ?? err) })
+      echoes.push({ bytes: size, ok: false, error: String(err?.name ?? err) + ': ' + String(err?.message ?? '') })
     }
   }
   out({

@@ -15,7 +15,10 @@ import io.relaypinner.ipfs.unixfs.UnixFsReader;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostConfig;
 import io.relaypinner.libp2p.netty.EventLoops;
+import io.relaypinner.libp2p.protocol.autonat.AutoNat;
+import io.relaypinner.libp2p.protocol.autonat.AutoNatConfig;
 import io.relaypinner.libp2p.protocol.relay.CircuitRelay;
+import io.relaypinner.libp2p.protocol.relay.CircuitRelayConfig;
 import io.relaypinner.libp2p.pubsub.discovery.PubsubPeerDiscovery;
 import io.relaypinner.libp2p.pubsub.GossipsubConfig;
 import io.relaypinner.libp2p.pubsub.PubSub;
@@ -154,6 +157,7 @@ public final class RelayNode implements AutoCloseable {
   private volatile ServerTlsSource webSocketTls;
   private volatile PubSub pubsub;
   private volatile CircuitRelay circuitRelay;
+  private volatile AutoNat autoNat;
   private volatile PubsubPeerDiscovery discovery;
   private volatile OrbitDbTopics orbitDbTopics;
   private FlatFsBlockstore blockstore;
@@ -441,9 +445,19 @@ public final class RelayNode implements AutoCloseable {
    */
   private void startCircuitRelay() {
     host.advertise(this::advertisedAddresses);
-    circuitRelay = CircuitRelay.start(host, config.circuit().relay(), clock,
-        this::advertisedAddresses);
+    CircuitRelayConfig limits = config.circuit().relay();
+    if (config.deployment().proxyHostname().isPresent()) {
+      // Behind a TLS proxy every browser arrives from the proxy's address: a share per IP would
+      // cap all of them together.
+      limits = limits.toBuilder().maxReservationsPerIp(CircuitRelayConfig.MAX_RESERVATIONS)
+          .build();
+    }
+    circuitRelay = CircuitRelay.start(host, limits, clock, this::advertisedAddresses);
     CircuitRelayMetrics.register(registry, circuitRelay);
+    // AutoNAT v1 server: in deployed mode it never dials private addresses.
+    autoNat = AutoNat.start(host, AutoNatConfig.DEFAULT, clock,
+        config.deployment().deployedMode() ? AdvertisedAddresses::isPublic : address -> true);
+    CircuitRelayMetrics.register(registry, autoNat);
   }
 
   /**
@@ -844,6 +858,10 @@ public final class RelayNode implements AutoCloseable {
     if (circuitRelay != null) {
       circuitRelay.close();
       circuitRelay = null;
+    }
+    if (autoNat != null) {
+      autoNat.close();
+      autoNat = null;
     }
     if (pubsub != null) {
       pubsub.close();

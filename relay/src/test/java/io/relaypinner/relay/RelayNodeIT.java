@@ -504,7 +504,9 @@ class RelayNodeIT {
         "relay_circuit_refusals_total{reason=\"no_reservation\"} 0.0",
         "relay_discovery_announcements_total{event=\"published\"} 0.0");
     assertThat(node.host().orElseThrow().protocols().protocols())
-        .contains("/libp2p/circuit/relay/0.2.0/hop");
+        .contains("/libp2p/circuit/relay/0.2.0/hop", "/libp2p/autonat/1.0.0");
+    assertThat(metrics).contains(
+        "relay_autonat_requests_total{outcome=\"refused_peer_rate\"} 0.0");
   }
 
   @Test

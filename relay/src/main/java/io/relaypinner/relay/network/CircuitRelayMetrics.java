@@ -3,6 +3,7 @@ package io.relaypinner.relay.network;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.libp2p.protocol.autonat.AutoNat;
 import io.relaypinner.libp2p.protocol.relay.CircuitEnd;
 import io.relaypinner.libp2p.protocol.relay.CircuitRelay;
 import io.relaypinner.libp2p.protocol.relay.CircuitRelayEngine;
@@ -17,7 +18,8 @@ import java.util.Map;
  * {@code relay_circuit_circuits_opened_total}, {@code relay_circuit_circuits_ended_total{end}},
  * {@code relay_circuit_bytes_total} (relayed, both directions),
  * {@code relay_circuit_refusals_total{reason}} and
- * {@code relay_discovery_announcements_total{event}} (published, received, invalid, self).
+ * {@code relay_discovery_announcements_total{event}} (published, received, invalid, self), and
+ * {@code relay_autonat_requests_total{outcome}} (dial_ok, dial_error, refused_&lt;reason&gt;).
  */
 public final class CircuitRelayMetrics {
   private CircuitRelayMetrics() {}
@@ -89,6 +91,20 @@ public final class CircuitRelayMetrics {
         .labelNames("event")
         .callback(callback -> {
           for (final Map.Entry<String, Long> e : discovery.counters().entrySet()) {
+            callback.call(e.getValue(), e.getKey());
+          }
+        })
+        .register(registry);
+  }
+
+  /** Registers the AutoNAT server's counters on {@code registry}. */
+  public static void register(final PrometheusRegistry registry, final AutoNat autoNat) {
+    CounterWithCallback.builder()
+        .name("relay_autonat_requests_total")
+        .help("AutoNAT v1 dial-back requests by outcome: dial_ok, dial_error, refused_<reason>")
+        .labelNames("outcome")
+        .callback(callback -> {
+          for (final Map.Entry<String, Long> e : autoNat.engine().counters().entrySet()) {
             callback.call(e.getValue(), e.getKey());
           }
         })

@@ -179,10 +179,14 @@ final class CircuitSplice {
 
     @Override
     public void channelInactive(final ChannelHandlerContext ctx) {
-      final boolean clean = !(channel instanceof YamuxStreamChannel stream)
-          || stream.termination().orElse(YamuxStreamTermination.CLOSED)
-              == YamuxStreamTermination.CLOSED;
-      end(clean ? CircuitEnd.CLOSED : CircuitEnd.RESET);
+      final YamuxStreamTermination termination = channel instanceof YamuxStreamChannel stream
+          ? stream.termination().orElse(YamuxStreamTermination.CLOSED)
+          : YamuxStreamTermination.CLOSED;
+      if (!ended.get()) {
+        LOG.debug("circuit {}: the {} stream ended first ({})", circuit.id(), role,
+            termination);
+      }
+      end(termination == YamuxStreamTermination.CLOSED ? CircuitEnd.CLOSED : CircuitEnd.RESET);
       ctx.fireChannelInactive();
     }
 

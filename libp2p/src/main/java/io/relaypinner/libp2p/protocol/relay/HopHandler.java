@@ -9,6 +9,7 @@ import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
+import io.relaypinner.libp2p.netty.SingleMessageReader;
 import io.relaypinner.libp2p.host.Connection;
 import io.relaypinner.libp2p.protocol.relay.pb.CircuitProtos.HopMessage;
 import java.util.concurrent.TimeUnit;
@@ -31,7 +32,7 @@ final class HopHandler extends ChannelInboundHandlerAdapter {
 
   private final CircuitRelay relay;
   private final Connection connection;
-  private final MessageReader reader;
+  private final SingleMessageReader reader;
   private ChannelHandlerContext ctx;
   private ScheduledFuture<?> timer;
   private State state = State.READING;
@@ -40,7 +41,7 @@ final class HopHandler extends ChannelInboundHandlerAdapter {
   HopHandler(final CircuitRelay relay, final Connection connection) {
     this.relay = relay;
     this.connection = connection;
-    this.reader = new MessageReader(relay.config().maxMessageSize());
+    this.reader = new SingleMessageReader(relay.config().maxMessageSize());
   }
 
   Connection connection() {
@@ -141,7 +142,7 @@ final class HopHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     finish();
-    ctx.writeAndFlush(MessageReader.frame(ctx.alloc(), response))
+    ctx.writeAndFlush(SingleMessageReader.frame(ctx.alloc(), response))
         .addListener(ChannelFutureListener.CLOSE);
   }
 
@@ -156,7 +157,7 @@ final class HopHandler extends ChannelInboundHandlerAdapter {
       return false;
     }
     finish();
-    ctx.writeAndFlush(MessageReader.frame(ctx.alloc(), response));
+    ctx.writeAndFlush(SingleMessageReader.frame(ctx.alloc(), response));
     ctx.pipeline().addLast(end);
     final ByteBuf rest = reader.takeRest();
     ctx.pipeline().remove(this);

@@ -9,6 +9,7 @@ import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.util.ReferenceCountUtil;
 import io.relaypinner.libp2p.core.BadPeerException;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
+import io.relaypinner.libp2p.netty.SingleMessageReader;
 import io.relaypinner.libp2p.protocol.relay.pb.CircuitProtos.Limit;
 import io.relaypinner.libp2p.protocol.relay.pb.CircuitProtos.Peer;
 import io.relaypinner.libp2p.protocol.relay.pb.CircuitProtos.Status;
@@ -28,7 +29,7 @@ import java.util.concurrent.CompletableFuture;
 final class StopInitiator extends ChannelInboundHandlerAdapter {
   private final PeerId source;
   private final Limit limit;
-  private final MessageReader reader;
+  private final SingleMessageReader reader;
   private final CompletableFuture<StopInitiator> result = new CompletableFuture<>();
   private ChannelHandlerContext ctx;
   private boolean started;
@@ -39,7 +40,7 @@ final class StopInitiator extends ChannelInboundHandlerAdapter {
   StopInitiator(final PeerId source, final Limit limit, final int maxMessageSize) {
     this.source = source;
     this.limit = limit;
-    this.reader = new MessageReader(maxMessageSize);
+    this.reader = new SingleMessageReader(maxMessageSize);
   }
 
   CompletableFuture<StopInitiator> result() {
@@ -74,7 +75,7 @@ final class StopInitiator extends ChannelInboundHandlerAdapter {
     if (limit != null) {
       request.setLimit(limit);
     }
-    ctx.writeAndFlush(MessageReader.frame(ctx.alloc(), request.build())).addListener(f -> {
+    ctx.writeAndFlush(SingleMessageReader.frame(ctx.alloc(), request.build())).addListener(f -> {
       if (!f.isSuccess()) {
         fail(f.cause());
       }

@@ -4,29 +4,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.google.protobuf.ByteString;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.relaypinner.libp2p.crypto.KeyType;
 import io.relaypinner.libp2p.crypto.Keys;
 import io.relaypinner.libp2p.host.Connection;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostConfig;
-import io.relaypinner.libp2p.host.Stream;
+import io.relaypinner.libp2p.host.RawExchange;
 import io.relaypinner.libp2p.netty.EventLoops;
 import io.relaypinner.libp2p.protocol.relay.pb.CircuitProtos.HopMessage;
 import io.relaypinner.libp2p.protocol.relay.pb.CircuitProtos.Peer;
 import io.relaypinner.libp2p.protocol.relay.pb.CircuitProtos.Status;
 import io.relaypinner.libp2p.record.ReservationVoucher;
 import io.relaypinner.multiformats.Multiaddr;
-import java.io.ByteArrayOutputStream;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -75,29 +68,17 @@ class CircuitRelayHostileInputIT {
         .get(5, TimeUnit.SECONDS);
   }
 
-  /** Opens a hop stream, writes {@code bytes}, and returns what came back until the close. */
   private static byte[] exchange(final Connection connection, final byte[] bytes)
       throws Exception {
-    final Collector collector = new Collector();
-    final Stream stream = connection.newStream(List.of(CircuitRelay.HOP_PROTOCOL_ID),
-        (channel, protocol) -> channel.pipeline().addLast(collector)).get(5, TimeUnit.SECONDS);
-    if (bytes.length > 0) {
-      stream.channel().writeAndFlush(Unpooled.wrappedBuffer(bytes));
-    }
-    return collector.done.get(10, TimeUnit.SECONDS);
+    return RawExchange.exchange(connection, CircuitRelay.HOP_PROTOCOL_ID, bytes);
   }
 
   private static byte[] framed(final byte[] message) {
-    final ByteArrayOutputStream out = new ByteArrayOutputStream();
-    out.writeBytes(io.relaypinner.multiformats.Uvarint.encode(message.length));
-    out.writeBytes(message);
-    return out.toByteArray();
+    return RawExchange.framed(message);
   }
 
   private static HopMessage parse(final byte[] framed) throws Exception {
-    final int prefix = io.relaypinner.multiformats.Uvarint.size(
-        io.relaypinner.multiformats.Uvarint.decode(framed).value());
-    return HopMessage.parseFrom(Arrays.copyOfRange(framed, prefix, framed.length));
+    return HopMessage.parseFrom(RawExchange.unframed(framed));
   }
 
   private void assertConnectionStillWorks(final Connection connection) throws Exception {
@@ -236,38 +217,5 @@ class CircuitRelayHostileInputIT {
     // A peer that goes away frees its slot.
     connection.close().sync();
     await().atMost(Duration.ofSeconds(5)).until(() -> relay.engine().reservations() == 3);
-  }
-
-  /** Collects a stream's bytes until its end. */
-  private static final class Collector extends ChannelInboundHandlerAdapter {
-    private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    private final CompletableFuture<byte[]> done = new CompletableFuture<>();
-
-    @Override
-    public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
-      final ByteBuf buf = (ByteBuf) msg;
-      final byte[] copy = new byte[buf.readableBytes()];
-      buf.readBytes(copy);
-      buf.release();
-      bytes.writeBytes(copy);
-    }
-
-    @Override
-    public void userEventTriggered(final ChannelHandlerContext ctx, final Object evt) {
-      if (evt == ChannelInputShutdownEvent.INSTANCE) {
-        done.complete(bytes.toByteArray());
-        ctx.close();
-      }
-    }
-
-    @Override
-    public void channelInactive(final ChannelHandlerContext ctx) {
-      done.complete(bytes.toByteArray());
-    }
-
-    @Override
-    public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause) {
-      ctx.close();
-    }
   }
 }

@@ -1,11 +1,10 @@
-package io.relaypinner.libp2p.protocol.relay;
+package io.relaypinner.libp2p.netty;
 
 import com.google.protobuf.MessageLite;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
-import io.relaypinner.libp2p.netty.UvarintFrameEncoder;
 import io.relaypinner.multiformats.Uvarint;
 
 /**
@@ -14,9 +13,9 @@ import io.relaypinner.multiformats.Uvarint;
  * (libp2p/specs relay/circuit-v2.md: after the STATUS OK the stream carries the relayed bytes).
  * A frame decoder would parse those bytes as more messages. Not thread-safe: one stream's loop.
  */
-final class MessageReader {
+public final class SingleMessageReader {
   /** Thrown for a length over the limit. */
-  static final class OversizedException extends ProtocolViolationException {
+  public static final class OversizedException extends ProtocolViolationException {
     private static final long serialVersionUID = 1L;
 
     OversizedException(final String message) {
@@ -28,7 +27,7 @@ final class MessageReader {
   private CompositeByteBuf buffer;
   private boolean done;
 
-  MessageReader(final int maxSize) {
+  public SingleMessageReader(final int maxSize) {
     this.maxSize = maxSize;
   }
 
@@ -38,7 +37,7 @@ final class MessageReader {
    * @return the message's bytes once complete (once only), else null
    * @throws OversizedException when the length prefix is over the limit or malformed
    */
-  byte[] add(final ByteBufAllocator alloc, final ByteBuf in) {
+  public byte[] add(final ByteBufAllocator alloc, final ByteBuf in) {
     if (buffer == null) {
       buffer = alloc.compositeBuffer();
     }
@@ -86,7 +85,7 @@ final class MessageReader {
   }
 
   /** The bytes after the message (ownership passes to the caller), or null. */
-  ByteBuf takeRest() {
+  public ByteBuf takeRest() {
     final ByteBuf rest = buffer;
     buffer = null;
     if (rest != null && !rest.isReadable()) {
@@ -96,7 +95,7 @@ final class MessageReader {
     return rest;
   }
 
-  void release() {
+  public void release() {
     if (buffer != null) {
       buffer.release();
       buffer = null;
@@ -104,7 +103,7 @@ final class MessageReader {
   }
 
   /** {@code message} with its varint length prefix, ready to write. */
-  static ByteBuf frame(final ByteBufAllocator alloc, final MessageLite message) {
+  public static ByteBuf frame(final ByteBufAllocator alloc, final MessageLite message) {
     final byte[] bytes = message.toByteArray();
     final ByteBuf out = alloc.buffer(Uvarint.size(bytes.length) + bytes.length);
     UvarintFrameEncoder.writeUvarint(out, bytes.length);
