@@ -36,6 +36,7 @@ import io.relaypinner.relay.config.NetworkConfig;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.bitswap.BitswapMetrics;
 import io.relaypinner.relay.bitswap.BitswapNetworkContent;
+import io.relaypinner.relay.gateway.CarPlanner;
 import io.relaypinner.relay.gateway.GatewayMetrics;
 import io.relaypinner.relay.gateway.IpfsGatewayRoute;
 import io.relaypinner.relay.http.HttpMetrics;
@@ -235,7 +236,8 @@ public final class RelayNode implements AutoCloseable {
           .gateway(new IpfsGatewayRoute(pins, new UnixFsReader(blockstore), storageExecutor,
               responses, gatewayMetrics, blockstore::openChannel, config.gateway(),
               Optional.of(new BitswapNetworkContent(bitswap, new NetworkPinner(bitswap, pins,
-                  CodecLinkResolver.standard(), bitswapExecutor)))))
+                  CodecLinkResolver.standard(), bitswapExecutor))), blockstore,
+              CarPlanner.Limits.DEFAULT))
           .router();
       httpServer = new RelayHttpServer(config.http(), config.cors(), router, responses,
           httpMetrics, loops);
