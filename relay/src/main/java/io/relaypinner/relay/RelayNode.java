@@ -46,6 +46,7 @@ import io.relaypinner.relay.http.Router;
 import io.relaypinner.relay.identity.NodeIdentity;
 import io.relaypinner.relay.network.Libp2pMetrics;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
+import io.relaypinner.relay.routing.RoutingRoute;
 import io.relaypinner.relay.pubsub.PubSubMetrics;
 import io.relaypinner.relay.replication.MediaCidExtractor;
 import io.relaypinner.relay.replication.MediaPinQueue;
@@ -238,7 +239,11 @@ public final class RelayNode implements AutoCloseable {
               Optional.of(new BitswapNetworkContent(bitswap, new NetworkPinner(bitswap, pins,
                   CodecLinkResolver.standard(), bitswapExecutor))), blockstore,
               CarPlanner.Limits.DEFAULT))
-          .router();
+          .addTo(Router.builder())
+          .getPrefix(RoutingRoute.PREFIX, new RoutingRoute(identity.peerId(),
+              this::advertisedAddresses, cid -> blockstore.has(cid), this::connectedPeer,
+              storageExecutor, responses))
+          .build();
       httpServer = new RelayHttpServer(config.http(), config.cors(), router, responses,
           httpMetrics, loops);
       // Start-up time matters (ready in <= 0.8 s): class loading for the first request and the
@@ -492,6 +497,19 @@ public final class RelayNode implements AutoCloseable {
         }
       });
     }
+  }
+
+  /** A connected peer's addresses (identify's, else the connection's), for routing v1. */
+  private Optional<List<Multiaddr>> connectedPeer(final io.relaypinner.multiformats.PeerId peer) {
+    final Host current = host;
+    if (current == null) {
+      return Optional.empty();
+    }
+    return current.connection(peer).map(connection -> {
+      final List<Multiaddr> known = current.peerStore().get(peer)
+          .map(info -> info.addresses()).orElse(List.of());
+      return known.isEmpty() ? List.of(connection.remoteAddress()) : known;
+    });
   }
 
   /** Bitswap, once started. */

@@ -257,4 +257,31 @@ class TrustlessGatewayIT {
     final HttpResponse<byte[]> head = send("HEAD", "/ipfs/" + absent + "?format=raw");
     assertThat(head.statusCode()).isEqualTo(404);
   }
+
+  @Test
+  void routingV1_namesThisRelayAsProviderOfWhatItHolds_jsonAndNdjson() throws Exception {
+    final HttpResponse<byte[]> json = send("GET", "/routing/v1/providers/" + bigCid);
+    assertThat(json.statusCode()).isEqualTo(200);
+    final JsonNode provider = JSON.readTree(json.body()).get("Providers").get(0);
+    assertThat(provider.get("Schema").asText()).isEqualTo("peer");
+    assertThat(provider.get("ID").asText()).isEqualTo(node.identity().peerId().toBase58());
+    assertThat(provider.get("Protocols").get(0).asText()).isEqualTo("transport-bitswap");
+    assertThat(provider.get("Addrs").size()).isPositive();
+    final HttpResponse<byte[]> ndjson = send("GET", "/routing/v1/providers/" + bigCid,
+        "Accept", "application/x-ndjson");
+    assertThat(ndjson.headers().firstValue("content-type")).contains("application/x-ndjson");
+    assertThat(JSON.readTree(new String(ndjson.body(), java.nio.charset.StandardCharsets.UTF_8)
+        .split("\n")[0]).get("ID").asText()).isEqualTo(node.identity().peerId().toBase58());
+    final Cid absent = Cid.v1(Multicodec.RAW, Multihash.sha2_256(new byte[] {9}));
+    assertThat(send("GET", "/routing/v1/providers/" + absent).statusCode()).isEqualTo(404);
+    assertError(send("GET", "/routing/v1/providers/zzz"), 400, "invalid_cid");
+    final HttpResponse<byte[]> self = send("GET", "/routing/v1/peers/"
+        + node.identity().peerId().toBase36Cid());
+    assertThat(self.statusCode()).isEqualTo(200);
+    assertThat(JSON.readTree(self.body()).get("Peers").get(0).get("ID").asText())
+        .isEqualTo(node.identity().peerId().toBase58());
+    assertThat(send("GET", "/routing/v1/peers/12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN")
+        .statusCode()).isEqualTo(404);
+    assertError(send("GET", "/routing/v1/peers/nope"), 400, "invalid_peer_id");
+  }
 }
