@@ -1,5 +1,6 @@
 package io.relaypinner.relay;
 
+import io.netty.handler.codec.http.HttpMethod;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -18,6 +19,7 @@ import io.relaypinner.libp2p.netty.EventLoops;
 import io.relaypinner.libp2p.pubsub.GossipsubConfig;
 import io.relaypinner.libp2p.pubsub.PubSub;
 import io.relaypinner.libp2p.transport.ws.ServerTlsSource;
+import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.orbitdb.OrbitDbReplicas;
 import io.relaypinner.orbitdb.ReplicaContext;
@@ -45,6 +47,8 @@ import io.relaypinner.relay.http.RelayHttpServer;
 import io.relaypinner.relay.http.Router;
 import io.relaypinner.relay.identity.NodeIdentity;
 import io.relaypinner.relay.network.Libp2pMetrics;
+import io.relaypinner.relay.pinsvc.PinningServiceEngine;
+import io.relaypinner.relay.pinsvc.PinsRoute;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
 import io.relaypinner.relay.routing.RoutingRoute;
 import io.relaypinner.relay.pubsub.PubSubMetrics;
@@ -70,6 +74,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -156,6 +161,7 @@ public final class RelayNode implements AutoCloseable {
   private ThreadPoolExecutor bitswapExecutor;
   private final ReplicationSyncer replicationSyncer = new ReplicationSyncer();
   private volatile ReplicationService replication;
+  private volatile PinningServiceEngine pinningService;
   /** Joins, verification, entry pins and media pins of the replication service. */
   private ThreadPoolExecutor replicationExecutor;
 
@@ -228,6 +234,8 @@ public final class RelayNode implements AutoCloseable {
       }
       scrapeExecutor = Executors.newSingleThreadExecutor(
           new DefaultThreadFactory("relay-metrics-scrape", true));
+      final PinsRoute pinsRoute = new PinsRoute(startPinningService(),
+          config.pinningService().tokens(), storageExecutor, responses);
       router = RelayRoutes.builder(responses, clock)
           .health(RelayVersion.VERSION, status, () -> metricsHttps)
           .multiaddrs(RelayVersion.VERSION, status, this::advertisedAddresses,
@@ -243,6 +251,11 @@ public final class RelayNode implements AutoCloseable {
           .getPrefix(RoutingRoute.PREFIX, new RoutingRoute(identity.peerId(),
               this::advertisedAddresses, cid -> blockstore.has(cid), this::connectedPeer,
               storageExecutor, responses))
+          .route(HttpMethod.GET, PinsRoute.PATH, pinsRoute)
+          .route(HttpMethod.POST, PinsRoute.PATH, pinsRoute)
+          .prefix(HttpMethod.GET, PinsRoute.PATH + "/", pinsRoute)
+          .prefix(HttpMethod.POST, PinsRoute.PATH + "/", pinsRoute)
+          .prefix(HttpMethod.DELETE, PinsRoute.PATH + "/", pinsRoute)
           .build();
       httpServer = new RelayHttpServer(config.http(), config.cors(), router, responses,
           httpMetrics, loops);
@@ -443,6 +456,52 @@ public final class RelayNode implements AutoCloseable {
     replicationSyncer.attach(replication);
     orbitDbTopics.onFollow(replication::onFollow);
     orbitDbTopics.start();
+  }
+
+  /**
+   * The Pinning Service API's state: requests from the datastore, unfinished ones restarted;
+   * pins dial the request's origins, then fetch over bitswap and pin as the gateway does.
+   */
+  private PinningServiceEngine startPinningService() {
+    final NetworkPinner pinner = new NetworkPinner(bitswap, pins, CodecLinkResolver.standard(),
+        bitswapExecutor);
+    final Host libp2p = host;
+    final PinStore pinStore = pins;
+    final PinningServiceEngine engine = new PinningServiceEngine(datastore, clock,
+        new PinningServiceEngine.Pinner() {
+          @Override
+          public CompletableFuture<?> pin(final Cid cid, final List<Multiaddr> origins) {
+            for (final Multiaddr origin : origins) {
+              if (origin.peerId().isPresent()) {
+                libp2p.dial(origin).whenComplete((connection, error) -> {
+                  if (error != null) {
+                    LOG.debug("pin origin {} not reached: {}", origin, rootMessage(error));
+                  }
+                });
+              }
+            }
+            return pinner.pin(cid, NetworkPinner.Limits.DEFAULT);
+          }
+
+          @Override
+          public boolean isPinned(final Cid cid) {
+            return pinStore.isPinned(cid);
+          }
+
+          @Override
+          public void unpin(final Cid cid) {
+            pinStore.unpin(cid);
+          }
+        }, () -> advertisedAddresses().stream().map(Multiaddr::toString).toList(),
+        PinningServiceEngine.Limits.DEFAULT, responses.mapper());
+    engine.load();
+    pinningService = engine;
+    return engine;
+  }
+
+  /** The Pinning Service API's state, once started with HTTP. */
+  public Optional<PinningServiceEngine> pinningService() {
+    return Optional.ofNullable(pinningService);
   }
 
   /** The replication service (for tests and diagnostics); empty before start. */
