@@ -166,7 +166,7 @@ public final class PinningServiceEngine {
       }
       final Cid cid = Cid.parse(checked.cid());
       final boolean preexisting = pinner.isPinned(cid) && !wanted(cid);
-      record = new PinStatusRecord(newId(), PinStatusRecord.QUEUED, clock.instant().toString(),
+      record = new PinStatusRecord(newId(), PinStatusRecord.QUEUED, clock.instant().truncatedTo(java.time.temporal.ChronoUnit.MILLIS).toString(),
           checked, delegates.get(), Map.of(), owner, preexisting);
       mine.put(record.requestid(), record);
       persist(record);
