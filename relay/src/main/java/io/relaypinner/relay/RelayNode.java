@@ -8,6 +8,7 @@ import io.relaypinner.ipfs.bitswap.Bitswap;
 import io.relaypinner.ipfs.bitswap.BitswapConfig;
 import io.relaypinner.ipfs.bitswap.NetworkPinner;
 import io.relaypinner.ipfs.blockstore.Blockstore;
+import io.relaypinner.ipfs.car.CarReader;
 import io.relaypinner.ipfs.blockstore.FlatFsBlockstore;
 import io.relaypinner.ipfs.datastore.MvStoreDatastore;
 import io.relaypinner.ipfs.pin.CodecLinkResolver;
@@ -47,6 +48,9 @@ import io.relaypinner.relay.http.RelayHttpServer;
 import io.relaypinner.relay.http.Router;
 import io.relaypinner.relay.identity.NodeIdentity;
 import io.relaypinner.relay.network.Libp2pMetrics;
+import io.relaypinner.relay.export.DatabaseExporter;
+import io.relaypinner.relay.export.DatabaseImporter;
+import io.relaypinner.relay.export.ExportRoutes;
 import io.relaypinner.relay.pinsvc.PinningServiceEngine;
 import io.relaypinner.relay.pinsvc.PinsRoute;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
@@ -60,6 +64,7 @@ import io.relaypinner.relay.replication.ReplicationSyncer;
 import io.relaypinner.relay.sync.DatabaseSyncer;
 import io.relaypinner.relay.sync.SyncEngine;
 import io.relaypinner.relay.sync.SyncHistory;
+import io.relaypinner.relay.sync.SyncTrigger;
 import io.relaypinner.relay.tls.CertificateStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -236,6 +241,7 @@ public final class RelayNode implements AutoCloseable {
           new DefaultThreadFactory("relay-metrics-scrape", true));
       final PinsRoute pinsRoute = new PinsRoute(startPinningService(),
           config.pinningService().tokens(), storageExecutor, responses);
+      final ExportRoutes exportRoutes = exportRoutes();
       router = RelayRoutes.builder(responses, clock)
           .health(RelayVersion.VERSION, status, () -> metricsHttps)
           .multiaddrs(RelayVersion.VERSION, status, this::advertisedAddresses,
@@ -256,6 +262,8 @@ public final class RelayNode implements AutoCloseable {
           .prefix(HttpMethod.GET, PinsRoute.PATH + "/", pinsRoute)
           .prefix(HttpMethod.POST, PinsRoute.PATH + "/", pinsRoute)
           .prefix(HttpMethod.DELETE, PinsRoute.PATH + "/", pinsRoute)
+          .get(ExportRoutes.EXPORT, exportRoutes.export())
+          .post(ExportRoutes.IMPORT, exportRoutes.importer())
           .build();
       httpServer = new RelayHttpServer(config.http(), config.cors(), router, responses,
           httpMetrics, loops);
@@ -497,6 +505,22 @@ public final class RelayNode implements AutoCloseable {
     engine.load();
     pinningService = engine;
     return engine;
+  }
+
+  /**
+   * {@code GET /pinning/export} and {@code POST /pinning/import}: imports verify entries on the
+   * replication executor, then queue a sync so the database is followed like an announced one.
+   */
+  private ExportRoutes exportRoutes() {
+    final MediaCidExtractor media = new MediaCidExtractor(config.sync().mediaCidFields());
+    return new ExportRoutes(
+        new DatabaseExporter(blockstore, datastore, CodecLinkResolver.standard(),
+            payload -> media.extract(payload).cids(), CarPlanner.Limits.DEFAULT),
+        new DatabaseImporter(blockstore, datastore, pins, CodecLinkResolver.standard(),
+            payload -> media.extract(payload).cids(), replicationExecutor,
+            CarReader.Limits.DEFAULT, REPLICATION_FETCH_TIMEOUT),
+        blockstore, storageExecutor, responses, gatewayMetrics, config.http().apiToken(),
+        address -> syncEngine.enqueue(address.toString(), SyncTrigger.HTTP));
   }
 
   /** The Pinning Service API's state, once started with HTTP. */

@@ -171,43 +171,13 @@ final class TrustlessGateway {
       LOG.debug("CAR for {} ends early: a block of the DAG is missing", cid);
     }
     final StreamedResponse response = new StreamedResponse(HttpResponseStatus.OK, plan.length(),
-        resume -> new SliceInput(() -> sections(plan), plan.length(), storage, resume, metrics));
+        resume -> new SliceInput(() -> CarPlanner.sections(blockstore, plan), plan.length(), storage, resume, metrics));
     response.headers().set(HttpHeaderNames.CONTENT_TYPE, carType(request));
     common(response.headers(), etag);
     response.headers().set(HttpHeaderNames.CONTENT_DISPOSITION,
         "attachment; filename=\"" + cid + ".car\"");
     metrics.request(200);
     return response;
-  }
-
-  /** The CAR's bytes: the header, then one buffer per section, each block read when due. */
-  private Iterator<ByteBuffer> sections(final CarPlanner.Plan plan) {
-    return new Iterator<>() {
-      private int next = -1;
-
-      @Override
-      public boolean hasNext() {
-        return next < plan.blocks().size();
-      }
-
-      @Override
-      public ByteBuffer next() {
-        if (!hasNext()) {
-          throw new NoSuchElementException();
-        }
-        final int index = next++;
-        if (index < 0) {
-          return ByteBuffer.wrap(CarWriter.header(plan.roots()));
-        }
-        final Cid cid = plan.blocks().get(index);
-        final byte[] block = blockstore.get(cid).orElseThrow(() ->
-            new IllegalStateException(cid + " left the blockstore while its CAR was sent"));
-        if (block.length != plan.sizes()[index]) {
-          throw new IllegalStateException(cid + " changed size while its CAR was sent");
-        }
-        return CarWriter.section(cid, block);
-      }
-    };
   }
 
   /** The CIDs a path goes through (into {@code through}) and the one it ends at. */
