@@ -52,6 +52,7 @@ import io.relaypinner.relay.export.DatabaseExporter;
 import io.relaypinner.relay.export.DatabaseImporter;
 import io.relaypinner.relay.export.ExportRoutes;
 import io.relaypinner.relay.pinsvc.PinningServiceEngine;
+import io.relaypinner.relay.pinsvc.PinningServiceMetrics;
 import io.relaypinner.relay.pinsvc.PinsRoute;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
 import io.relaypinner.relay.routing.RoutingRoute;
@@ -503,6 +504,7 @@ public final class RelayNode implements AutoCloseable {
         }, () -> advertisedAddresses().stream().map(Multiaddr::toString).toList(),
         PinningServiceEngine.Limits.DEFAULT, responses.mapper());
     engine.load();
+    PinningServiceMetrics.register(registry, engine);
     pinningService = engine;
     return engine;
   }

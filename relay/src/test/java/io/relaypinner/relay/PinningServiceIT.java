@@ -186,5 +186,7 @@ class PinningServiceIT {
     final JsonNode status = json(send("GET", "/pins/" + id, ALICE, null));
     assertThat(status.get("status").asText()).isEqualTo("pinned");
     assertThat(status.get("pin").get("cid").asText()).isEqualTo(cid.toString());
+    assertThat(send("GET", "/metrics", null, null).body())
+        .contains("relay_pinning_service_requests{status=\"pinned\"} 1.0");
   }
 }

@@ -15,6 +15,8 @@ import io.relaypinner.multiformats.Cid;
 import io.relaypinner.relay.RelayNode;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.identity.NodeIdentity;
+import io.relaypinner.testkit.JsPeer;
+import io.relaypinner.testkit.NodeJs;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.net.URI;
@@ -173,6 +175,16 @@ class ExportImportIT {
     final HttpResponse<byte[]> reExport = send(second, "GET", "/pinning/export?address="
         + URLEncoder.encode(address, StandardCharsets.UTF_8), null, null);
     assertThat(blocks(reExport.body(), new ArrayList<>())).hasSameSizeAs(blocks);
+
+    // A fresh OrbitDB 4 reader connected only to the second relay gets the whole database.
+    final String relayAddress = second.host().orElseThrow().listenAddresses().stream()
+        .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow()
+        .withPeerId(second.identity().peerId()).toString();
+    try (JsPeer reader = NodeJs.start("stack-b", "../common/replication-peer.mjs", "bob",
+        "--dial", relayAddress, "--open", address + "=events=3")) {
+      final JsonNode done = reader.nextEvent("done", Duration.ofSeconds(90));
+      assertThat(done.get("dbs").get(0).get("entries").asInt()).isEqualTo(3);
+    }
   }
 
   @Test
