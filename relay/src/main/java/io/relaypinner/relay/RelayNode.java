@@ -1,5 +1,6 @@
 package io.relaypinner.relay;
 
+import io.netty.handler.codec.http.HttpMethod;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -7,6 +8,7 @@ import io.relaypinner.ipfs.bitswap.Bitswap;
 import io.relaypinner.ipfs.bitswap.BitswapConfig;
 import io.relaypinner.ipfs.bitswap.NetworkPinner;
 import io.relaypinner.ipfs.blockstore.Blockstore;
+import io.relaypinner.ipfs.car.CarReader;
 import io.relaypinner.ipfs.blockstore.FlatFsBlockstore;
 import io.relaypinner.ipfs.datastore.MvStoreDatastore;
 import io.relaypinner.ipfs.pin.CodecLinkResolver;
@@ -23,6 +25,7 @@ import io.relaypinner.libp2p.pubsub.discovery.PubsubPeerDiscovery;
 import io.relaypinner.libp2p.pubsub.GossipsubConfig;
 import io.relaypinner.libp2p.pubsub.PubSub;
 import io.relaypinner.libp2p.transport.ws.ServerTlsSource;
+import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.orbitdb.OrbitDbReplicas;
 import io.relaypinner.orbitdb.ReplicaContext;
@@ -48,6 +51,7 @@ import io.relaypinner.relay.autotls.AutoTlsService;
 import io.relaypinner.relay.autotls.BrokerClient;
 import io.relaypinner.relay.bitswap.BitswapMetrics;
 import io.relaypinner.relay.bitswap.BitswapNetworkContent;
+import io.relaypinner.relay.gateway.CarPlanner;
 import io.relaypinner.relay.gateway.GatewayMetrics;
 import io.relaypinner.relay.gateway.IpfsGatewayRoute;
 import io.relaypinner.relay.http.HttpMetrics;
@@ -58,7 +62,14 @@ import io.relaypinner.relay.identity.IdentityVerificationMetrics;
 import io.relaypinner.relay.identity.NodeIdentity;
 import io.relaypinner.relay.network.CircuitRelayMetrics;
 import io.relaypinner.relay.network.Libp2pMetrics;
+import io.relaypinner.relay.export.DatabaseExporter;
+import io.relaypinner.relay.export.DatabaseImporter;
+import io.relaypinner.relay.export.ExportRoutes;
+import io.relaypinner.relay.pinsvc.PinningServiceEngine;
+import io.relaypinner.relay.pinsvc.PinningServiceMetrics;
+import io.relaypinner.relay.pinsvc.PinsRoute;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
+import io.relaypinner.relay.routing.RoutingRoute;
 import io.relaypinner.relay.pubsub.PubSubMetrics;
 import io.relaypinner.relay.replication.InboxBudget;
 import io.relaypinner.relay.replication.MediaCidExtractor;
@@ -69,6 +80,7 @@ import io.relaypinner.relay.replication.ReplicationSyncer;
 import io.relaypinner.relay.sync.DatabaseSyncer;
 import io.relaypinner.relay.sync.SyncEngine;
 import io.relaypinner.relay.sync.SyncHistory;
+import io.relaypinner.relay.sync.SyncTrigger;
 import io.relaypinner.relay.tls.CertificateStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -83,6 +95,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -175,6 +188,7 @@ public final class RelayNode implements AutoCloseable {
   private ThreadPoolExecutor bitswapExecutor;
   private final ReplicationSyncer replicationSyncer = new ReplicationSyncer();
   private volatile ReplicationService replication;
+  private volatile PinningServiceEngine pinningService;
   /** Joins, verification, entry pins and media pins of the replication service. */
   private ThreadPoolExecutor replicationExecutor;
 
@@ -257,6 +271,9 @@ public final class RelayNode implements AutoCloseable {
       }
       scrapeExecutor = Executors.newSingleThreadExecutor(
           new DefaultThreadFactory("relay-metrics-scrape", true));
+      final PinsRoute pinsRoute = new PinsRoute(startPinningService(),
+          config.pinningService().tokens(), storageExecutor, responses);
+      final ExportRoutes exportRoutes = exportRoutes();
       router = RelayRoutes.builder(responses, clock)
           .health(RelayVersion.VERSION, status, () -> metricsHttps)
           .multiaddrs(RelayVersion.VERSION, status, this::advertisedAddresses,
@@ -266,8 +283,20 @@ public final class RelayNode implements AutoCloseable {
           .gateway(new IpfsGatewayRoute(pins, new UnixFsReader(blockstore), storageExecutor,
               responses, gatewayMetrics, blockstore::openChannel, config.gateway(),
               Optional.of(new BitswapNetworkContent(bitswap, new NetworkPinner(bitswap, pins,
-                  CodecLinkResolver.standard(), bitswapExecutor)))))
-          .router();
+                  CodecLinkResolver.standard(), bitswapExecutor))), blockstore,
+              CarPlanner.Limits.DEFAULT))
+          .addTo(Router.builder())
+          .getPrefix(RoutingRoute.PREFIX, new RoutingRoute(identity.peerId(),
+              this::advertisedAddresses, cid -> blockstore.has(cid), this::connectedPeer,
+              storageExecutor, responses))
+          .route(HttpMethod.GET, PinsRoute.PATH, pinsRoute)
+          .route(HttpMethod.POST, PinsRoute.PATH, pinsRoute)
+          .prefix(HttpMethod.GET, PinsRoute.PATH + "/", pinsRoute)
+          .prefix(HttpMethod.POST, PinsRoute.PATH + "/", pinsRoute)
+          .prefix(HttpMethod.DELETE, PinsRoute.PATH + "/", pinsRoute)
+          .get(ExportRoutes.EXPORT, exportRoutes.export())
+          .post(ExportRoutes.IMPORT, exportRoutes.importer())
+          .build();
       httpServer = new RelayHttpServer(config.http(), config.cors(), router, responses,
           httpMetrics, loops);
       // Start-up time matters (ready in <= 0.8 s): class loading for the first request and the
@@ -626,6 +655,69 @@ public final class RelayNode implements AutoCloseable {
     orbitDbTopics.start(replication.topicListener(), replication.admission());
   }
 
+  /**
+   * The Pinning Service API's state: requests from the datastore, unfinished ones restarted;
+   * pins dial the request's origins, then fetch over bitswap and pin as the gateway does.
+   */
+  private PinningServiceEngine startPinningService() {
+    final NetworkPinner pinner = new NetworkPinner(bitswap, pins, CodecLinkResolver.standard(),
+        bitswapExecutor);
+    final Host libp2p = host;
+    final PinStore pinStore = pins;
+    final PinningServiceEngine engine = new PinningServiceEngine(datastore, clock,
+        new PinningServiceEngine.Pinner() {
+          @Override
+          public CompletableFuture<?> pin(final Cid cid, final List<Multiaddr> origins) {
+            for (final Multiaddr origin : origins) {
+              if (origin.peerId().isPresent()) {
+                libp2p.dial(origin).whenComplete((connection, error) -> {
+                  if (error != null) {
+                    LOG.debug("pin origin {} not reached: {}", origin, rootMessage(error));
+                  }
+                });
+              }
+            }
+            return pinner.pin(cid, NetworkPinner.Limits.DEFAULT);
+          }
+
+          @Override
+          public boolean isPinned(final Cid cid) {
+            return pinStore.isPinned(cid);
+          }
+
+          @Override
+          public void unpin(final Cid cid) {
+            pinStore.unpin(cid);
+          }
+        }, () -> advertisedAddresses().stream().map(Multiaddr::toString).toList(),
+        PinningServiceEngine.Limits.DEFAULT, responses.mapper());
+    engine.load();
+    PinningServiceMetrics.register(registry, engine);
+    pinningService = engine;
+    return engine;
+  }
+
+  /**
+   * {@code GET /pinning/export} and {@code POST /pinning/import}: imports verify entries on the
+   * replication executor, then queue a sync so the database is followed like an announced one.
+   */
+  private ExportRoutes exportRoutes() {
+    final MediaCidExtractor media = new MediaCidExtractor(config.sync().mediaCidFields());
+    return new ExportRoutes(
+        new DatabaseExporter(blockstore, datastore, CodecLinkResolver.standard(),
+            payload -> media.extract(payload).cids(), CarPlanner.Limits.DEFAULT),
+        new DatabaseImporter(blockstore, datastore, pins, CodecLinkResolver.standard(),
+            payload -> media.extract(payload).cids(), replicationExecutor,
+            CarReader.Limits.DEFAULT, REPLICATION_FETCH_TIMEOUT),
+        blockstore, storageExecutor, responses, gatewayMetrics, config.http().apiToken(),
+        address -> syncEngine.enqueue(address.toString(), SyncTrigger.HTTP));
+  }
+
+  /** The Pinning Service API's state, once started with HTTP. */
+  public Optional<PinningServiceEngine> pinningService() {
+    return Optional.ofNullable(pinningService);
+  }
+
   /** The replication service (for tests and diagnostics); empty before start. */
   public Optional<ReplicationService> replication() {
     return Optional.ofNullable(replication);
@@ -678,6 +770,19 @@ public final class RelayNode implements AutoCloseable {
         }
       });
     }
+  }
+
+  /** A connected peer's addresses (identify's, else the connection's), for routing v1. */
+  private Optional<List<Multiaddr>> connectedPeer(final io.relaypinner.multiformats.PeerId peer) {
+    final Host current = host;
+    if (current == null) {
+      return Optional.empty();
+    }
+    return current.connection(peer).map(connection -> {
+      final List<Multiaddr> known = current.peerStore().get(peer)
+          .map(info -> info.addresses()).orElse(List.of());
+      return known.isEmpty() ? List.of(connection.remoteAddress()) : known;
+    });
   }
 
   /** Bitswap, once started. */

@@ -229,7 +229,7 @@ class RelayNodeIT {
           .method("OPTIONS", HttpRequest.BodyPublishers.noBody()));
       assertThat(response.statusCode()).as(path).isEqualTo(204);
       assertThat(response.headers().firstValue("access-control-allow-methods"))
-          .contains("GET, POST, OPTIONS, HEAD");
+          .contains("GET, POST, DELETE, OPTIONS, HEAD");
       assertThat(response.headers().firstValue("access-control-allow-headers"))
           .contains("Content-Type, X-Trace");
       assertThat(response.headers().firstValue("access-control-max-age")).contains("600");

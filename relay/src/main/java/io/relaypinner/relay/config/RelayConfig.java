@@ -37,7 +37,8 @@ public record RelayConfig(
     GatewayConfig gateway,
     LoggingConfig logging,
     CircuitConfig circuit,
-    PasskeyConfig passkeys) {
+    PasskeyConfig passkeys,
+    PinningServiceConfig pinningService) {
 
   /** The embedded defaults: what {@code ./relay-pinner} runs with an empty environment. */
   public static final RelayConfig DEFAULT = builder().build();
@@ -56,6 +57,7 @@ public record RelayConfig(
     Objects.requireNonNull(logging, "logging");
     Objects.requireNonNull(circuit, "circuit");
     Objects.requireNonNull(passkeys, "passkeys");
+    Objects.requireNonNull(pinningService, "pinningService");
   }
 
   /** Spec 4.2: any of {@code PROXY_HOSTNAME}, {@code PUBLIC_IPV4} or an external port is set. */
@@ -101,6 +103,7 @@ public record RelayConfig(
     b.metricsPort = http.port();
     b.metricsDisabled = http.disabled();
     b.apiToken = http.apiToken().orElse(null);
+    b.pinningServiceTokens = pinningService.tokens();
     b.httpIdleTimeout = http.idleTimeout();
     b.httpMaxInitialLineLength = http.maxInitialLineLength();
     b.httpMaxHeaderSize = http.maxHeaderSize();
@@ -197,6 +200,11 @@ public record RelayConfig(
     in.get("METRICS_PORT").map(EnvReader::port).ifPresent(b::metricsPort);
     in.get("METRICS_DISABLED").map(EnvReader::bool).ifPresent(b::metricsDisabled);
     in.get("RELAY_API_TOKEN").map(Value::text).ifPresent(b::apiToken);
+    final List<String> pinTokens = new ArrayList<>();
+    EnvReader.list(in.get("RELAY_PINNING_SERVICE_TOKENS")).ifPresent(pinTokens::addAll);
+    in.get("RELAY_PINNING_SERVICE_TOKENS_FILE").map(EnvReader::path)
+        .ifPresent(file -> pinTokens.addAll(PinningServiceConfig.readFile(file)));
+    b.pinningServiceTokens(pinTokens);
     in.get("METRICS_HTTPS_ENABLED").map(EnvReader::bool).ifPresent(b::metricsHttpsEnabled);
     in.get("METRICS_HTTPS_PORT").map(EnvReader::port).ifPresent(b::metricsHttpsPort);
     in.get("METRICS_HTTPS_PUBLIC_HOST").map(v -> Checks.hostname(v.variable(), v.text()))
@@ -295,6 +303,7 @@ public record RelayConfig(
     private int metricsPort = 9090;
     private boolean metricsDisabled;
     private String apiToken;
+    private List<String> pinningServiceTokens = List.of();
     private Duration httpIdleTimeout = HttpConfig.DEFAULT_IDLE_TIMEOUT;
     private int httpMaxInitialLineLength = HttpConfig.DEFAULT_MAX_INITIAL_LINE_LENGTH;
     private int httpMaxHeaderSize = HttpConfig.DEFAULT_MAX_HEADER_SIZE;
@@ -482,6 +491,12 @@ public record RelayConfig(
 
     public Builder metricsDisabled(final boolean value) {
       this.metricsDisabled = value;
+      return this;
+    }
+
+    /** {@code RELAY_PINNING_SERVICE_TOKENS} and the tokens of its file. */
+    public Builder pinningServiceTokens(final List<String> value) {
+      this.pinningServiceTokens = value == null ? List.of() : List.copyOf(value);
       return this;
     }
 
@@ -722,7 +737,8 @@ public record RelayConfig(
           new GatewayConfig(gatewayMode, ipfsFallbackTimeout),
           new LoggingConfig(logLevel, logFormat),
           new CircuitConfig(buildCircuitRelay(), discoveryTopics, discoveryInterval),
-          new PasskeyConfig(webauthnOrigins, webauthnRpIds));
+          new PasskeyConfig(webauthnOrigins, webauthnRpIds),
+          new PinningServiceConfig(pinningServiceTokens));
     }
 
     private CircuitRelayConfig buildCircuitRelay() {

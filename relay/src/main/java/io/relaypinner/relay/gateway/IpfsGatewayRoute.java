@@ -5,6 +5,8 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.relaypinner.ipfs.blockstore.Blockstore;
+import io.relaypinner.ipfs.pin.CodecLinkResolver;
 import io.relaypinner.ipfs.pin.DagLimitExceededException;
 import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.ipfs.unixfs.UnixFsEntry;
@@ -73,6 +75,8 @@ public final class IpfsGatewayRoute implements RouteHandler {
   private final GatewayMode mode;
   private final Duration fallbackTimeout;
   private final Optional<NetworkContent> network;
+  /** Raw blocks and CARs (trustless gateway); null: every request gets the plain answer. */
+  private final TrustlessGateway trustless;
   /** Missing blocks one path resolution may fetch before it gives up (deep or hostile DAGs). */
   private static final int MAX_PATH_FETCHES = 256;
 
@@ -109,6 +113,21 @@ public final class IpfsGatewayRoute implements RouteHandler {
       final HttpResponses responses, final GatewayMetrics metrics,
       final Function<Cid, Optional<FileChannel>> blockFiles, final GatewayConfig gateway,
       final Optional<NetworkContent> network) {
+    this(pins, reader, storage, responses, metrics, blockFiles, gateway, network, null, null);
+  }
+
+  /**
+   * The full route: plain answers as above, plus the trustless gateway (raw blocks and CAR v1
+   * of any block {@code blockstore} holds, {@link TrustlessRequest}) when the request's
+   * {@code Accept} or {@code format} asks for it.
+   *
+   * @param carLimits bounds on one CAR response
+   */
+  public IpfsGatewayRoute(final PinStore pins, final UnixFsReader reader, final Executor storage,
+      final HttpResponses responses, final GatewayMetrics metrics,
+      final Function<Cid, Optional<FileChannel>> blockFiles, final GatewayConfig gateway,
+      final Optional<NetworkContent> network, final Blockstore blockstore,
+      final CarPlanner.Limits carLimits) {
     this.mode = gateway.mode();
     this.fallbackTimeout = gateway.fallbackTimeout();
     this.network = Objects.requireNonNull(network, "network");
@@ -118,6 +137,10 @@ public final class IpfsGatewayRoute implements RouteHandler {
     this.storage = Objects.requireNonNull(storage, "storage");
     this.responses = Objects.requireNonNull(responses, "responses");
     this.metrics = Objects.requireNonNull(metrics, "metrics");
+    this.trustless = blockstore == null ? null : new TrustlessGateway(blockstore, reader,
+        new CarPlanner(blockstore, CodecLinkResolver.standard(),
+            Objects.requireNonNull(carLimits, "carLimits")),
+        storage, responses, metrics, this::isPinned, mode, fallbackTimeout, network);
   }
 
   @Override
@@ -148,6 +171,18 @@ public final class IpfsGatewayRoute implements RouteHandler {
     if (path == null) {
       // A decoded segment held '/', which no UnixFS name can contain.
       return done(notFound("no such path in " + cid));
+    }
+    if (trustless != null) {
+      final TrustlessRequest wanted;
+      try {
+        wanted = TrustlessRequest.parse(request.headers().get(HttpHeaderNames.ACCEPT),
+            request.queryParameters());
+      } catch (final TrustlessRequest.BadRequest e) {
+        return done(error(HttpResponseStatus.BAD_REQUEST, e.code(), e.getMessage()));
+      }
+      if (wanted.kind() != TrustlessRequest.Kind.PLAIN) {
+        return trustless.serve(wanted, cid, path, request.headers());
+      }
     }
     final String range = request.headers().get(HttpHeaderNames.RANGE);
     final boolean head = HttpMethod.HEAD.equals(request.method());

@@ -19,7 +19,7 @@ import java.util.function.Supplier;
  * channel is writable. {@code readChunk} answers {@code null} while a block is being read and
  * {@code resume} wakes the writer when it arrives.
  */
-final class SliceInput implements ChunkedInput<ByteBuf> {
+public final class SliceInput implements ChunkedInput<ByteBuf> {
   /** Blocks (up to 1 MiB each with Helia's chunker) read ahead per connection. */
   static final int READ_AHEAD = 3;
 
@@ -39,7 +39,7 @@ final class SliceInput implements ChunkedInput<ByteBuf> {
   private Exception failure;
   private long produced;
 
-  SliceInput(final Supplier<Iterator<ByteBuffer>> source, final long length,
+  public SliceInput(final Supplier<Iterator<ByteBuffer>> source, final long length,
       final Executor executor, final Runnable resume, final GatewayMetrics metrics) {
     this.source = source;
     this.length = length;

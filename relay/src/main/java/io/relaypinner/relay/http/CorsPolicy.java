@@ -14,7 +14,7 @@ import java.util.Set;
  *   <li>an allowlist: a request {@code Origin} equal to a listed origin is echoed; any other gets
  *       no {@code Access-Control-Allow-Origin}; both get {@code Vary: Origin} so caches keep the
  *       answers apart;
- *   <li>always {@code Access-Control-Allow-Methods: GET, POST, OPTIONS, HEAD},
+ *   <li>always {@code Access-Control-Allow-Methods: GET, POST, DELETE, OPTIONS, HEAD},
  *       {@code Access-Control-Allow-Headers} and {@code Access-Control-Max-Age}; browsers only
  *       read them on preflights, and sending them everywhere keeps one code path.
  * </ul>
@@ -22,7 +22,7 @@ import java.util.Set;
 public final class CorsPolicy {
   private static final AsciiString ANY = AsciiString.cached("*");
   private static final AsciiString ORIGIN = AsciiString.cached("Origin");
-  private static final AsciiString ALLOW_METHODS = AsciiString.cached("GET, POST, OPTIONS, HEAD");
+  private static final AsciiString ALLOW_METHODS = AsciiString.cached("GET, POST, DELETE, OPTIONS, HEAD");
 
   private final boolean anyOrigin;
   private final Set<String> origins;

@@ -102,7 +102,7 @@ class HttpPipelineTest {
     assertThat(r.header("content-length")).isEqualTo(Integer.toString(r.body().length));
     assertThat(r.bodyText()).isEqualTo("{\"status\":\"ok\"}");
     assertThat(r.header("access-control-allow-origin")).isEqualTo("*");
-    assertThat(r.header("access-control-allow-methods")).isEqualTo("GET, POST, OPTIONS, HEAD");
+    assertThat(r.header("access-control-allow-methods")).isEqualTo("GET, POST, DELETE, OPTIONS, HEAD");
     assertThat(r.header("access-control-allow-headers")).isEqualTo("Content-Type, Authorization");
     assertThat(r.header("access-control-max-age")).isEqualTo("86400");
     assertThat(r.header("vary")).isNull();
@@ -156,7 +156,7 @@ class HttpPipelineTest {
     for (final String path : List.of("/health", "/does/not/exist", "*")) {
       final RawHttpResponse r = exchange(ch, "OPTIONS " + path + " HTTP/1.1\r\nHost: a\r\n\r\n");
       assertThat(r.status()).as(path).isEqualTo(204);
-      assertThat(r.header("access-control-allow-methods")).isEqualTo("GET, POST, OPTIONS, HEAD");
+      assertThat(r.header("access-control-allow-methods")).isEqualTo("GET, POST, DELETE, OPTIONS, HEAD");
       assertThat(r.header("access-control-allow-headers"))
           .isEqualTo("Content-Type, Authorization");
       assertThat(r.header("access-control-max-age")).isEqualTo("86400");
@@ -191,7 +191,7 @@ class HttpPipelineTest {
     assertThat(unlisted.headerValues("vary")).containsExactly("Origin");
     final RawHttpResponse none = exchange(ch, "OPTIONS /health HTTP/1.1\r\nHost: a\r\n\r\n");
     assertThat(none.header("access-control-allow-origin")).isNull();
-    assertThat(none.header("access-control-allow-methods")).isEqualTo("GET, POST, OPTIONS, HEAD");
+    assertThat(none.header("access-control-allow-methods")).isEqualTo("GET, POST, DELETE, OPTIONS, HEAD");
   }
 
   @Test

@@ -1,0 +1,265 @@
+package io.relaypinner.relay.gateway;
+
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.relaypinner.ipfs.blockstore.Blockstore;
+import io.relaypinner.ipfs.pin.DagLimitExceededException;
+import io.relaypinner.ipfs.unixfs.UnixFsException;
+import io.relaypinner.ipfs.unixfs.UnixFsReader;
+import io.relaypinner.multiformats.Cid;
+import io.relaypinner.relay.config.GatewayMode;
+import io.relaypinner.relay.http.ErrorCodes;
+import io.relaypinner.relay.http.HttpResponses;
+import io.relaypinner.relay.http.StreamedResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
+import java.util.zip.CRC32;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The trustless gateway answers of {@code /ipfs/<cid>} (specs.ipfs.tech/http-gateways/
+ * trustless-gateway): a raw block or a CAR v1, with the headers the spec requires
+ * ({@code Content-Type}, {@code Content-Disposition: attachment}, {@code X-Content-Type-Options:
+ * nosniff}, {@code Vary: Accept}, an {@code ETag} per format and CAR parameters, immutable
+ * caching) and {@code If-None-Match}.
+ *
+ * <p>Any block the blockstore holds is served (they are verifiable by hash, and the blocks
+ * inside pinned DAGs are what block-by-block clients such as Helia's trustless broker ask for).
+ * In {@code pinned-first} mode, what is missing is fetched over bitswap as for plain answers,
+ * within {@code RELAY_IPFS_FALLBACK_TIMEOUT_MS}. CARs are planned before the first byte
+ * ({@link CarPlanner}: exact length, limits refused up front with 400 {@code car_too_large}) and
+ * streamed block by block from the storage executor.
+ */
+final class TrustlessGateway {
+  private static final Logger LOG = LoggerFactory.getLogger(TrustlessGateway.class);
+  static final String IMMUTABLE = "public, max-age=29030400, immutable";
+
+  private final Blockstore blockstore;
+  private final UnixFsReader reader;
+  private final CarPlanner planner;
+  private final Executor storage;
+  private final HttpResponses responses;
+  private final GatewayMetrics metrics;
+  private final Predicate<Cid> pinned;
+  private final GatewayMode mode;
+  private final Duration fallbackTimeout;
+  private final Optional<NetworkContent> network;
+
+  TrustlessGateway(final Blockstore blockstore, final UnixFsReader reader,
+      final CarPlanner planner, final Executor storage, final HttpResponses responses,
+      final GatewayMetrics metrics, final Predicate<Cid> pinned, final GatewayMode mode,
+      final Duration fallbackTimeout, final Optional<NetworkContent> network) {
+    this.blockstore = Objects.requireNonNull(blockstore, "blockstore");
+    this.reader = Objects.requireNonNull(reader, "reader");
+    this.planner = Objects.requireNonNull(planner, "planner");
+    this.storage = Objects.requireNonNull(storage, "storage");
+    this.responses = Objects.requireNonNull(responses, "responses");
+    this.metrics = Objects.requireNonNull(metrics, "metrics");
+    this.pinned = Objects.requireNonNull(pinned, "pinned");
+    this.mode = Objects.requireNonNull(mode, "mode");
+    this.fallbackTimeout = Objects.requireNonNull(fallbackTimeout, "fallbackTimeout");
+    this.network = Objects.requireNonNull(network, "network");
+  }
+
+  /** Answers a raw or CAR request for {@code cid} and {@code path} (already decoded). */
+  CompletableFuture<FullHttpResponse> serve(final TrustlessRequest request, final Cid cid,
+      final String path, final HttpHeaders headers) {
+    final String etag = etag(request, cid, path);
+    final String ifNoneMatch = headers.get(HttpHeaderNames.IF_NONE_MATCH);
+    if (ifNoneMatch != null && matches(ifNoneMatch, etag)) {
+      final FullHttpResponse notModified = HttpResponses.bytes(HttpResponseStatus.NOT_MODIFIED,
+          request.kind() == TrustlessRequest.Kind.RAW ? TrustlessRequest.RAW_TYPE
+              : carType(request), new byte[0]);
+      common(notModified.headers(), etag);
+      metrics.request(304);
+      return CompletableFuture.completedFuture(notModified);
+    }
+    if (request.kind() == TrustlessRequest.Kind.RAW && !path.isEmpty()) {
+      return done(error(HttpResponseStatus.BAD_REQUEST, "invalid_path",
+          "raw blocks are served by CID only: /ipfs/<cid>?format=raw, no path"));
+    }
+    try {
+      final CompletableFuture<?> ready = ensure(request, cid, path);
+      return ready.thenApplyAsync(done -> request.kind() == TrustlessRequest.Kind.RAW
+              ? raw(cid, etag) : car(request, cid, path, etag), storage)
+          .exceptionally(this::failure);
+    } catch (final RejectedExecutionException e) {
+      return done(busy());
+    }
+  }
+
+  /**
+   * Completes once the content is as present as it can be: at once when pinned, in
+   * {@code pinned-only} mode, or with nobody to ask; else after a bitswap fetch (the block, or
+   * for a CAR the whole DAG under the CID).
+   */
+  private CompletableFuture<?> ensure(final TrustlessRequest request, final Cid cid,
+      final String path) {
+    if (mode != GatewayMode.PINNED_FIRST || network.isEmpty() || !network.get().hasPeers()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    final NetworkContent fetcher = network.get();
+    return CompletableFuture.supplyAsync(() -> request.kind() == TrustlessRequest.Kind.RAW
+        ? blockstore.has(cid) : pinned.test(cid), storage)
+        .<Object>thenCompose(here -> {
+          if (here) {
+            return CompletableFuture.completedFuture(null);
+          }
+          final boolean blockOnly = request.kind() == TrustlessRequest.Kind.RAW
+              || request.scope() == TrustlessRequest.Scope.BLOCK && path.isEmpty();
+          final CompletableFuture<?> fetch = blockOnly ? fetcher.block(cid, fallbackTimeout)
+              : fetcher.dag(cid, fallbackTimeout);
+          return fetch.thenApply(done -> (Object) null);
+        });
+  }
+
+  private FullHttpResponse raw(final Cid cid, final String etag) {
+    final Optional<byte[]> block = blockstore.get(cid);
+    if (block.isEmpty()) {
+      return error(HttpResponseStatus.NOT_FOUND, ErrorCodes.CONTENT_NOT_FOUND,
+          cid + " is not held here");
+    }
+    final FullHttpResponse response = HttpResponses.bytes(HttpResponseStatus.OK,
+        TrustlessRequest.RAW_TYPE, block.get());
+    common(response.headers(), etag);
+    response.headers().set(HttpHeaderNames.CONTENT_DISPOSITION,
+        "attachment; filename=\"" + cid + ".bin\"");
+    metrics.request(200);
+    metrics.bytes(block.get().length);
+    return response;
+  }
+
+  private FullHttpResponse car(final TrustlessRequest request, final Cid cid, final String path,
+      final String etag) {
+    final List<Cid> pathBlocks = new ArrayList<>();
+    final Cid terminal;
+    try {
+      terminal = resolvePath(cid, path, pathBlocks);
+    } catch (final UnixFsException e) {
+      return error(HttpResponseStatus.NOT_FOUND, ErrorCodes.CONTENT_NOT_FOUND,
+          "cannot resolve the path: " + e.getMessage());
+    }
+    final CarPlanner.Plan plan;
+    try {
+      plan = planner.plan(cid, pathBlocks, terminal, request.scope(), request.entityBytes(),
+          request.dups());
+    } catch (final TrustlessRequest.BadRequest e) {
+      return error(HttpResponseStatus.BAD_REQUEST, e.code(), e.getMessage());
+    } catch (final CarPlanner.RootMissingException e) {
+      return error(HttpResponseStatus.NOT_FOUND, ErrorCodes.CONTENT_NOT_FOUND, e.getMessage());
+    } catch (final CarPlanner.TooLargeException e) {
+      return error(HttpResponseStatus.BAD_REQUEST, "car_too_large", e.getMessage());
+    }
+    if (!plan.complete()) {
+      LOG.debug("CAR for {} ends early: a block of the DAG is missing", cid);
+    }
+    final StreamedResponse response = new StreamedResponse(HttpResponseStatus.OK, plan.length(),
+        resume -> new SliceInput(() -> CarPlanner.sections(blockstore, plan), plan.length(), storage, resume, metrics));
+    response.headers().set(HttpHeaderNames.CONTENT_TYPE, carType(request));
+    common(response.headers(), etag);
+    response.headers().set(HttpHeaderNames.CONTENT_DISPOSITION,
+        "attachment; filename=\"" + cid + ".car\"");
+    metrics.request(200);
+    return response;
+  }
+
+  /** The CIDs a path goes through (into {@code through}) and the one it ends at. */
+  private Cid resolvePath(final Cid root, final String path, final List<Cid> through) {
+    if (path.isEmpty()) {
+      return root;
+    }
+    Cid current = root;
+    final StringBuilder prefix = new StringBuilder();
+    for (final String segment : path.substring(1).split("/")) {
+      through.add(current);
+      prefix.append('/').append(segment);
+      current = reader.resolve(root, prefix.toString()).cid();
+    }
+    return current;
+  }
+
+  private FullHttpResponse failure(final Throwable error) {
+    Throwable cause = error;
+    while (cause instanceof CompletionException && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    if (cause instanceof TimeoutException) {
+      return error(HttpResponseStatus.GATEWAY_TIMEOUT, ErrorCodes.GATEWAY_TIMEOUT,
+          "content not found on connected peers within " + fallbackTimeout.toMillis() + " ms");
+    }
+    if (cause instanceof RejectedExecutionException) {
+      return busy();
+    }
+    if (cause instanceof DagLimitExceededException) {
+      return error(HttpResponseStatus.BAD_REQUEST, "car_too_large",
+          "content too large to fetch: " + cause.getMessage());
+    }
+    LOG.debug("trustless answer failed: {}", cause.toString());
+    return error(HttpResponseStatus.NOT_FOUND, ErrorCodes.CONTENT_NOT_FOUND,
+        "content cannot be served: " + cause.getMessage());
+  }
+
+  private FullHttpResponse busy() {
+    return error(HttpResponseStatus.SERVICE_UNAVAILABLE, ErrorCodes.IPFS_UNAVAILABLE,
+        "content store busy, retry later");
+  }
+
+  private static void common(final HttpHeaders headers, final String etag) {
+    headers.set(HttpHeaderNames.ETAG, etag)
+        .set(HttpHeaderNames.CACHE_CONTROL, IMMUTABLE)
+        .set("X-Content-Type-Options", "nosniff")
+        .add(HttpHeaderNames.VARY, "Accept");
+  }
+
+  static String carType(final TrustlessRequest request) {
+    return TrustlessRequest.CAR_TYPE + "; version=1; order=dfs; dups="
+        + (request.dups() ? "y" : "n");
+  }
+
+  /** {@code "<cid>.raw"}, or {@code "<cid>.car.<crc of path and CAR parameters>"}. */
+  static String etag(final TrustlessRequest request, final Cid cid, final String path) {
+    if (request.kind() == TrustlessRequest.Kind.RAW) {
+      return "\"" + cid + ".raw\"";
+    }
+    final CRC32 crc = new CRC32();
+    crc.update((path + "|" + request.scope() + "|"
+        + request.entityBytes().map(TrustlessRequest.EntityBytes::text).orElse("") + "|"
+        + request.dups()).getBytes(StandardCharsets.UTF_8));
+    return "\"" + cid + ".car." + Long.toHexString(crc.getValue()) + "\"";
+  }
+
+  private static boolean matches(final String ifNoneMatch, final String etag) {
+    for (final String candidate : ifNoneMatch.split(",")) {
+      final String trimmed = candidate.trim();
+      if (trimmed.equals("*") || trimmed.equals(etag) || trimmed.equals("W/" + etag)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private FullHttpResponse error(final HttpResponseStatus status, final String code,
+      final String message) {
+    metrics.request(status.code());
+    final FullHttpResponse response = responses.error(status, code, message);
+    response.headers().add(HttpHeaderNames.VARY, "Accept");
+    return response;
+  }
+
+  private static CompletableFuture<FullHttpResponse> done(final FullHttpResponse response) {
+    return CompletableFuture.completedFuture(response);
+  }
+}

@@ -1,0 +1,236 @@
+package io.relaypinner.relay.export;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.ipfs.car.CarBlock;
+import io.relaypinner.ipfs.car.CarReader;
+import io.relaypinner.ipfs.car.CarWriter;
+import io.relaypinner.libp2p.crypto.KeyType;
+import io.relaypinner.libp2p.crypto.Keys;
+import io.relaypinner.libp2p.crypto.PrivateKey;
+import io.relaypinner.multiformats.Cid;
+import io.relaypinner.relay.RelayNode;
+import io.relaypinner.relay.config.RelayConfig;
+import io.relaypinner.relay.identity.NodeIdentity;
+import io.relaypinner.testkit.JsPeer;
+import io.relaypinner.testkit.NodeJs;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code POST /pinning/import} and {@code GET /pinning/export} on real nodes, with a database
+ * written by OrbitDB 4 (the orbitdb module's stack B vectors): import verifies every entry and
+ * stores only what verified; the export of one relay imports into a fresh one.
+ */
+class ExportImportIT {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String TOKEN = "import-token";
+  private final HttpClient client = HttpClient.newBuilder()
+      .version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
+  private final List<RelayNode> nodes = new ArrayList<>();
+  @TempDir
+  Path dir;
+
+  @AfterEach
+  void close() {
+    nodes.forEach(RelayNode::close);
+  }
+
+  private RelayNode relay(final String name) {
+    final PrivateKey key = Keys.generate(KeyType.ED25519, new SecureRandom());
+    final RelayNode node = new RelayNode(RelayConfig.builder().dataDir(dir.resolve(name))
+        .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+        .ipv6Disabled(true).apiToken(TOKEN).httpMaxBodySize(1 << 20).build(),
+        new NodeIdentity(key, key.publicKey().peerId(),
+            NodeIdentity.servingZone(key.publicKey().peerId(), "libp2p.direct"),
+            NodeIdentity.Source.ENVIRONMENT), new PrometheusRegistry(), Clock.systemUTC());
+    nodes.add(node);
+    node.start();
+    return node;
+  }
+
+  private static JsonNode vectors() throws Exception {
+    return JSON.readTree(
+        Path.of("../orbitdb/src/test/resources/orbitdb-vectors-stack-b.json").toFile());
+  }
+
+  /** A CAR with roots [manifest, heads…] and every block of the vectors file (and extras). */
+  private static byte[] vectorCar(final JsonNode db, final Map<Cid, byte[]> extra)
+      throws Exception {
+    final JsonNode vectors = vectors();
+    final List<Cid> roots = new ArrayList<>();
+    roots.add(Cid.parse(db.get("address").asText().substring("/orbitdb/".length())));
+    db.get("heads").forEach(h -> roots.add(Cid.parse(h.asText())));
+    final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (CarWriter writer = new CarWriter(out, roots)) {
+      final Iterator<Map.Entry<String, JsonNode>> blocks = vectors.get("blocks").fields();
+      while (blocks.hasNext()) {
+        final Map.Entry<String, JsonNode> block = blocks.next();
+        writer.write(Cid.parse(block.getKey()), Base64.getDecoder().decode(
+            block.getValue().asText()));
+      }
+      for (final Map.Entry<Cid, byte[]> block : extra.entrySet()) {
+        writer.write(block.getKey(), block.getValue());
+      }
+    }
+    return out.toByteArray();
+  }
+
+  private HttpResponse<byte[]> send(final RelayNode node, final String method, final String path,
+      final byte[] body, final String token) throws Exception {
+    final HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+        + node.httpPort().getAsInt() + path)).timeout(Duration.ofSeconds(30))
+        .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+            : HttpRequest.BodyPublishers.ofByteArray(body));
+    if (token != null) {
+      request.header("Authorization", "Bearer " + token);
+    }
+    return client.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
+  }
+
+  private static List<CarBlock> blocks(final byte[] car, final List<Cid> roots) throws Exception {
+    final CarReader reader = new CarReader(new ByteArrayInputStream(car),
+        CarReader.Limits.DEFAULT);
+    roots.addAll(reader.roots());
+    final List<CarBlock> out = new ArrayList<>();
+    for (Optional<CarBlock> next = reader.next(); next.isPresent(); next = reader.next()) {
+      out.add(next.get());
+    }
+    return out;
+  }
+
+  @Test
+  void importVerifiesEntries_exportCarriesTheDatabase_andImportsIntoAFreshRelay()
+      throws Exception {
+    final JsonNode db = vectors().get("dbs").get(0);
+    final String address = db.get("address").asText();
+    final JsonNode intruder = vectors().get("intruder");
+    final Cid intruderCid = Cid.parse(intruder.get("hash").asText());
+    final RelayNode first = relay("first");
+
+    // Wrong or missing token: 401, nothing stored.
+    final byte[] car = vectorCar(db, new LinkedHashMap<>());
+    assertThat(send(first, "POST", "/pinning/import", car, null).statusCode()).isEqualTo(401);
+    assertThat(send(first, "POST", "/pinning/import", car, "wrong").statusCode()).isEqualTo(401);
+    final Cid manifest = Cid.parse(address.substring("/orbitdb/".length()));
+    assertThat(first.blockstore().has(manifest)).isFalse();
+    // Not a CAR: 400.
+    final HttpResponse<byte[]> garbage = send(first, "POST", "/pinning/import",
+        "not a car".getBytes(StandardCharsets.UTF_8), TOKEN);
+    assertThat(garbage.statusCode()).isEqualTo(400);
+    assertThat(JSON.readTree(garbage.body()).get("code").asText()).isEqualTo("invalid_car");
+
+    final HttpResponse<byte[]> imported = send(first, "POST", "/pinning/import", car, TOKEN);
+    assertThat(imported.statusCode()).isEqualTo(200);
+    final JsonNode result = JSON.readTree(imported.body());
+    assertThat(result.get("address").asText()).isEqualTo(address);
+    assertThat(result.get("entries").asInt()).isEqualTo(3);
+    for (final JsonNode entry : db.get("entries")) {
+      assertThat(first.blockstore().has(Cid.parse(entry.get("hash").asText()))).isTrue();
+    }
+    // Blocks the CAR carried that no verified entry needs are not stored.
+    assertThat(first.blockstore().has(intruderCid)).isFalse();
+
+    final HttpResponse<byte[]> export = send(first, "GET", "/pinning/export?address="
+        + URLEncoder.encode(address, StandardCharsets.UTF_8), null, null);
+    assertThat(export.statusCode()).isEqualTo(200);
+    assertThat(export.headers().firstValue("content-type"))
+        .contains("application/vnd.ipld.car; version=1");
+    final List<Cid> roots = new ArrayList<>();
+    final List<CarBlock> blocks = blocks(export.body(), roots);
+    assertThat(roots.get(0)).isEqualTo(manifest);
+    assertThat(blocks.get(0).cid()).isEqualTo(manifest);
+    assertThat(blocks).extracting(CarBlock::cid)
+        .contains(Cid.parse(db.get("entries").get(0).get("hash").asText()),
+            Cid.parse(db.get("identityHash").asText()));
+
+    final RelayNode second = relay("second");
+    final HttpResponse<byte[]> again = send(second, "POST", "/pinning/import", export.body(),
+        TOKEN);
+    assertThat(again.statusCode()).isEqualTo(200);
+    assertThat(JSON.readTree(again.body()).get("entries").asInt()).isEqualTo(3);
+    final HttpResponse<byte[]> reExport = send(second, "GET", "/pinning/export?address="
+        + URLEncoder.encode(address, StandardCharsets.UTF_8), null, null);
+    assertThat(blocks(reExport.body(), new ArrayList<>())).hasSameSizeAs(blocks);
+
+    // A fresh OrbitDB 4 reader connected only to the second relay gets the whole database.
+    final String relayAddress = second.host().orElseThrow().listenAddresses().stream()
+        .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow()
+        .withPeerId(second.identity().peerId()).toString();
+    try (JsPeer reader = NodeJs.start("stack-b", "../common/replication-peer.mjs", "bob",
+        "--dial", relayAddress, "--open", address + "=events=3")) {
+      final JsonNode done = reader.nextEvent("done", Duration.ofSeconds(90));
+      assertThat(done.get("dbs").get(0).get("entries").asInt()).isEqualTo(3);
+    }
+  }
+
+  @Test
+  void anEntryByAnIdentityWithoutWriteAccessIsRejected_andNotStored() throws Exception {
+    final JsonNode vectors = vectors();
+    final JsonNode intruder = vectors.get("intruder");
+    JsonNode db = null;
+    for (final JsonNode candidate : vectors.get("dbs")) {
+      if (candidate.get("address").asText().equals(intruder.get("db").asText())) {
+        db = candidate;
+      }
+    }
+    final Cid intruderCid = Cid.parse(intruder.get("hash").asText());
+    final byte[] intruderBlock = Base64.getDecoder().decode(intruder.get("block").asText());
+    // The intruder's entry announced as the only head.
+    final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    final Cid manifest = Cid.parse(db.get("address").asText().substring("/orbitdb/".length()));
+    final byte[] all = vectorCar(db, Map.of(intruderCid, intruderBlock));
+    final CarReader reader = new CarReader(new ByteArrayInputStream(all),
+        CarReader.Limits.DEFAULT);
+    try (CarWriter writer = new CarWriter(out, List.of(manifest, intruderCid))) {
+      for (Optional<CarBlock> next = reader.next(); next.isPresent(); next = reader.next()) {
+        writer.write(next.get().cid(), next.get().data());
+      }
+    }
+    final RelayNode node = relay("intruded");
+    final HttpResponse<byte[]> response = send(node, "POST", "/pinning/import",
+        out.toByteArray(), TOKEN);
+    assertThat(response.statusCode()).isEqualTo(200);
+    final JsonNode result = JSON.readTree(response.body());
+    assertThat(result.get("entries").asInt()).isZero();
+    assertThat(result.get("rejected").toString()).isNotEqualTo("{}");
+    assertThat(node.blockstore().has(intruderCid)).isFalse();
+  }
+
+  @Test
+  void exportErrors() throws Exception {
+    final RelayNode node = relay("errors");
+    assertThat(send(node, "GET", "/pinning/export", null, null).statusCode()).isEqualTo(400);
+    assertThat(send(node, "GET", "/pinning/export?address=nope", null, null).statusCode())
+        .isEqualTo(400);
+    final HttpResponse<byte[]> unknown = send(node, "GET", "/pinning/export?address="
+        + URLEncoder.encode("/orbitdb/zdpuApKrGrgmyK4NNmE1JBX3nz6SJDgGLo7kkkchqzQV7E4nA",
+            StandardCharsets.UTF_8), null, null);
+    assertThat(unknown.statusCode()).isEqualTo(404);
+    assertThat(JSON.readTree(unknown.body()).get("code").asText())
+        .isEqualTo("database_not_found");
+  }
+}
