@@ -7,6 +7,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.relaypinner.libp2p.host.Connection;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostListener;
+import io.relaypinner.libp2p.host.PeerInboundQueue;
 import io.relaypinner.libp2p.protocol.identify.IdentifyResult;
 import io.relaypinner.libp2p.pubsub.pb.PubsubProtos.RPC;
 import io.relaypinner.multiformats.PeerId;
@@ -26,7 +27,6 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -47,8 +47,8 @@ import org.slf4j.LoggerFactory;
  * stream that ends while the connection lives is reopened. RPCs to a peer whose stream is not
  * writable are queued up to {@link GossipsubConfig#maxQueuedBytesPerPeer()}; beyond that
  * messages to it are dropped (counted {@code drop-send-queue-full}), and at twice that the stream
- * is closed (and later reopened). A peer's stream to us stops being read while 64 of its RPCs
- * wait for the router, and resumes at 16.
+ * is closed (and later reopened). A peer's streams to us stop being read while its {@link
+ * PeerInboundQueue} (decoded messages waiting, over all its streams and protocols) is full.
  *
  * <p>Received messages pass the engine's cheap checks on the loop (rate, size, topic, seen);
  * only then is the signature checked, on one {@code gossipsub-verify} thread with a queue of
@@ -60,9 +60,6 @@ public final class PubSub implements AutoCloseable {
   /** Consecutive failed opens of our stream to a peer before we wait for the next identify. */
   private static final int MAX_OPEN_ATTEMPTS = 3;
   private static final long REOPEN_DELAY_MILLIS = 1_000;
-  /** RPCs of one inbound stream waiting for the router before the stream stops reading. */
-  private static final int PAUSE_BACKLOG = 64;
-  private static final int RESUME_BACKLOG = 16;
 
   /** Receives validated messages of subscribed topics. */
   @FunctionalInterface
@@ -137,25 +134,26 @@ public final class PubSub implements AutoCloseable {
       host.protocols().register(id, (stream, protocol) -> {
         final Connection connection = Connection.of(stream).orElseThrow();
         final PeerId peer = connection.remotePeer();
-        // Flow control: the stream stops reading (so yamux stops granting window) while too
-        // many of its RPCs wait for the router; pause and resume both run on the stream's loop.
-        final AtomicInteger backlog = new AtomicInteger();
+        // Flow control: the peer's streams stop reading (so yamux stops granting window) while
+        // its budget of decoded messages waiting, over all its streams and protocols, is full.
+        final PeerInboundQueue queue = connection.inboundQueue();
         GossipsubProtocol.installInbound(stream, config.maxRpcSize(), rpc -> {
-          if (backlog.incrementAndGet() >= PAUSE_BACKLOG) {
-            stream.config().setAutoRead(false);
+          final Runnable release = queue.admit(stream, rpc.getSerializedSize());
+          if (closed) {
+            release.run();
+            return;
           }
-          onLoop(() -> {
+          loop.execute(() -> {
             try {
-              engine.handleRpc(peer, rpc);
-            } finally {
-              if (backlog.decrementAndGet() <= RESUME_BACKLOG) {
-                stream.eventLoop().execute(() -> {
-                  if (backlog.get() <= RESUME_BACKLOG && !stream.config().isAutoRead()) {
-                    stream.config().setAutoRead(true);
-                  }
-                });
+              if (!closed) {
+                engine.handleRpc(peer, rpc);
               }
+            } catch (final RuntimeException e) {
+              LOG.warn("gossipsub task failed", e);
+            } finally {
+              release.run();
             }
+            refreshView();
           });
         });
         // As JS does: a peer that talks gossipsub to us gets our stream back.
