@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.relaypinner.multiformats.Multibase.Base;
-import io.relaypinner.testkit.SharedVectors;
+import io.relaypinner.testkit.TestVectors;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,7 +22,7 @@ class CidTest {
       "dag-pb", Multicodec.DAG_PB);
 
   private static List<Path> fixtureFolders() throws IOException {
-    final Path root = SharedVectors.require("ipld-codec-fixtures/fixtures");
+    final Path root = TestVectors.path("ipld-codec-fixtures/fixtures");
     try (Stream<Path> s = Files.list(root)) {
       return s.filter(Files::isDirectory).sorted().toList();
     }

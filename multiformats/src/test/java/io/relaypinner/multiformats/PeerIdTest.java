@@ -7,7 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.relaypinner.multiformats.Multibase.Base;
-import io.relaypinner.testkit.SharedVectors;
+import io.relaypinner.testkit.TestVectors;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 class PeerIdTest {
   private static JsonNode vectors() throws IOException {
     return new ObjectMapper().readTree(
-        SharedVectors.require("peer-ids/peer-ids-vectors.json").toFile());
+        TestVectors.path("peer-ids/peer-ids-vectors.json").toFile());
   }
 
   @Test

@@ -1,6 +1,6 @@
 package io.relaypinner.multiformats;
 
-import io.relaypinner.testkit.SharedVectors;
+import io.relaypinner.testkit.TestVectors;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -9,7 +9,7 @@ import java.nio.file.Path;
 import java.util.HexFormat;
 import java.util.List;
 
-/** Small helpers for reading the shared conformance vectors. */
+/** Small helpers for reading the committed conformance vectors. */
 final class TestData {
   private TestData() {}
 
@@ -26,9 +26,9 @@ final class TestData {
     return text.getBytes(StandardCharsets.US_ASCII);
   }
 
-  /** The lines of a vectors file, skipping the test when the vectors are absent. */
+  /** The lines of a file under {@code src/test/resources/vectors/}. */
   static List<String> lines(final String relative) {
-    return readLines(SharedVectors.require(relative));
+    return readLines(TestVectors.path(relative));
   }
 
   static List<String> readLines(final Path path) {

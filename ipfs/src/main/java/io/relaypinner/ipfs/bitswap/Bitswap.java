@@ -13,6 +13,7 @@ import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.libp2p.host.Connection;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostListener;
+import io.relaypinner.libp2p.host.PeerInboundQueue;
 import io.relaypinner.libp2p.netty.UvarintFrameDecoder;
 import io.relaypinner.libp2p.netty.UvarintFrameEncoder;
 import io.relaypinner.libp2p.netty.WriteOnlyStreamHandler;
@@ -40,7 +41,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -66,7 +66,9 @@ import org.slf4j.LoggerFactory;
  * {@link BitswapConfig#maxConcurrentLoads()} turns at once) and sends them in messages of at
  * most {@link BitswapConfig#maxSendMessageSize()}; a peer whose stream is not writable gets no
  * turn until it drains. So one peer wanting 100,000 blocks gets one turn in the rotation like
- * everybody else.
+ * everybody else. A served want leaves the ledger only once the message carrying its block (or
+ * HAVE) is written; a message dropped (full outbox) or failed is served again, and one we could
+ * not open a stream for is served when the peer next sends us a message.
  *
  * <p><b>Client.</b> {@link #get} fetches one block: wants for the same CID are shared. A want is
  * sent as WANT-BLOCK to a peer that recently had blocks (HAVE or a delivered block) and as
@@ -93,9 +95,6 @@ public final class Bitswap implements AutoCloseable {
   /** Received multihashes remembered to tell duplicates from unwanted blocks. */
   private static final int RECENT_BLOCKS = 8_192;
   private static final long TICK_MILLIS = 500;
-  /** Messages of one inbound stream waiting for the loop before the stream stops reading. */
-  private static final int PAUSE_BACKLOG = 32;
-  private static final int RESUME_BACKLOG = 8;
   /**
    * Longest our wants to a peer wait while it is still sending blocks we asked for. Helia 5
    * answers every message by sending again all blocks of its queue not yet fully written, so a
@@ -112,6 +111,11 @@ public final class Bitswap implements AutoCloseable {
     private boolean queued;
     /** Whether we told this peer DONT_HAVE already (said once per want). */
     private boolean dontHaveSent;
+    /**
+     * Its block (or HAVE) is in a message not yet written: the entry leaves the ledger when the
+     * write succeeds, and is looked at again when the message is dropped or the write fails.
+     */
+    private boolean sending;
 
     LedgerEntry(final Cid cid, final WantType type, final boolean sendDontHave) {
       this.cid = cid;
@@ -128,7 +132,9 @@ public final class Bitswap implements AutoCloseable {
     private boolean opening;
     private int failedOpens;
     private long lastUse;
-    private final ArrayDeque<BitswapFrame> outbox = new ArrayDeque<>();
+    private final ArrayDeque<Outgoing> outbox = new ArrayDeque<>();
+    /** Served entries whose message could not be sent (no stream): served on its next message. */
+    private final List<LedgerEntry> parked = new ArrayList<>();
     private final List<Want> wantBuffer = new ArrayList<>();
     private final List<Presence> presenceBuffer = new ArrayList<>();
     private boolean flushScheduled;
@@ -166,6 +172,9 @@ public final class Bitswap implements AutoCloseable {
 
   /** What a turn found for one want. */
   private record Outcome(Multihash key, Cid cid, byte[] data, boolean have) {}
+
+  /** A message to send and the ledger entries it serves (empty for wants and cancels). */
+  private record Outgoing(BitswapFrame frame, List<LedgerEntry> served) {}
 
   private final Host host;
   private final Blockstore blockstore;
@@ -205,7 +214,7 @@ public final class Bitswap implements AutoCloseable {
   private final AtomicLong ledgerPeers = new AtomicLong();
   private final AtomicLong clientWants = new AtomicLong();
   private volatile int peerCount;
-  private final Map<String, AtomicLong> rejected = new ConcurrentHashMap<>();
+  private final Map<BitswapReject, AtomicLong> rejected = new ConcurrentHashMap<>();
   private ScheduledFuture<?> ticker;
   private volatile boolean closed;
 
@@ -241,29 +250,22 @@ public final class Bitswap implements AutoCloseable {
             config.inboundIdleTimeout().toMillis(), 0, 0, TimeUnit.MILLISECONDS));
         stream.pipeline().addLast("bitswap-frames",
             new UvarintFrameDecoder(config.maxMessageSize()));
-        // Flow control: the stream stops reading (so yamux stops granting window) while too
-        // many of its messages wait for the loop; both switches run on the stream's loop.
-        final AtomicInteger backlog = new AtomicInteger();
-        stream.pipeline().addLast("bitswap-in", new BitswapInboundHandler(codec, decoded -> {
-          if (backlog.incrementAndGet() >= PAUSE_BACKLOG) {
-            stream.config().setAutoRead(false);
-          }
-          onLoopAlways(() -> {
-            try {
-              if (!closed) {
-                received(peer, decoded);
-              }
-            } finally {
-              if (backlog.decrementAndGet() <= RESUME_BACKLOG) {
-                stream.eventLoop().execute(() -> {
-                  if (backlog.get() <= RESUME_BACKLOG && !stream.config().isAutoRead()) {
-                    stream.config().setAutoRead(true);
+        // Flow control: the peer's streams stop reading (so yamux stops granting window) while
+        // its budget of decoded messages waiting, over all its streams and protocols, is full.
+        final PeerInboundQueue queue = connection.inboundQueue();
+        stream.pipeline().addLast("bitswap-in", new BitswapInboundHandler(codec,
+            (decoded, size) -> {
+              final Runnable release = queue.admit(stream, size);
+              onLoopAlways(() -> {
+                try {
+                  if (!closed) {
+                    received(peer, decoded);
                   }
-                });
-              }
-            }
-          });
-        }, this::reject));
+                } finally {
+                  release.run();
+                }
+              });
+            }, this::reject));
         onLoop(() -> bitswapPeerSeen(peer));
       });
     }
@@ -333,13 +335,37 @@ public final class Bitswap implements AutoCloseable {
         if (held.isPresent()) {
           result.complete(held.get());
         } else {
-          onLoop(() -> want(cid, result, timeout, store));
+          submitWant(cid, result, timeout, store);
         }
       });
     } catch (final RejectedExecutionException e) {
       result.completeExceptionally(e);
     }
     return result;
+  }
+
+  /**
+   * Registers the want on the loop, or fails {@code result} when bitswap closed meanwhile (a
+   * close racing the blockstore lookup must not leave the caller waiting forever).
+   */
+  private void submitWant(final Cid cid, final CompletableFuture<byte[]> result,
+      final Duration timeout, final boolean store) {
+    try {
+      loop.execute(() -> {
+        if (closed) {
+          result.completeExceptionally(new IllegalStateException("bitswap is closed"));
+          return;
+        }
+        try {
+          want(cid, result, timeout, store);
+        } catch (final RuntimeException e) {
+          LOG.warn("bitswap want of {} failed", cid, e);
+          result.completeExceptionally(e);
+        }
+      });
+    } catch (final RejectedExecutionException e) {
+      result.completeExceptionally(new IllegalStateException("bitswap is closed", e));
+    }
   }
 
   /**
@@ -353,7 +379,7 @@ public final class Bitswap implements AutoCloseable {
   /** Counters and gauges now. */
   public BitswapStats stats() {
     final Map<String, Long> reasons = new TreeMap<>();
-    rejected.forEach((reason, count) -> reasons.put(reason, count.get()));
+    rejected.forEach((reason, count) -> reasons.put(reason.label(), count.get()));
     return new BitswapStats(blocksSent.get(), bytesSent.get(), blocksReceived.get(),
         bytesReceived.get(), duplicateBlocks.get(), unwantedBlocks.get(), messagesReceived.get(),
         messagesSent.get(), haveSent.get(), dontHaveSent.get(), ledgerEntries.get(),
@@ -438,7 +464,7 @@ public final class Bitswap implements AutoCloseable {
     });
   }
 
-  private void reject(final String reason) {
+  private void reject(final BitswapReject reason) {
     rejected.computeIfAbsent(reason, r -> new AtomicLong()).incrementAndGet();
   }
 
@@ -536,7 +562,7 @@ public final class Bitswap implements AutoCloseable {
     messagesReceived.incrementAndGet();
     lastHeard.put(peer, System.nanoTime());
     if (decoded.rejectedBlocks() > 0) {
-      rejected.computeIfAbsent("bad-block", r -> new AtomicLong())
+      rejected.computeIfAbsent(BitswapReject.BAD_BLOCK, r -> new AtomicLong())
           .addAndGet(decoded.rejectedBlocks());
     }
     final BitswapFrame frame = decoded.frame();
@@ -546,6 +572,10 @@ public final class Bitswap implements AutoCloseable {
     }
     if (frame.full() || !frame.wants().isEmpty()) {
       updateLedger(state(peer), frame);
+    }
+    final PeerState known = peers.get(peer);
+    if (known != null) {
+      unpark(known);
     }
     for (final Presence presence : frame.presences()) {
       presence(peer, presence);
@@ -594,7 +624,7 @@ public final class Bitswap implements AutoCloseable {
       }
     }
     if (overflow) {
-      reject("wantlist-full");
+      reject(BitswapReject.WANTLIST_FULL);
     }
     if (wasEmpty && !state.ledger.isEmpty()) {
       ledgerPeers.incrementAndGet();
@@ -751,7 +781,9 @@ public final class Bitswap implements AutoCloseable {
       }
     }
     final List<Block> blocks = new ArrayList<>();
+    final List<LedgerEntry> blockEntries = new ArrayList<>();
     final List<Presence> presences = new ArrayList<>();
+    final List<LedgerEntry> haveEntries = new ArrayList<>();
     for (final Outcome outcome : outcomes) {
       final LedgerEntry entry = state.ledger.get(outcome.key());
       if (entry == null || entry.queued) {
@@ -760,15 +792,17 @@ public final class Bitswap implements AutoCloseable {
       }
       if (outcome.data() != null) {
         blocks.add(new Block(entry.cid, outcome.data()));
-        removeEntry(state, outcome.key());
+        blockEntries.add(entry);
+        entry.sending = true;
       } else if (outcome.have()) {
         if (entry.type == WantType.BLOCK) {
           // Vanished between size() and get(): treat as absent below.
           continue;
         }
         presences.add(new Presence(entry.cid, true));
+        haveEntries.add(entry);
+        entry.sending = true;
         haveSent.incrementAndGet();
-        removeEntry(state, outcome.key());
       } else if (entry.sendDontHave && !entry.dontHaveSent) {
         // Kept in the ledger: served if the block arrives later.
         entry.dontHaveSent = true;
@@ -776,7 +810,70 @@ public final class Bitswap implements AutoCloseable {
         dontHaveSent.incrementAndGet();
       }
     }
-    sendServed(state, blocks, presences);
+    sendServed(state, blocks, blockEntries, presences, haveEntries);
+    makeReady(state);
+    schedule();
+  }
+
+  /** The message serving {@code served} was written: those wants are done. */
+  private void sent(final PeerState state, final List<LedgerEntry> served) {
+    if (peers.get(state.peer) != state) {
+      return;
+    }
+    for (final LedgerEntry entry : served) {
+      final Multihash key = entry.cid.multihash();
+      if (state.ledger.get(key) == entry && entry.sending) {
+        entry.sending = false;
+        if (!entry.queued) {
+          removeEntry(state, key);
+        }
+      }
+    }
+  }
+
+  /**
+   * The message serving {@code served} was dropped or its write failed: the wants stay and are
+   * looked at again (now, or on the peer's next message when {@code park}).
+   */
+  private void unsent(final PeerState state, final List<LedgerEntry> served,
+      final boolean park) {
+    if (served.isEmpty() || peers.get(state.peer) != state) {
+      return;
+    }
+    for (final LedgerEntry entry : served) {
+      if (state.ledger.get(entry.cid.multihash()) == entry && entry.sending) {
+        entry.sending = false;
+        if (park) {
+          state.parked.add(entry);
+        } else {
+          requeue(state, entry);
+        }
+      }
+    }
+    if (!park) {
+      makeReady(state);
+      schedule();
+    }
+  }
+
+  private static void requeue(final PeerState state, final LedgerEntry entry) {
+    if (!entry.queued) {
+      entry.queued = true;
+      state.queue.add(entry.cid.multihash());
+    }
+  }
+
+  /** A peer we could not open a stream to spoke again: its parked wants are served now. */
+  private void unpark(final PeerState state) {
+    if (state.parked.isEmpty()) {
+      return;
+    }
+    for (final LedgerEntry entry : state.parked) {
+      if (state.ledger.get(entry.cid.multihash()) == entry) {
+        requeue(state, entry);
+      }
+    }
+    state.parked.clear();
     makeReady(state);
     schedule();
   }
@@ -792,23 +889,31 @@ public final class Bitswap implements AutoCloseable {
 
   /** Packs blocks and presences into messages under the send limit and sends them. */
   private void sendServed(final PeerState state, final List<Block> blocks,
-      final List<Presence> presences) {
+      final List<LedgerEntry> blockEntries, final List<Presence> presences,
+      final List<LedgerEntry> haveEntries) {
     if (blocks.isEmpty() && presences.isEmpty()) {
       return;
     }
     List<Block> batch = new ArrayList<>();
+    List<LedgerEntry> served = new ArrayList<>();
     long batchBytes = 0;
-    for (final Block block : blocks) {
+    for (int i = 0; i < blocks.size(); i++) {
+      final Block block = blocks.get(i);
       final int size = block.data().length + BitswapFrameCodec.blockOverhead(block.cid());
       if (!batch.isEmpty() && batchBytes + size > config.maxSendMessageSize()) {
-        enqueue(state, new BitswapFrame(List.of(), false, batch, List.of(), 0));
+        enqueue(state, new Outgoing(new BitswapFrame(List.of(), false, batch, List.of(), 0),
+            served));
         batch = new ArrayList<>();
+        served = new ArrayList<>();
         batchBytes = 0;
       }
       batch.add(block);
+      served.add(blockEntries.get(i));
       batchBytes += size;
     }
-    enqueue(state, new BitswapFrame(List.of(), false, batch, presences, 0));
+    served.addAll(haveEntries);
+    enqueue(state, new Outgoing(new BitswapFrame(List.of(), false, batch, presences, 0),
+        served));
   }
 
   // ---------------------------------------------------------------- client
@@ -1055,35 +1160,40 @@ public final class Bitswap implements AutoCloseable {
         }
         batch.add(want);
         if (batch.size() == WANTS_PER_MESSAGE) {
-          enqueue(state, new BitswapFrame(batch, false, List.of(), List.of(), 0));
+          enqueue(state, new Outgoing(new BitswapFrame(batch, false, List.of(), List.of(), 0),
+              List.of()));
           batch = new ArrayList<>();
         }
       }
       state.wantBuffer.clear();
       if (!batch.isEmpty()) {
-        enqueue(state, new BitswapFrame(batch, false, List.of(), List.of(), 0));
+        enqueue(state, new Outgoing(new BitswapFrame(batch, false, List.of(), List.of(), 0),
+            List.of()));
       }
     });
   }
 
-  private void enqueue(final PeerState state, final BitswapFrame frame) {
-    if (frame.isEmpty()) {
+  private void enqueue(final PeerState state, final Outgoing outgoing) {
+    if (outgoing.frame().isEmpty()) {
       return;
     }
     if (state.outbound != null && state.outbox.isEmpty() && state.outbound.isWritable()) {
-      write(state, frame);
+      write(state, outgoing);
       return;
     }
     if (state.outbox.size() >= config.maxOutboxMessages()) {
-      // The peer does not read: the oldest message goes (wants are re-sent by the ticker).
-      state.outbox.poll();
-      reject("send-queue-full");
+      // The peer does not read: the oldest message goes (wants are re-sent by the ticker, the
+      // wants it served stay in the ledger and are served again once the peer reads).
+      final Outgoing dropped = state.outbox.poll();
+      reject(BitswapReject.SEND_QUEUE_FULL);
+      unsent(state, dropped.served(), false);
     }
-    state.outbox.add(frame);
+    state.outbox.add(outgoing);
     ensureOutbound(state);
   }
 
-  private void write(final PeerState state, final BitswapFrame frame) {
+  private void write(final PeerState state, final Outgoing outgoing) {
+    final BitswapFrame frame = outgoing.frame();
     final byte[] body = codec.encode(frame, state.version);
     // State first: the write may fire channelWritabilityChanged synchronously.
     state.lastUse = System.nanoTime();
@@ -1093,10 +1203,16 @@ public final class Bitswap implements AutoCloseable {
       bytesSent.addAndGet(block.data().length);
     }
     final Channel channel = state.outbound;
+    final List<LedgerEntry> served = outgoing.served();
     channel.writeAndFlush(Unpooled.wrappedBuffer(body)).addListener(f -> {
-      if (!f.isSuccess()) {
-        reject("send-failed");
+      if (f.isSuccess()) {
+        if (!served.isEmpty()) {
+          onLoopAlways(() -> sent(state, served));
+        }
+      } else {
+        reject(BitswapReject.SEND_FAILED);
         LOG.debug("bitswap write to {} failed: {}", state.peer, f.cause().toString());
+        onLoopAlways(() -> unsent(state, served, false));
       }
     });
   }
@@ -1120,7 +1236,7 @@ public final class Bitswap implements AutoCloseable {
     }
     final Optional<Connection> connection = host.connection(state.peer);
     if (connection.isEmpty()) {
-      state.outbox.clear();
+      dropOutbox(state);
       return;
     }
     state.opening = true;
@@ -1139,12 +1255,12 @@ public final class Bitswap implements AutoCloseable {
       }
       if (error != null || !stream.channel().isActive()) {
         state.failedOpens++;
-        reject("stream-open-failed");
+        reject(BitswapReject.STREAM_OPEN_FAILED);
         LOG.debug("bitswap stream to {} failed: {}", state.peer,
             error == null ? "closed at once" : error.toString());
         if (state.failedOpens >= MAX_OPEN_ATTEMPTS) {
-          // Give up on what is queued; the ledger waits for the peer's next message.
-          state.outbox.clear();
+          // Give up on what is queued; what it served waits for the peer's next message.
+          dropOutbox(state);
           state.failedOpens = 0;
         } else {
           loop.schedule(() -> onLoop(() -> ensureOutbound(state)), 200L * state.failedOpens,
@@ -1158,6 +1274,13 @@ public final class Bitswap implements AutoCloseable {
       state.lastUse = System.nanoTime();
       drained(state, stream.channel());
     }));
+  }
+
+  /** Drops every queued message; the wants they served are parked in the ledger. */
+  private void dropOutbox(final PeerState state) {
+    while (!state.outbox.isEmpty()) {
+      unsent(state, state.outbox.poll().served(), true);
+    }
   }
 
   private void outboundEnded(final PeerState state, final Channel channel) {

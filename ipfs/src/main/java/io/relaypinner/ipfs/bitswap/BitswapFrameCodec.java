@@ -8,6 +8,7 @@ import io.relaypinner.ipfs.bitswap.BitswapFrame.Want;
 import io.relaypinner.ipfs.bitswap.BitswapFrame.WantType;
 import io.relaypinner.ipfs.bitswap.pb.BitswapProtos.Message;
 import io.relaypinner.ipfs.blockstore.Blocks;
+import io.relaypinner.libp2p.core.LimitExceededException;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multicodec;
@@ -53,7 +54,7 @@ public final class BitswapFrameCodec {
    */
   public Decoded decode(final ByteBuffer body) {
     if (body.remaining() > config.maxMessageSize()) {
-      throw new ProtocolViolationException("bitswap message of " + body.remaining()
+      throw new LimitExceededException("bitswap message of " + body.remaining()
           + " bytes exceeds the limit of " + config.maxMessageSize());
     }
     final Message message;
@@ -67,16 +68,16 @@ public final class BitswapFrameCodec {
     }
     final int entryCount = message.getWantlist().getEntriesCount();
     if (entryCount > config.maxWantlistEntries()) {
-      throw new ProtocolViolationException("bitswap: " + entryCount
+      throw new LimitExceededException("bitswap: " + entryCount
           + " wantlist entries exceed the limit of " + config.maxWantlistEntries());
     }
     final int blockCount = message.getBlocksCount() + message.getPayloadCount();
     if (blockCount > config.maxBlocksPerMessage()) {
-      throw new ProtocolViolationException("bitswap: " + blockCount
+      throw new LimitExceededException("bitswap: " + blockCount
           + " blocks exceed the limit of " + config.maxBlocksPerMessage());
     }
     if (message.getBlockPresencesCount() > config.maxPresencesPerMessage()) {
-      throw new ProtocolViolationException("bitswap: " + message.getBlockPresencesCount()
+      throw new LimitExceededException("bitswap: " + message.getBlockPresencesCount()
           + " block presences exceed the limit of " + config.maxPresencesPerMessage());
     }
     final List<Want> wants = new ArrayList<>(entryCount);
@@ -189,7 +190,7 @@ public final class BitswapFrameCodec {
 
   private static void checkBlockSize(final ByteString data) {
     if (data.size() > Blocks.MAX_BLOCK_SIZE) {
-      throw new ProtocolViolationException("bitswap: block of " + data.size()
+      throw new LimitExceededException("bitswap: block of " + data.size()
           + " bytes exceeds the limit of " + Blocks.MAX_BLOCK_SIZE);
     }
   }

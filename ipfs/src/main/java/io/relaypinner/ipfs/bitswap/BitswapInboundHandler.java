@@ -10,6 +10,7 @@ import io.netty.util.ReferenceCountUtil;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
 import io.relaypinner.libp2p.mux.yamux.YamuxStreamChannel;
 import java.util.function.Consumer;
+import java.util.function.ObjIntConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,11 +25,11 @@ final class BitswapInboundHandler extends ChannelInboundHandlerAdapter {
   private static final Logger LOG = LoggerFactory.getLogger(BitswapInboundHandler.class);
 
   private final BitswapFrameCodec codec;
-  private final Consumer<BitswapFrameCodec.Decoded> sink;
-  private final Consumer<String> rejected;
+  private final ObjIntConsumer<BitswapFrameCodec.Decoded> sink;
+  private final Consumer<BitswapReject> rejected;
 
   BitswapInboundHandler(final BitswapFrameCodec codec,
-      final Consumer<BitswapFrameCodec.Decoded> sink, final Consumer<String> rejected) {
+      final ObjIntConsumer<BitswapFrameCodec.Decoded> sink, final Consumer<BitswapReject> rejected) {
     this.codec = codec;
     this.sink = sink;
     this.rejected = rejected;
@@ -38,19 +39,21 @@ final class BitswapInboundHandler extends ChannelInboundHandlerAdapter {
   public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
     if (!(msg instanceof ByteBuf frame)) {
       ReferenceCountUtil.release(msg);
-      fail(ctx, "malformed", new ProtocolViolationException("bitswap: unexpected message"));
+      fail(ctx, BitswapReject.MALFORMED,
+          new ProtocolViolationException("bitswap: unexpected message"));
       return;
     }
     final BitswapFrameCodec.Decoded decoded;
+    final int size = frame.readableBytes();
     try {
       decoded = codec.decode(frame.nioBuffer());
     } catch (final ProtocolViolationException e) {
-      fail(ctx, e.getMessage().contains("exceed") ? "over-limit" : "malformed", e);
+      fail(ctx, BitswapReject.of(e), e);
       return;
     } finally {
       frame.release();
     }
-    sink.accept(decoded);
+    sink.accept(decoded, size);
   }
 
   @Override
@@ -69,15 +72,15 @@ final class BitswapInboundHandler extends ChannelInboundHandlerAdapter {
     final Throwable root = cause instanceof DecoderException && cause.getCause() != null
         ? cause.getCause() : cause;
     if (root instanceof ProtocolViolationException) {
-      fail(ctx, root.getMessage() != null && root.getMessage().contains("exceeds")
-          ? "too-large" : "bad-frame", root);
+      fail(ctx, BitswapReject.of(root), root);
     } else {
       LOG.debug("closing bitswap stream {} from the remote: {}", ctx.channel(), root.toString());
       ctx.close();
     }
   }
 
-  private void fail(final ChannelHandlerContext ctx, final String reason, final Throwable cause) {
+  private void fail(final ChannelHandlerContext ctx, final BitswapReject reason,
+      final Throwable cause) {
     rejected.accept(reason);
     LOG.debug("closing bitswap stream {} from the remote ({}): {}", ctx.channel(), reason,
         cause.getMessage());

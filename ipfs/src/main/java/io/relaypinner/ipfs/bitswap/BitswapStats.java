@@ -18,8 +18,7 @@ import java.util.Map;
  * @param wantlistEntries entries of all peers' wantlists we hold (sum over peers)
  * @param wantlistPeers peers whose wantlist is not empty
  * @param clientWants CIDs we are fetching now
- * @param rejected messages and blocks refused, by reason ({@code too-large}, {@code malformed},
- *     {@code over-limit}, {@code bad-frame}, {@code bad-block}, {@code wantlist-full})
+ * @param rejected messages, blocks and wants refused or lost, by {@link BitswapReject#label()}
  */
 public record BitswapStats(long blocksSent, long bytesSent, long blocksReceived,
     long bytesReceived, long duplicateBlocks, long unwantedBlocks, long messagesReceived,

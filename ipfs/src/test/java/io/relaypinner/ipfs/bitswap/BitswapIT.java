@@ -10,6 +10,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.relaypinner.ipfs.bitswap.pb.BitswapProtos.Message;
+import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
 import io.relaypinner.ipfs.datastore.MemoryDatastore;
 import io.relaypinner.ipfs.pin.CodecLinkResolver;
@@ -38,14 +39,17 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -404,5 +408,207 @@ class BitswapIT {
     assertThat(message.getBlocksCount()).isEqualTo(1);
     assertThat(message.getBlocks(0).toByteArray()).isEqualTo(data);
     assertThat(message.getPayloadCount()).isZero();
+  }
+
+  /** A blockstore whose reads wait for a gate and are recorded in order. */
+  private static final class GatedBlockstore implements Blockstore {
+    private final MemoryBlockstore inner = new MemoryBlockstore();
+    private final CountDownLatch gate = new CountDownLatch(1);
+    private final List<Cid> reads = new CopyOnWriteArrayList<>();
+
+    @Override
+    public boolean has(final Cid cid) {
+      return inner.has(cid);
+    }
+
+    @Override
+    public Optional<byte[]> get(final Cid cid) {
+      try {
+        gate.await();
+      } catch (final InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+      reads.add(cid);
+      return inner.get(cid);
+    }
+
+    @Override
+    public Optional<Integer> size(final Cid cid) {
+      return inner.size(cid);
+    }
+
+    @Override
+    public void put(final Cid cid, final byte[] data) {
+      inner.put(cid, data);
+    }
+
+    @Override
+    public boolean delete(final Cid cid) {
+      return inner.delete(cid);
+    }
+
+    @Override
+    public void forEachKey(final Consumer<Cid> visitor) {
+      inner.forEachKey(visitor);
+    }
+  }
+
+  /** A host without bitswap whose received bitswap blocks are recorded, once {@link #listen}. */
+  private record RawPeer(Host host, Connection connection, List<Cid> blocks) {
+    void listen() {
+      final BitswapFrameCodec codec = new BitswapFrameCodec(BitswapConfig.DEFAULT);
+      host.protocols().register(BitswapProtocol.BITSWAP_1_2, (channel, protocol) -> {
+        channel.pipeline().addLast(new UvarintFrameDecoder(BitswapConfig.MAX_MESSAGE_SIZE));
+        channel.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+          @Override
+          public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
+            final ByteBuf frame = (ByteBuf) msg;
+            try {
+              for (final BitswapFrame.Block block : codec.decode(frame.nioBuffer()).frame()
+                  .blocks()) {
+                blocks.add(block.cid());
+              }
+            } catch (final Exception e) {
+              throw new IllegalStateException(e);
+            } finally {
+              frame.release();
+            }
+          }
+        });
+      });
+    }
+  }
+
+  private RawPeer rawPeer(final Node server, final boolean listening) throws Exception {
+    final Host host = new Host(Keys.generate(KeyType.ED25519, random), HostConfig.builder()
+        .listenAddresses(List.of(Multiaddr.parse("/ip4/127.0.0.1/tcp/0")))
+        .agentVersion("raw/test").build(), loops, Clock.systemUTC());
+    hosts.add(host);
+    host.start().get(5, TimeUnit.SECONDS);
+    final Connection connection = host.dial(server.host().listenAddresses().get(0)
+        .withPeerId(server.host().peerId())).get(10, TimeUnit.SECONDS);
+    final RawPeer peer = new RawPeer(host, connection, new CopyOnWriteArrayList<>());
+    if (listening) {
+      peer.listen();
+    }
+    return peer;
+  }
+
+  private static Stream rawStream(final RawPeer from, final Node to) throws Exception {
+    return from.connection().newStream(List.of(BitswapProtocol.BITSWAP_1_2),
+        (channel, negotiated) -> channel.pipeline().addLast(UvarintFrameEncoder.INSTANCE))
+        .get(10, TimeUnit.SECONDS);
+  }
+
+  private static void wantBlocks(final Stream stream, final List<Cid> cids) throws Exception {
+    final List<BitswapFrame.Want> wants = new ArrayList<>();
+    for (final Cid cid : cids) {
+      wants.add(BitswapFrame.Want.block(cid, false));
+    }
+    send(stream, new BitswapFrame(wants, false, List.of(), List.of(), 0),
+        BitswapProtocol.Version.V1_2);
+  }
+
+  @Test
+  void server_shouldServeRoundRobinByBytes_notFirstComeFirstServed() throws Exception {
+    final GatedBlockstore store = new GatedBlockstore();
+    final Host host = new Host(Keys.generate(KeyType.ED25519, random), HostConfig.builder()
+        .listenAddresses(List.of(Multiaddr.parse("/ip4/127.0.0.1/tcp/0")))
+        .agentVersion("relay-pinner/test").build(), loops, Clock.systemUTC());
+    hosts.add(host);
+    host.start().get(5, TimeUnit.SECONDS);
+    final Node server = new Node(host, Bitswap.start(host, store, storage,
+        BitswapConfig.DEFAULT), null);
+    nodes.add(server.bitswap());
+    final Random data = new Random(11);
+    final List<Cid> big = new ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      final byte[] block = new byte[256 * 1024];
+      data.nextBytes(block);
+      final Cid cid = raw(block);
+      store.put(cid, block);
+      big.add(cid);
+    }
+    final byte[] small = "the other peer's block".getBytes(StandardCharsets.UTF_8);
+    final Cid smallCid = raw(small);
+    store.put(smallCid, small);
+    final RawPeer greedy = rawPeer(server, true);
+    final RawPeer normal = rawPeer(server, true);
+
+    // The greedy peer asks first for 10 MiB; the other peer asks for one block after it.
+    wantBlocks(rawStream(greedy, server), big);
+    await().atMost(WAIT).until(() -> server.bitswap().wantlistSizes().get()
+        .getOrDefault(greedy.host().peerId(), 0) == 40);
+    wantBlocks(rawStream(normal, server), List.of(smallCid));
+    await().atMost(WAIT).until(() -> server.bitswap().wantlistSizes().get()
+        .getOrDefault(normal.host().peerId(), 0) == 1);
+    store.gate.countDown();
+
+    await().atMost(WAIT).until(() -> normal.blocks().contains(smallCid)
+        && greedy.blocks().size() == 40);
+    // Round-robin by bytes (1 MiB turns): the small block is read within the first turns. A
+    // first-come-first-served server would read all 40 big blocks first.
+    assertThat(store.reads.indexOf(smallCid)).isLessThan(10);
+  }
+
+  @Test
+  void server_shouldKeepAServedWant_whenNoStreamOpens_andServeItOnThePeersNextMessage()
+      throws Exception {
+    final Node server = node();
+    final byte[] data = "served after all".getBytes(StandardCharsets.UTF_8);
+    final Cid cid = raw(data);
+    server.blocks().put(cid, data);
+    // The peer wants the block but cannot take our stream (it has no bitswap handler yet).
+    final RawPeer peer = rawPeer(server, false);
+    final Stream stream = rawStream(peer, server);
+    wantBlocks(stream, List.of(cid));
+    await().atMost(WAIT).until(() -> server.bitswap().stats().rejected()
+        .getOrDefault("stream-open-failed", 0L) >= 3);
+    assertThat(server.bitswap().wantlistSizes().get(10, TimeUnit.SECONDS))
+        .containsEntry(peer.host().peerId(), 1);
+
+    peer.listen();
+    wantBlocks(stream, List.of(raw("anything".getBytes(StandardCharsets.UTF_8))));
+
+    await().atMost(WAIT).until(() -> peer.blocks().contains(cid));
+    // The served want left the ledger once written; the new (missing) one stays.
+    await().atMost(WAIT).until(() -> server.bitswap().wantlistSizes().get()
+        .getOrDefault(peer.host().peerId(), 0) == 1);
+  }
+
+  @Test
+  void get_shouldFailNotHang_whenCloseRacesItsBlockstoreLookup() throws Exception {
+    final ExecutorService slow = Executors.newSingleThreadExecutor();
+    try {
+      final Host host = new Host(Keys.generate(KeyType.ED25519, random), HostConfig.builder()
+          .listenAddresses(List.of(Multiaddr.parse("/ip4/127.0.0.1/tcp/0")))
+          .agentVersion("relay-pinner/test").build(), loops, Clock.systemUTC());
+      hosts.add(host);
+      host.start().get(5, TimeUnit.SECONDS);
+      final Bitswap bitswap = Bitswap.start(host, new MemoryBlockstore(), slow,
+          BitswapConfig.DEFAULT);
+      final CountDownLatch lookups = new CountDownLatch(1);
+      slow.execute(() -> {
+        try {
+          lookups.await();
+        } catch (final InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+      final List<CompletableFuture<byte[]>> gets = new ArrayList<>();
+      for (int i = 0; i < 20; i++) {
+        gets.add(bitswap.get(raw(("missing " + i).getBytes(StandardCharsets.UTF_8)),
+            Duration.ofHours(1)));
+      }
+      // Closed while every lookup still waits; the lookups then find nothing.
+      bitswap.close();
+      lookups.countDown();
+
+      await().atMost(WAIT).until(() -> gets.stream().allMatch(CompletableFuture::isDone));
+      assertThat(gets).allSatisfy(get -> assertThat(get).isCompletedExceptionally());
+    } finally {
+      slow.shutdownNow();
+    }
   }
 }

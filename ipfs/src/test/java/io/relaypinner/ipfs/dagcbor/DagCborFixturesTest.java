@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.relaypinner.multiformats.Cid;
-import io.relaypinner.testkit.SharedVectors;
+import io.relaypinner.testkit.TestVectors;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,7 +29,7 @@ class DagCborFixturesTest {
 
   @TestFactory
   Stream<DynamicTest> decode_shouldRoundTripBytesAndCid_whenFixtureHasDagCbor() throws IOException {
-    final Path root = SharedVectors.require(FIXTURES);
+    final Path root = TestVectors.path(FIXTURES);
     final List<Path> folders = listFolders(root);
     assertThat(folders).hasSizeGreaterThanOrEqualTo(128);
     return folders.stream().map(folder -> DynamicTest.dynamicTest(
@@ -38,7 +38,7 @@ class DagCborFixturesTest {
 
   @Test
   void fixtures_shouldAllHaveDagCborForms() throws IOException {
-    final Path root = SharedVectors.require(FIXTURES);
+    final Path root = TestVectors.path(FIXTURES);
     int withCbor = 0;
     int withJson = 0;
     for (final Path folder : listFolders(root)) {
@@ -55,7 +55,7 @@ class DagCborFixturesTest {
 
   @TestFactory
   Stream<DynamicTest> decode_shouldThrowDagCborException_whenNegativeFixture() throws IOException {
-    final Path dir = SharedVectors.require(NEGATIVE);
+    final Path dir = TestVectors.path(NEGATIVE);
     final ObjectMapper mapper = new ObjectMapper();
     final List<DynamicTest> tests = new ArrayList<>();
     for (final Path file : listSorted(dir)) {

@@ -3,7 +3,7 @@ package io.relaypinner.ipfs.dagcbor;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.relaypinner.testkit.SharedVectors;
+import io.relaypinner.testkit.TestVectors;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -96,7 +96,7 @@ class DagCborHostileInputTest {
 
   @Test
   void decode_shouldOnlyThrowDagCborException_forMutatedFixtures() throws IOException {
-    final Path root = SharedVectors.require("ipld-codec-fixtures/fixtures");
+    final Path root = TestVectors.path("ipld-codec-fixtures/fixtures");
     final List<byte[]> blocks = new ArrayList<>();
     try (Stream<Path> folders = Files.list(root)) {
       for (final Path folder : folders.filter(Files::isDirectory).sorted().toList()) {
@@ -154,7 +154,7 @@ class DagCborHostileInputTest {
   }
 
   private static byte[] fixtureBytes(final String name) throws IOException {
-    final Path folder = SharedVectors.require("ipld-codec-fixtures/fixtures/" + name);
+    final Path folder = TestVectors.path("ipld-codec-fixtures/fixtures/" + name);
     try (Stream<Path> files = Files.list(folder)) {
       return Files.readAllBytes(files.filter(p -> p.toString().endsWith(".dag-cbor"))
           .findFirst().orElseThrow());

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.relaypinner.multiformats.Cid;
-import io.relaypinner.testkit.SharedVectors;
+import io.relaypinner.testkit.TestVectors;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.nio.file.Files;
@@ -29,7 +29,7 @@ class DagPbFixturesTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   static Stream<Arguments> fixtures() throws IOException {
-    final Path root = SharedVectors.require("ipld-codec-fixtures/fixtures");
+    final Path root = TestVectors.path("ipld-codec-fixtures/fixtures");
     final List<Arguments> out = new ArrayList<>();
     try (Stream<Path> dirs = Files.list(root)) {
       for (final Path dir : dirs.sorted().toList()) {
@@ -73,7 +73,7 @@ class DagPbFixturesTest {
   }
 
   private static Stream<Arguments> cases(final String folder) throws IOException {
-    final Path dir = SharedVectors.require(folder);
+    final Path dir = TestVectors.path(folder);
     final List<Arguments> out = new ArrayList<>();
     try (Stream<Path> files = Files.list(dir)) {
       for (final Path file : files.sorted().toList()) {

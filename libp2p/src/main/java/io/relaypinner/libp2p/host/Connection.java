@@ -38,6 +38,7 @@ public final class Connection {
   private final String muxerProtocol;
   private final MultistreamConfig multistream;
   private final Instant opened;
+  private volatile PeerInboundQueue inboundQueue;
 
   Connection(final Channel channel, final SecureSession session, final YamuxHandler muxer,
       final Direction direction, final Multiaddr remoteAddress, final Multiaddr localAddress,
@@ -99,6 +100,29 @@ public final class Connection {
   /** Whether the muxer was chosen inside the Noise handshake (no multistream round trip). */
   public boolean earlyMuxerNegotiated() {
     return session.earlyMuxer().isPresent();
+  }
+
+  /**
+   * The remote peer's inbound budget, shared by all its connections, streams and protocols
+   * (set when the connection is established; before that, or without a connection manager, a
+   * budget of this connection alone with the default limits).
+   */
+  public PeerInboundQueue inboundQueue() {
+    PeerInboundQueue queue = inboundQueue;
+    if (queue == null) {
+      synchronized (this) {
+        if (inboundQueue == null) {
+          inboundQueue = new PeerInboundQueue(ConnectionLimits.DEFAULT.peerQueuedMessages(),
+              ConnectionLimits.DEFAULT.peerQueuedBytes(), new LimitCounters());
+        }
+        queue = inboundQueue;
+      }
+    }
+    return queue;
+  }
+
+  void setInboundQueue(final PeerInboundQueue queue) {
+    this.inboundQueue = queue;
   }
 
   public Instant opened() {

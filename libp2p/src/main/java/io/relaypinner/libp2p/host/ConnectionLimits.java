@@ -29,6 +29,10 @@ import java.util.Objects;
  *     together, after the handshake); beyond it, reading from the peer pauses until the budget
  *     refills (TCP backpressure, nothing is dropped); 0 = unlimited
  * @param peerInboundBurstBytes bytes a peer may send at once before the rate applies
+ * @param peerQueuedMessages decoded inbound messages of one peer (all its connections, streams
+ *     and protocols) waiting for processing before its streams stop reading ({@link
+ *     PeerInboundQueue})
+ * @param peerQueuedBytes the bytes of those messages before its streams stop reading
  */
 public record ConnectionLimits(
     int maxConnections,
@@ -39,9 +43,14 @@ public record ConnectionLimits(
     Duration handshakeTimeout,
     Duration idleTimeout,
     long peerInboundBytesPerSecond,
-    long peerInboundBurstBytes) {
+    long peerInboundBurstBytes,
+    int peerQueuedMessages,
+    long peerQueuedBytes) {
 
-  /** Limits of js-libp2p's registrar for the built-in protocols, plus gossipsub. */
+  /**
+   * Limits of js-libp2p's registrar for the built-in protocols, plus gossipsub (2, as its
+   * one long-lived stream per direction needs) and bitswap (32, Helia's inbound default).
+   */
   public static final Map<String, Integer> DEFAULT_PROTOCOL_LIMITS = defaultProtocolLimits();
 
   /** Defaults: see each builder method. */
@@ -76,6 +85,10 @@ public record ConnectionLimits(
       throw new IllegalArgumentException(
           "peerInboundBurstBytes must be positive: " + peerInboundBurstBytes);
     }
+    atLeast("peerQueuedMessages", peerQueuedMessages, 1);
+    if (peerQueuedBytes < 1) {
+      throw new IllegalArgumentException("peerQueuedBytes must be positive: " + peerQueuedBytes);
+    }
   }
 
   /**
@@ -106,6 +119,7 @@ public record ConnectionLimits(
     limits.put("/ipfs/ping/1.0.0", 2);
     limits.put("/meshsub/*", 2);
     limits.put("/floodsub/*", 2);
+    limits.put("/ipfs/bitswap*", 32);
     return Map.copyOf(limits);
   }
 
@@ -127,7 +141,8 @@ public record ConnectionLimits(
         .defaultProtocolStreamLimit(defaultProtocolStreamLimit)
         .handshakeTimeout(handshakeTimeout).idleTimeout(idleTimeout)
         .peerInboundBytesPerSecond(peerInboundBytesPerSecond)
-        .peerInboundBurstBytes(peerInboundBurstBytes);
+        .peerInboundBurstBytes(peerInboundBurstBytes)
+        .peerQueuedMessages(peerQueuedMessages).peerQueuedBytes(peerQueuedBytes);
   }
 
   /** Collects values; {@link #build()} validates them. */
@@ -141,6 +156,8 @@ public record ConnectionLimits(
     private Duration idleTimeout = Duration.ofMinutes(5);
     private long peerInboundBytesPerSecond = 32L * 1024 * 1024;
     private long peerInboundBurstBytes = 64L * 1024 * 1024;
+    private int peerQueuedMessages = 64;
+    private long peerQueuedBytes = 16L * 1024 * 1024;
 
     private Builder() {}
 
@@ -162,7 +179,10 @@ public record ConnectionLimits(
       return this;
     }
 
-    /** Default {@link #DEFAULT_PROTOCOL_LIMITS}: identify 1, push 1, ping 2, gossipsub 2. */
+    /**
+     * Default {@link #DEFAULT_PROTOCOL_LIMITS}: identify 1, push 1, ping 2, gossipsub 2, bitswap
+     * 32.
+     */
     public Builder protocolStreamLimits(final Map<String, Integer> value) {
       this.protocolStreamLimits = value;
       return this;
@@ -198,10 +218,22 @@ public record ConnectionLimits(
       return this;
     }
 
+    /** Default 64 messages. */
+    public Builder peerQueuedMessages(final int value) {
+      this.peerQueuedMessages = value;
+      return this;
+    }
+
+    /** Default 16 MiB (four bitswap messages of the largest size). */
+    public Builder peerQueuedBytes(final long value) {
+      this.peerQueuedBytes = value;
+      return this;
+    }
+
     public ConnectionLimits build() {
       return new ConnectionLimits(maxConnections, maxStreamsPerConnection, maxRejectedStreams,
           protocolStreamLimits, defaultProtocolStreamLimit, handshakeTimeout, idleTimeout,
-          peerInboundBytesPerSecond, peerInboundBurstBytes);
+          peerInboundBytesPerSecond, peerInboundBurstBytes, peerQueuedMessages, peerQueuedBytes);
     }
   }
 }

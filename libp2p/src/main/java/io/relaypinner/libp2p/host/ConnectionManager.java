@@ -44,6 +44,7 @@ final class ConnectionManager {
   private final AtomicInteger open = new AtomicInteger();
   private final AtomicInteger openInbound = new AtomicInteger();
   private final Map<PeerId, PeerBudget> budgets = new ConcurrentHashMap<>();
+  private final Map<PeerId, PeerInboundQueue> queues = new ConcurrentHashMap<>();
 
   ConnectionManager(final ConnectionLimits limits) {
     this.limits = limits;
@@ -142,6 +143,16 @@ final class ConnectionManager {
     if (state != null) {
       state.startIdleTimer();
     }
+    final PeerId remote = connection.remotePeer();
+    final PeerInboundQueue queue = queues.compute(remote, (key, existing) -> {
+      final PeerInboundQueue q = existing != null ? existing
+          : new PeerInboundQueue(limits.peerQueuedMessages(), limits.peerQueuedBytes(), counters);
+      q.users++;
+      return q;
+    });
+    connection.setInboundQueue(queue);
+    connection.closeFuture().addListener(f -> queues.computeIfPresent(remote, (key, q) ->
+        --q.users == 0 ? null : q));
     if (limits.peerInboundBytesPerSecond() > 0) {
       final PeerId peer = connection.remotePeer();
       final PeerBudget budget = budgets.compute(peer, (key, existing) -> {

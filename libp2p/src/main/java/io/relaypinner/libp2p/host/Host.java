@@ -1,5 +1,6 @@
 package io.relaypinner.libp2p.host;
 
+import io.netty.util.concurrent.Future;
 import io.relaypinner.libp2p.crypto.PrivateKey;
 import io.relaypinner.libp2p.multistream.ProtocolInstaller;
 import io.relaypinner.libp2p.mux.yamux.YamuxSessionListener;
@@ -422,8 +423,29 @@ public final class Host implements AutoCloseable {
       }
     }
     listeners.clear();
+    final List<Supplier<Future<?>>> closes = new ArrayList<>();
     for (final Connection connection : connections) {
-      connection.close().awaitUninterruptibly(2, TimeUnit.SECONDS);
+      closes.add(connection::close);
+    }
+    closeAll(closes, Duration.ofSeconds(2));
+  }
+
+  /**
+   * Starts every close at once, then waits for them together at most {@code timeout} (not
+   * {@code timeout} per connection, one after another).
+   */
+  static void closeAll(final List<Supplier<Future<?>>> closes, final Duration timeout) {
+    final List<Future<?>> closing = new ArrayList<>();
+    for (final Supplier<Future<?>> close : closes) {
+      closing.add(close.get());
+    }
+    final long deadline = System.nanoTime() + timeout.toNanos();
+    for (final Future<?> future : closing) {
+      final long left = deadline - System.nanoTime();
+      if (left <= 0 || !future.awaitUninterruptibly(left, TimeUnit.NANOSECONDS)) {
+        LOG.debug("host close: not every connection closed within {}", timeout);
+        return;
+      }
     }
   }
 

@@ -32,7 +32,12 @@ public final class LimitCounters {
     /** A connection without streams stayed idle past the idle timeout and was closed. */
     IDLE_TIMEOUT,
     /** A peer exceeded its inbound byte rate: reading from it paused for a while. */
-    PEER_INBOUND_BYTES;
+    PEER_INBOUND_BYTES,
+    /**
+     * A peer's decoded messages waiting for their protocols filled its budget ({@link
+     * PeerInboundQueue}): its streams paused until the backlog drained.
+     */
+    PEER_INBOUND_QUEUE;
 
     /** The metric label: the name in lower case, e.g. {@code max_connections}. */
     public String label() {

@@ -3,6 +3,7 @@ package io.relaypinner.libp2p.netty;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
+import io.relaypinner.libp2p.core.LimitExceededException;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
 import java.util.List;
 
@@ -71,7 +72,7 @@ public final class UvarintFrameDecoder extends ByteToMessageDecoder {
           throw new ProtocolViolationException("non-minimal varint length prefix");
         }
         if (value > maxFrameLength) {
-          throw new ProtocolViolationException(
+          throw new LimitExceededException(
               "frame of " + value + " bytes exceeds the limit of " + maxFrameLength);
         }
         if (available - (i + 1) < value) {

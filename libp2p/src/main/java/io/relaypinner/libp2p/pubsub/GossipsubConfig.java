@@ -34,6 +34,12 @@ import java.time.Duration;
  *     beyond this, messages to it are dropped (control messages are kept)
  * @param floodPublish send our own messages to every subscribed peer, not only the mesh (JS)
  * @param allowPublishToZeroTopicPeers whether publishing with no subscribed peer succeeds
+ * @param maxTopicLength longest topic name (UTF-8 bytes) we track or accept a message for
+ *     (OrbitDB topics are under 100 bytes)
+ * @param maxPruneBackoff longest backoff a peer's PRUNE can impose on us; longer ones are clamped
+ * @param maxBackoffsPerPeer backoff entries kept per peer (the oldest goes first)
+ * @param maxPendingValidations received messages waiting for their signature check; beyond
+ *     this, new ones are dropped
  */
 public record GossipsubConfig(
     int d, int dLo, int dHi, int dLazy, Duration heartbeatInterval, Duration fanoutTtl,
@@ -41,7 +47,9 @@ public record GossipsubConfig(
     Duration unsubscribeBackoff, int maxMessageSize, int maxRpcSize, int maxTopicsPerPeer,
     int maxSubscriptionsPerRpc, int maxIHaveLength, int maxIHaveMessages, int maxIWantAnswers,
     int maxIDontWant, int idontwantMinSize, int maxMessagesPerPeerPerHeartbeat,
-    long maxQueuedBytesPerPeer, boolean floodPublish, boolean allowPublishToZeroTopicPeers) {
+    long maxQueuedBytesPerPeer, boolean floodPublish, boolean allowPublishToZeroTopicPeers,
+    int maxTopicLength, Duration maxPruneBackoff, int maxBackoffsPerPeer,
+    int maxPendingValidations) {
 
   public static final GossipsubConfig DEFAULT = builder().build();
 
@@ -59,6 +67,16 @@ public record GossipsubConfig(
     positive(seenTtl, "seenTtl");
     positive(pruneBackoff, "pruneBackoff");
     positive(unsubscribeBackoff, "unsubscribeBackoff");
+    positive(maxPruneBackoff, "maxPruneBackoff");
+    if (maxTopicLength < 1 || maxBackoffsPerPeer < 1 || maxPendingValidations < 1) {
+      throw new IllegalArgumentException("maxTopicLength, maxBackoffsPerPeer and"
+          + " maxPendingValidations must be positive");
+    }
+    if (maxPruneBackoff.compareTo(pruneBackoff) < 0
+        || maxPruneBackoff.compareTo(unsubscribeBackoff) < 0) {
+      throw new IllegalArgumentException("maxPruneBackoff must be >= pruneBackoff and"
+          + " unsubscribeBackoff");
+    }
     if (maxMessageSize < 1 || maxRpcSize < maxMessageSize || maxTopicsPerPeer < 1
         || maxSubscriptionsPerRpc < 1 || maxIHaveLength < 1 || maxIHaveMessages < 1
         || maxIWantAnswers < 1 || maxIDontWant < 0 || idontwantMinSize < 0
@@ -105,6 +123,10 @@ public record GossipsubConfig(
     b.maxQueuedBytesPerPeer = maxQueuedBytesPerPeer;
     b.floodPublish = floodPublish;
     b.allowPublishToZeroTopicPeers = allowPublishToZeroTopicPeers;
+    b.maxTopicLength = maxTopicLength;
+    b.maxPruneBackoff = maxPruneBackoff;
+    b.maxBackoffsPerPeer = maxBackoffsPerPeer;
+    b.maxPendingValidations = maxPendingValidations;
     return b;
   }
 
@@ -135,6 +157,10 @@ public record GossipsubConfig(
     private long maxQueuedBytesPerPeer = 16L << 20;
     private boolean floodPublish = true;
     private boolean allowPublishToZeroTopicPeers = true;
+    private int maxTopicLength = 1024;
+    private Duration maxPruneBackoff = Duration.ofMinutes(10);
+    private int maxBackoffsPerPeer = 1_000;
+    private int maxPendingValidations = 1_024;
 
     private Builder() {}
 
@@ -254,12 +280,33 @@ public record GossipsubConfig(
       return this;
     }
 
+    public Builder maxTopicLength(final int value) {
+      maxTopicLength = value;
+      return this;
+    }
+
+    public Builder maxPruneBackoff(final Duration value) {
+      maxPruneBackoff = value;
+      return this;
+    }
+
+    public Builder maxBackoffsPerPeer(final int value) {
+      maxBackoffsPerPeer = value;
+      return this;
+    }
+
+    public Builder maxPendingValidations(final int value) {
+      maxPendingValidations = value;
+      return this;
+    }
+
     public GossipsubConfig build() {
       return new GossipsubConfig(d, dLo, dHi, dLazy, heartbeatInterval, fanoutTtl, mcacheLength,
           mcacheGossip, seenTtl, pruneBackoff, unsubscribeBackoff, maxMessageSize, maxRpcSize,
           maxTopicsPerPeer, maxSubscriptionsPerRpc, maxIHaveLength, maxIHaveMessages,
           maxIWantAnswers, maxIDontWant, idontwantMinSize, maxMessagesPerPeerPerHeartbeat,
-          maxQueuedBytesPerPeer, floodPublish, allowPublishToZeroTopicPeers);
+          maxQueuedBytesPerPeer, floodPublish, allowPublishToZeroTopicPeers, maxTopicLength,
+          maxPruneBackoff, maxBackoffsPerPeer, maxPendingValidations);
     }
   }
 }

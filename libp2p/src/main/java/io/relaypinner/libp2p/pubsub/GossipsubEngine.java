@@ -52,6 +52,35 @@ public final class GossipsubEngine {
     /** A peer announced a subscription change (not fired when a peer disconnects). */
     default void subscriptionChanged(final PeerId peer, final String topic,
         final boolean subscribed) {}
+
+    /**
+     * Offers the signature check of a received message that passed every cheap check, to run
+     * elsewhere (it is the costly step). Return {@code true} to take it: then exactly one of
+     * {@link #completeValidation} or {@link #abandonValidation} must follow later on the
+     * engine's thread. The default returns {@code false}: the engine checks it at once.
+     */
+    default boolean validateLater(final PendingValidation pending) {
+      return false;
+    }
+  }
+
+  /** A received message waiting for its signature check (see {@link Output#validateLater}). */
+  public static final class PendingValidation {
+    private final PeerId from;
+    private final Message message;
+    private final MessageId claimedId;
+
+    private PendingValidation(final PeerId from, final Message message,
+        final MessageId claimedId) {
+      this.from = from;
+      this.message = message;
+      this.claimedId = claimedId;
+    }
+
+    /** The message to check with {@link StrictSign#validate}. */
+    public Message message() {
+      return message;
+    }
   }
 
   /** The outcome of {@link #publish}: the id and how many peers it was sent to. */
@@ -63,6 +92,8 @@ public final class GossipsubEngine {
     /** Our outbound stream is open: only such peers are sent to or chosen for meshes. */
     private boolean connected;
     private boolean idontwant;
+    /** Backoff expiry by topic, for this peer; at most maxBackoffsPerPeer, oldest first. */
+    private final LinkedHashMap<String, Long> backoff = new LinkedHashMap<>();
     /** Ids the peer told us (IDONTWANT) not to send, with their expiry. */
     private final LinkedHashMap<MessageId, Long> dontSend = new LinkedHashMap<>();
     private int ihavesThisHeartbeat;
@@ -86,8 +117,12 @@ public final class GossipsubEngine {
   private final Map<String, Set<PeerId>> mesh = new LinkedHashMap<>();
   private final Map<String, Set<PeerId>> fanout = new LinkedHashMap<>();
   private final Map<String, Long> fanoutLastPublished = new HashMap<>();
-  private final Map<String, Map<PeerId, Long>> backoff = new HashMap<>();
   private final LinkedHashMap<MessageId, Long> seen = new LinkedHashMap<>();
+  /** Claimed ids of messages whose signature check runs; bounded by maxPendingValidations. */
+  private final Set<MessageId> validating = new java.util.HashSet<>();
+  /** Topics whose peers or mesh changed since {@link #takeChangedTopics}; for views. */
+  private final Set<String> changedTopics = new LinkedHashSet<>();
+  private final byte[] selfBytes;
   private final MessageCache mcache;
   private final Map<String, AtomicLong> counters = new ConcurrentHashMap<>();
   private final Map<PeerId, RPC.Builder> pendingControl = new LinkedHashMap<>();
@@ -101,6 +136,7 @@ public final class GossipsubEngine {
       final Clock clock, final Random random, final Output output) {
     this.identity = identity;
     this.self = identity.publicKey().peerId();
+    this.selfBytes = self.bytes();
     this.config = config;
     this.clock = clock;
     this.random = random;
@@ -132,6 +168,7 @@ public final class GossipsubEngine {
       final PeerState state = peers.computeIfAbsent(peer, PeerState::new);
       state.connected = true;
       state.idontwant = idontwant;
+      changedTopics.addAll(state.topics);
       if (!subscriptions.isEmpty()) {
         final RPC.Builder rpc = control(peer);
         for (final String topic : subscriptions) {
@@ -151,6 +188,7 @@ public final class GossipsubEngine {
       final PeerState state = peers.get(peer);
       if (state != null) {
         state.connected = false;
+        changedTopics.addAll(state.topics);
         removeFromMeshes(peer);
         pendingControl.remove(peer);
         pendingMessages.remove(peer);
@@ -161,7 +199,10 @@ public final class GossipsubEngine {
     }
   }
 
-  /** The peer is gone (no connection left): forget everything about it but its backoffs. */
+  /**
+   * The peer is gone (no connection left): forget everything about it, its backoffs too (a
+   * peer that comes back and GRAFTs at once is only refused by its own rules, not ours).
+   */
   public void removePeer(final PeerId peer) {
     enter();
     try {
@@ -169,6 +210,7 @@ public final class GossipsubEngine {
       if (state != null) {
         for (final String topic : state.topics) {
           removeTopicPeer(topic, peer);
+          changedTopics.add(topic);
         }
         removeFromMeshes(peer);
         pendingControl.remove(peer);
@@ -181,8 +223,10 @@ public final class GossipsubEngine {
   }
 
   private void removeFromMeshes(final PeerId peer) {
-    for (final Set<PeerId> members : mesh.values()) {
-      members.remove(peer);
+    for (final Map.Entry<String, Set<PeerId>> entry : mesh.entrySet()) {
+      if (entry.getValue().remove(peer)) {
+        changedTopics.add(entry.getKey());
+      }
     }
     for (final Set<PeerId> members : fanout.values()) {
       members.remove(peer);
@@ -220,7 +264,7 @@ public final class GossipsubEngine {
       for (final PeerId peer : members) {
         graft(peer, topic);
       }
-      changed();
+      changed(topic);
     } finally {
       exit();
     }
@@ -244,7 +288,7 @@ public final class GossipsubEngine {
           prune(peer, topic, config.unsubscribeBackoff().toMillis());
         }
       }
-      changed();
+      changed(topic);
     } finally {
       exit();
     }
@@ -329,6 +373,10 @@ public final class GossipsubEngine {
       if (!sub.hasTopic()) {
         continue;
       }
+      if (sub.getTopicBytes().size() > config.maxTopicLength()) {
+        count("drop-topic-too-long");
+        continue;
+      }
       final String topic = sub.getTopic();
       if (sub.getSubscribe()) {
         if (peer.topics.contains(topic)) {
@@ -354,12 +402,17 @@ public final class GossipsubEngine {
           fanned.remove(peer.id);
         }
       }
-      changed();
+      changed(topic);
       final boolean subscribed = sub.getSubscribe();
       pendingEvents.add(() -> output.subscriptionChanged(peer.id, topic, subscribed));
     }
   }
 
+  /**
+   * Admission, cheapest check first: the peer's rate, the size, the topic (length, subscribed),
+   * the claimed id against the seen-cache and the checks in flight, and only then the signature
+   * (possibly elsewhere, see {@link Output#validateLater}).
+   */
   private void handleMessage(final PeerState peer, final Message message) {
     count("message-received");
     if (++peer.messagesThisHeartbeat > config.maxMessagesPerPeerPerHeartbeat()) {
@@ -370,9 +423,75 @@ public final class GossipsubEngine {
       count("drop-oversized");
       return;
     }
-    final StrictSign.Result result = StrictSign.validate(message);
+    if (message.getTopicBytes().size() > config.maxTopicLength()) {
+      count("drop-topic-too-long");
+      return;
+    }
+    if (message.hasTopic() && !subscriptions.contains(message.getTopic())) {
+      count("drop-not-subscribed");
+      return;
+    }
+    final StrictSign.Claim claim = StrictSign.claim(message);
+    if (claim.invalid() != null) {
+      countInvalid(claim.invalid());
+      return;
+    }
+    if (java.util.Arrays.equals(claim.from(), selfBytes)) {
+      // Our own message coming back (published before a restart, or echoed): never checked.
+      count("drop-self-origin");
+      return;
+    }
+    final MessageId claimed = claim.id();
+    if (seen.containsKey(claimed) || validating.contains(claimed)) {
+      count("drop-duplicate");
+      return;
+    }
+    if (validating.size() >= config.maxPendingValidations()) {
+      count("drop-validation-backlog");
+      return;
+    }
+    validating.add(claimed);
+    final PendingValidation pending = new PendingValidation(peer.id, message, claimed);
+    if (!output.validateLater(pending)) {
+      completeValidation(pending, StrictSign.validate(message));
+    }
+  }
+
+  /** The signature check of {@code pending} finished with {@code result}: deliver and forward. */
+  public void completeValidation(final PendingValidation pending,
+      final StrictSign.Result result) {
+    enter();
+    try {
+      if (!validating.remove(pending.claimedId)) {
+        return;
+      }
+      count("signature-checked");
+      accept(pending, result);
+    } finally {
+      exit();
+    }
+  }
+
+  /** The signature check of {@code pending} will not run (overload): forget the message. */
+  public void abandonValidation(final PendingValidation pending) {
+    enter();
+    try {
+      if (validating.remove(pending.claimedId)) {
+        count("drop-validation-abandoned");
+      }
+    } finally {
+      exit();
+    }
+  }
+
+  private void countInvalid(final StrictSign.Invalid invalid) {
+    count("drop-invalid-" + invalid.name().toLowerCase(Locale.ROOT).replace('_', '-'));
+  }
+
+  private void accept(final PendingValidation pending, final StrictSign.Result result) {
+    final Message message = pending.message;
     if (result.invalid() != null) {
-      count("drop-invalid-" + result.invalid().name().toLowerCase(Locale.ROOT).replace('_', '-'));
+      countInvalid(result.invalid());
       return;
     }
     final MessageId id = result.valid().id();
@@ -381,26 +500,26 @@ public final class GossipsubEngine {
       return;
     }
     final PeerId author = result.valid().author();
-    if (author.equals(self)) {
-      // Our own message coming back (we published it before a restart, or a peer echoes it).
-      markSeen(id);
-      count("drop-self-origin");
-      return;
-    }
     final String topic = message.getTopic();
     if (!subscriptions.contains(topic)) {
+      // We left the topic while the signature was checked.
       count("drop-not-subscribed");
       return;
     }
     markSeen(id);
+    if (!id.equals(pending.claimedId)) {
+      // The key was sent in a non-canonical encoding: its copies are duplicates too.
+      markSeen(pending.claimedId);
+    }
     mcache.put(id, message);
     count("message-delivered");
+    final PeerId fromId = pending.from;
     final Set<PeerId> members = mesh.getOrDefault(topic, Set.of());
     if (message.getData().size() >= config.idontwantMinSize()) {
       // v1.2: tell mesh peers not to send us what we already have, before we forward.
       for (final PeerId member : members) {
         final PeerState state = peers.get(member);
-        if (!member.equals(peer.id) && state != null && state.connected && state.idontwant) {
+        if (!member.equals(fromId) && state != null && state.connected && state.idontwant) {
           control(member).getControlBuilder().addIdontwant(ControlIDontWant.newBuilder()
               .addMessageIDs(ByteString.copyFrom(id.bytes())));
           count("idontwant-sent");
@@ -408,7 +527,7 @@ public final class GossipsubEngine {
       }
     }
     for (final PeerId member : members) {
-      if (member.equals(peer.id) || member.equals(author)) {
+      if (member.equals(fromId) || member.equals(author)) {
         continue;
       }
       final PeerState state = peers.get(member);
@@ -422,7 +541,7 @@ public final class GossipsubEngine {
       message(member, message);
       count("message-forwarded");
     }
-    final ReceivedMessage received = new ReceivedMessage(topic, author, peer.id,
+    final ReceivedMessage received = new ReceivedMessage(topic, author, fromId,
         message.getData().toByteArray(), id);
     pendingEvents.add(() -> output.deliver(received));
   }
@@ -521,20 +640,32 @@ public final class GossipsubEngine {
     }
     members.add(peer.id);
     count("graft-accepted");
-    changed();
+    changed(topic);
   }
 
   private void handlePrune(final PeerState peer, final ControlPrune prune) {
-    final String topic = prune.getTopicID();
-    final Set<PeerId> members = mesh.get(topic);
-    if (members != null && members.remove(peer.id)) {
-      changed();
-    }
-    // Honour the peer's backoff; one heartbeat of slack so our GRAFT cannot race its expiry.
-    final long millis = prune.hasBackoff() ? prune.getBackoff() * 1_000L
-        : config.pruneBackoff().toMillis();
-    setBackoff(peer.id, topic, millis + config.heartbeatInterval().toMillis());
     count("prune-received");
+    final Set<PeerId> members = prune.getTopicIDBytes().size() > config.maxTopicLength()
+        ? null : mesh.get(prune.getTopicID());
+    if (members == null) {
+      // Not a topic we joined: nothing to leave and no backoff to keep (it would be heap any
+      // peer could fill with made-up topics).
+      count("prune-unknown-topic");
+      return;
+    }
+    final String topic = prune.getTopicID();
+    if (members.remove(peer.id)) {
+      changed(topic);
+    }
+    // Honour the peer's backoff, clamped (uint64 seconds on the wire); one heartbeat of slack
+    // so our GRAFT cannot race its expiry.
+    final long maxSeconds = config.maxPruneBackoff().toSeconds();
+    long seconds = prune.hasBackoff() ? prune.getBackoff() : config.pruneBackoff().toSeconds();
+    if (seconds < 0 || seconds > maxSeconds) {
+      count("prune-backoff-clamped");
+      seconds = maxSeconds;
+    }
+    setBackoff(peer.id, topic, seconds * 1_000L + config.heartbeatInterval().toMillis());
   }
 
   private void handleIDontWant(final PeerState peer, final ControlIDontWant dontWant) {
@@ -569,7 +700,7 @@ public final class GossipsubEngine {
         if (last + config.fanoutTtl().toMillis() <= now) {
           it.remove();
           fanoutLastPublished.remove(topic);
-          changed();
+          changed(topic);
           continue;
         }
         final Set<PeerId> members = entry.getValue();
@@ -588,13 +719,13 @@ public final class GossipsubEngine {
 
   private void maintainMesh(final String topic, final Set<PeerId> members) {
     if (members.removeIf(peer -> !eligible(peer, topic))) {
-      changed();
+      changed(topic);
     }
     if (members.size() < config.dLo()) {
       for (final PeerId peer : candidates(topic, members, config.d() - members.size())) {
         members.add(peer);
         graft(peer, topic);
-        changed();
+        changed(topic);
       }
     }
     if (members.size() > config.dHi()) {
@@ -604,7 +735,7 @@ public final class GossipsubEngine {
         members.remove(peer);
         prune(peer, topic, config.pruneBackoff().toMillis());
       }
-      changed();
+      changed(topic);
     }
   }
 
@@ -644,11 +775,8 @@ public final class GossipsubEngine {
       }
       it.remove();
     }
-    for (final Map<PeerId, Long> byPeer : backoff.values()) {
-      byPeer.values().removeIf(expiry -> expiry <= now);
-    }
-    backoff.values().removeIf(Map::isEmpty);
     for (final PeerState peer : peers.values()) {
+      peer.backoff.values().removeIf(expiry -> expiry <= now);
       peer.dontSend.values().removeIf(expiry -> expiry <= now);
       peer.ihavesThisHeartbeat = 0;
       peer.idsAskedThisHeartbeat = 0;
@@ -692,8 +820,40 @@ public final class GossipsubEngine {
 
   /** Whether we keep a backoff for {@code peer} on {@code topic}. */
   public boolean inBackoff(final PeerId peer, final String topic) {
-    final Long expiry = backoff.getOrDefault(topic, Map.of()).get(peer);
+    final PeerState state = peers.get(peer);
+    final Long expiry = state == null ? null : state.backoff.get(topic);
     return expiry != null && expiry > clock.millis();
+  }
+
+  /** Backoff entries kept, over all peers (bounded: see {@link GossipsubConfig}). */
+  public int backoffEntries() {
+    int total = 0;
+    for (final PeerState peer : peers.values()) {
+      total += peer.backoff.size();
+    }
+    return total;
+  }
+
+  /** Distinct topics remote peers announced (bounded by peers times maxTopicsPerPeer). */
+  public int knownTopics() {
+    return topicPeers.size();
+  }
+
+  /** Messages whose signature check is under way. */
+  public int pendingValidations() {
+    return validating.size();
+  }
+
+  /** Entries in the seen-cache. */
+  public int seenEntries() {
+    return seen.size();
+  }
+
+  /** Topics whose peers or mesh changed since the last call (for incremental views). */
+  Set<String> takeChangedTopics() {
+    final Set<String> result = Set.copyOf(changedTopics);
+    changedTopics.clear();
+    return result;
   }
 
   /** Messages in the cache. */
@@ -783,8 +943,19 @@ public final class GossipsubEngine {
   }
 
   private void setBackoff(final PeerId peer, final String topic, final long millis) {
+    final PeerState state = peers.get(peer);
+    if (state == null) {
+      return;
+    }
     final long expiry = clock.millis() + millis;
-    backoff.computeIfAbsent(topic, t -> new HashMap<>()).merge(peer, expiry, Math::max);
+    final Long previous = state.backoff.remove(topic);
+    if (previous == null && state.backoff.size() >= config.maxBackoffsPerPeer()) {
+      final Iterator<String> oldest = state.backoff.keySet().iterator();
+      oldest.next();
+      oldest.remove();
+      count("backoff-evicted");
+    }
+    state.backoff.put(topic, previous == null ? expiry : Math.max(previous, expiry));
   }
 
   private void markSeen(final MessageId id) {
@@ -808,6 +979,11 @@ public final class GossipsubEngine {
   }
 
   private void changed() {
+    version++;
+  }
+
+  private void changed(final String topic) {
+    changedTopics.add(topic);
     version++;
   }
 

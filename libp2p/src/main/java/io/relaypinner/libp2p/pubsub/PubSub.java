@@ -7,13 +7,13 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.relaypinner.libp2p.host.Connection;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostListener;
+import io.relaypinner.libp2p.host.PeerInboundQueue;
 import io.relaypinner.libp2p.protocol.identify.IdentifyResult;
 import io.relaypinner.libp2p.pubsub.pb.PubsubProtos.RPC;
 import io.relaypinner.multiformats.PeerId;
 import java.time.Clock;
 import java.util.ArrayDeque;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -23,8 +23,10 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -45,17 +47,19 @@ import org.slf4j.LoggerFactory;
  * stream that ends while the connection lives is reopened. RPCs to a peer whose stream is not
  * writable are queued up to {@link GossipsubConfig#maxQueuedBytesPerPeer()}; beyond that
  * messages to it are dropped (counted {@code drop-send-queue-full}), and at twice that the stream
- * is closed (and later reopened). A peer's stream to us stops being read while 64 of its RPCs
- * wait for the router, and resumes at 16.
+ * is closed (and later reopened). A peer's streams to us stop being read while its {@link
+ * PeerInboundQueue} (decoded messages waiting, over all its streams and protocols) is full.
+ *
+ * <p>Received messages pass the engine's cheap checks on the loop (rate, size, topic, seen);
+ * only then is the signature checked, on one {@code gossipsub-verify} thread with a queue of
+ * {@link GossipsubConfig#maxPendingValidations()} (full: dropped, counted {@code
+ * drop-verify-queue-full}), and the result goes back to the loop.
  */
 public final class PubSub implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PubSub.class);
   /** Consecutive failed opens of our stream to a peer before we wait for the next identify. */
   private static final int MAX_OPEN_ATTEMPTS = 3;
   private static final long REOPEN_DELAY_MILLIS = 1_000;
-  /** RPCs of one inbound stream waiting for the router before the stream stops reading. */
-  private static final int PAUSE_BACKLOG = 64;
-  private static final int RESUME_BACKLOG = 16;
 
   /** Receives validated messages of subscribed topics. */
   @FunctionalInterface
@@ -69,11 +73,6 @@ public final class PubSub implements AutoCloseable {
     void onSubscriptionChange(PeerId peer, String topic, boolean subscribed);
   }
 
-  /** Immutable view for the query methods, rebuilt on the loop when the engine changed. */
-  private record View(Set<String> topics, Map<String, Set<PeerId>> peers,
-      Map<String, Set<PeerId>> mesh) {
-    static final View EMPTY = new View(Set.of(), Map.of(), Map.of());
-  }
 
   /** Our side of one peer: confined to the loop. */
   private static final class Session {
@@ -92,8 +91,16 @@ public final class PubSub implements AutoCloseable {
   private final List<MessageHandler> handlers = new CopyOnWriteArrayList<>();
   private final List<SubscriptionListener> listeners = new CopyOnWriteArrayList<>();
   private final Map<String, AtomicLong> counters = new ConcurrentHashMap<>();
-  private volatile View view = View.EMPTY;
+  /*
+   * Views for the query methods, updated on the loop after each engine call for the topics that
+   * call changed only (an immutable set per topic; a topic with none is absent).
+   */
+  private volatile Set<String> topicsView = Set.of();
+  private final Map<String, Set<PeerId>> peersView = new ConcurrentHashMap<>();
+  private final Map<String, Set<PeerId>> meshView = new ConcurrentHashMap<>();
   private long viewVersion = -1;
+  /** Checks message signatures off the I/O loop: one thread (so order holds), bounded queue. */
+  private final ThreadPoolExecutor verifier;
   private ScheduledFuture<?> heartbeat;
   private volatile boolean closed;
 
@@ -103,6 +110,12 @@ public final class PubSub implements AutoCloseable {
     this.config = config;
     this.loop = host.eventLoops().group().next();
     this.engine = new GossipsubEngine(host.identity(), config, clock, random, new EngineOutput());
+    this.verifier = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS,
+        new ArrayBlockingQueue<>(config.maxPendingValidations()), runnable -> {
+          final Thread thread = new Thread(runnable, "gossipsub-verify");
+          thread.setDaemon(true);
+          return thread;
+        });
   }
 
   /**
@@ -121,25 +134,26 @@ public final class PubSub implements AutoCloseable {
       host.protocols().register(id, (stream, protocol) -> {
         final Connection connection = Connection.of(stream).orElseThrow();
         final PeerId peer = connection.remotePeer();
-        // Flow control: the stream stops reading (so yamux stops granting window) while too
-        // many of its RPCs wait for the router; pause and resume both run on the stream's loop.
-        final AtomicInteger backlog = new AtomicInteger();
+        // Flow control: the peer's streams stop reading (so yamux stops granting window) while
+        // its budget of decoded messages waiting, over all its streams and protocols, is full.
+        final PeerInboundQueue queue = connection.inboundQueue();
         GossipsubProtocol.installInbound(stream, config.maxRpcSize(), rpc -> {
-          if (backlog.incrementAndGet() >= PAUSE_BACKLOG) {
-            stream.config().setAutoRead(false);
+          final Runnable release = queue.admit(stream, rpc.getSerializedSize());
+          if (closed) {
+            release.run();
+            return;
           }
-          onLoop(() -> {
+          loop.execute(() -> {
             try {
-              engine.handleRpc(peer, rpc);
-            } finally {
-              if (backlog.decrementAndGet() <= RESUME_BACKLOG) {
-                stream.eventLoop().execute(() -> {
-                  if (backlog.get() <= RESUME_BACKLOG && !stream.config().isAutoRead()) {
-                    stream.config().setAutoRead(true);
-                  }
-                });
+              if (!closed) {
+                engine.handleRpc(peer, rpc);
               }
+            } catch (final RuntimeException e) {
+              LOG.warn("gossipsub task failed", e);
+            } finally {
+              release.run();
             }
+            refreshView();
           });
         });
         // As JS does: a peer that talks gossipsub to us gets our stream back.
@@ -212,17 +226,17 @@ public final class PubSub implements AutoCloseable {
 
   /** Topics we subscribe to. */
   public Set<String> topics() {
-    return view.topics();
+    return topicsView;
   }
 
   /** Peers (with our stream open) subscribed to {@code topic}. */
   public Set<PeerId> peers(final String topic) {
-    return view.peers().getOrDefault(topic, Set.of());
+    return peersView.getOrDefault(topic, Set.of());
   }
 
   /** Our mesh for {@code topic}. */
   public Set<PeerId> meshPeers(final String topic) {
-    return view.mesh().getOrDefault(topic, Set.of());
+    return meshView.getOrDefault(topic, Set.of());
   }
 
   /** Engine and stream counters by name ({@code drop-*} are drops by reason). */
@@ -240,6 +254,7 @@ public final class PubSub implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
+    verifier.shutdownNow();
     for (final String id : GossipsubProtocol.PROTOCOL_IDS) {
       host.protocols().unregister(id);
     }
@@ -298,24 +313,20 @@ public final class PubSub implements AutoCloseable {
       return;
     }
     viewVersion = engine.version();
-    final Set<String> topics = engine.topics();
-    final Map<String, Set<PeerId>> peers = new HashMap<>();
-    final Map<String, Set<PeerId>> mesh = new HashMap<>();
-    final Set<String> known = new HashSet<>(topics);
-    for (final PeerId peer : sessions.keySet()) {
-      known.addAll(engine.topicsOf(peer));
+    topicsView = engine.topics();
+    for (final String topic : engine.takeChangedTopics()) {
+      update(peersView, topic, engine.peers(topic));
+      update(meshView, topic, engine.meshPeers(topic));
     }
-    for (final String topic : known) {
-      final Set<PeerId> subscribed = engine.peers(topic);
-      if (!subscribed.isEmpty()) {
-        peers.put(topic, Set.copyOf(subscribed));
-      }
-      final Set<PeerId> members = engine.meshPeers(topic);
-      if (!members.isEmpty()) {
-        mesh.put(topic, members);
-      }
+  }
+
+  private static void update(final Map<String, Set<PeerId>> view, final String topic,
+      final Set<PeerId> peers) {
+    if (peers.isEmpty()) {
+      view.remove(topic);
+    } else {
+      view.put(topic, Set.copyOf(peers));
     }
-    view = new View(topics, Map.copyOf(peers), Map.copyOf(mesh));
   }
 
   private void ensureOutbound(final Connection connection) {
@@ -476,6 +487,20 @@ public final class PubSub implements AutoCloseable {
           LOG.warn("pubsub subscription listener failed on {}", topic, e);
         }
       }
+    }
+
+    @Override
+    public boolean validateLater(final GossipsubEngine.PendingValidation pending) {
+      try {
+        verifier.execute(() -> {
+          final StrictSign.Result result = StrictSign.validate(pending.message());
+          onLoop(() -> engine.completeValidation(pending, result));
+        });
+      } catch (final RejectedExecutionException e) {
+        count("drop-verify-queue-full");
+        loop.execute(() -> engine.abandonValidation(pending));
+      }
+      return true;
     }
   }
 }

@@ -105,6 +105,54 @@ public final class StrictSign {
   public record Result(Valid valid, Invalid invalid) {}
 
   /**
+   * What a message claims before any signature is checked: the id it would have and its {@code
+   * from} bytes, or why it is invalid. Either {@code id} or {@code invalid} is set.
+   */
+  public record Claim(MessageId id, byte[] from, Invalid invalid) {}
+
+  /**
+   * The cheap part of {@link #validate}: field presence, the seqno length, {@code from} parses,
+   * and the message id from the key bytes as sent (or the key inlined in {@code from}), without
+   * parsing the key or checking the signature. A message whose claim is valid may still fail
+   * {@link #validate}; one whose claim is invalid always does, for the same reason.
+   */
+  public static Claim claim(final Message message) {
+    if (!message.hasTopic()) {
+      return new Claim(null, null, Invalid.MISSING_TOPIC);
+    }
+    if (!message.hasSeqno() || message.getSeqno().size() != SEQNO_LENGTH) {
+      return new Claim(null, null, Invalid.INVALID_SEQNO);
+    }
+    if (!message.hasSignature()) {
+      return new Claim(null, null, Invalid.MISSING_SIGNATURE);
+    }
+    if (!message.hasFrom()) {
+      return new Claim(null, null, Invalid.INVALID_FROM);
+    }
+    final byte[] from = message.getFrom().toByteArray();
+    final byte[] key;
+    try {
+      final PeerId author = PeerId.fromBytes(from);
+      if (message.hasKey()) {
+        key = message.getKey().toByteArray();
+      } else {
+        final Optional<byte[]> inlined = author.publicKeyBytes();
+        if (inlined.isEmpty()) {
+          return new Claim(null, null, Invalid.INVALID_FROM);
+        }
+        key = inlined.get();
+      }
+    } catch (final RuntimeException e) {
+      return new Claim(null, null, Invalid.INVALID_FROM);
+    }
+    final byte[] seqno = message.getSeqno().toByteArray();
+    final byte[] id = new byte[key.length + seqno.length];
+    System.arraycopy(key, 0, id, 0, key.length);
+    System.arraycopy(seqno, 0, id, key.length, seqno.length);
+    return new Claim(new MessageId(id), from, null);
+  }
+
+  /**
    * The id js-libp2p-gossipsub's {@code msgIdFnStrictSign} computes: the author's {@code
    * PublicKey} protobuf, then the seqno (8 bytes).
    */

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.relaypinner.testkit.SharedVectors;
+import io.relaypinner.testkit.TestVectors;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
@@ -25,7 +25,7 @@ class KeysTest {
 
   private static Map<String, byte[]> specVectors() throws IOException {
     final JsonNode root = new ObjectMapper().readTree(
-        SharedVectors.require("peer-ids/peer-ids-vectors.json").toFile());
+        TestVectors.path("peer-ids/peer-ids-vectors.json").toFile());
     final Map<String, byte[]> byLabel = new HashMap<>();
     for (final JsonNode vector : root.get("key_vectors")) {
       byLabel.put(vector.get("label").asText(), HEX.parseHex(vector.get("protobuf_hex").asText()));

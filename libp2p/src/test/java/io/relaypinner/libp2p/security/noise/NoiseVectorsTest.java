@@ -8,7 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.relaypinner.testkit.SharedVectors;
+import io.relaypinner.testkit.TestVectors;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -20,7 +20,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The Noise-wiki test vectors for {@code Noise_XX_25519_ChaChaPoly_SHA256} from cacophony and snow
- * (shared/vectors/noise/): every handshake and transport ciphertext, both roles, and the handshake
+ * (src/test/resources/vectors/noise/): every handshake and transport ciphertext, both roles, and the handshake
  * hash where the vector has one.
  */
 class NoiseVectorsTest {
@@ -39,7 +39,7 @@ class NoiseVectorsTest {
       List<Message> messages) {}
 
   private static List<Vector> load(final String file) throws IOException {
-    final Path path = SharedVectors.require(file);
+    final Path path = TestVectors.path(file);
     final JsonNode root = new ObjectMapper().readTree(path.toFile());
     final List<Vector> vectors = new ArrayList<>();
     for (final JsonNode v : root.get("vectors")) {

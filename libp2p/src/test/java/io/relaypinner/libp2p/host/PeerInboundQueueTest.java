@@ -1,0 +1,76 @@
+package io.relaypinner.libp2p.host;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.relaypinner.libp2p.host.LimitCounters.Limit;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The per-peer inbound budget is shared by all of a peer's streams: a peer cannot multiply its
+ * backlog by opening streams of several protocols (the per-stream limits before it allowed 32
+ * bitswap messages per stream times 128 streams, and 64 more per gossipsub stream).
+ */
+class PeerInboundQueueTest {
+  private final LimitCounters counters = new LimitCounters();
+
+  @Test
+  void budget_isSharedAcrossStreamsOfSeveralProtocols() {
+    final PeerInboundQueue queue = new PeerInboundQueue(8, 1 << 20, counters);
+    final List<EmbeddedChannel> streams = new ArrayList<>();
+    final List<Runnable> releases = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      streams.add(new EmbeddedChannel());
+    }
+    // Two messages per stream: 8 in all, the budget. The stream delivering the 8th pauses.
+    for (final EmbeddedChannel stream : streams) {
+      releases.add(queue.admit(stream, 10));
+      releases.add(queue.admit(stream, 10));
+    }
+    assertThat(queue.messages()).isEqualTo(8);
+    assertThat(streams.get(3).config().isAutoRead()).isFalse();
+    assertThat(streams.subList(0, 3)).allSatisfy(s -> assertThat(s.config().isAutoRead()).isTrue());
+    // Any other stream of the peer delivering while the budget is full pauses as well.
+    releases.add(queue.admit(streams.get(0), 10));
+    assertThat(streams.get(0).config().isAutoRead()).isFalse();
+    assertThat(queue.pausedStreams()).isEqualTo(2);
+    assertThat(counters.get(Limit.PEER_INBOUND_QUEUE)).isEqualTo(2);
+    // Drained to a quarter: every paused stream reads again.
+    for (int i = 0; i < 7; i++) {
+      releases.get(i).run();
+    }
+    streams.forEach(EmbeddedChannel::runPendingTasks);
+    assertThat(queue.messages()).isEqualTo(2);
+    assertThat(streams).allSatisfy(s -> assertThat(s.config().isAutoRead()).isTrue());
+  }
+
+  @Test
+  void bytes_pauseToo_andAReleaseCountsOnce() {
+    final PeerInboundQueue queue = new PeerInboundQueue(1_000, 4 << 20, counters);
+    final EmbeddedChannel bitswap = new EmbeddedChannel();
+    final EmbeddedChannel pubsub = new EmbeddedChannel();
+    final Runnable big = queue.admit(bitswap, 4 << 20);
+    assertThat(bitswap.config().isAutoRead()).isFalse();
+    queue.admit(pubsub, 100);
+    assertThat(pubsub.config().isAutoRead()).isFalse();
+    big.run();
+    big.run();
+    assertThat(queue.bytes()).isEqualTo(100);
+    assertThat(queue.messages()).isEqualTo(1);
+    bitswap.runPendingTasks();
+    pubsub.runPendingTasks();
+    assertThat(bitswap.config().isAutoRead()).isTrue();
+    assertThat(pubsub.config().isAutoRead()).isTrue();
+  }
+
+  @Test
+  void defaults_limitBitswapAndGossipsubStreamsPerConnection() {
+    assertThat(ConnectionLimits.DEFAULT.protocolLimit("/ipfs/bitswap/1.2.0").getValue())
+        .isEqualTo(32);
+    assertThat(ConnectionLimits.DEFAULT.protocolLimit("/ipfs/bitswap").getKey())
+        .isEqualTo(ConnectionLimits.DEFAULT.protocolLimit("/ipfs/bitswap/1.1.0").getKey());
+    assertThat(ConnectionLimits.DEFAULT.protocolLimit("/meshsub/1.2.0").getValue()).isEqualTo(2);
+  }
+}

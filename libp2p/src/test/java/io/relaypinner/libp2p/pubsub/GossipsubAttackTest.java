@@ -1,0 +1,245 @@
+package io.relaypinner.libp2p.pubsub;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.ByteString;
+import io.relaypinner.libp2p.crypto.KeyType;
+import io.relaypinner.libp2p.crypto.Keys;
+import io.relaypinner.libp2p.crypto.PrivateKey;
+import io.relaypinner.libp2p.pubsub.pb.PubsubProtos.ControlMessage;
+import io.relaypinner.libp2p.pubsub.pb.PubsubProtos.ControlPrune;
+import io.relaypinner.libp2p.pubsub.pb.PubsubProtos.Message;
+import io.relaypinner.libp2p.pubsub.pb.PubsubProtos.RPC;
+import io.relaypinner.multiformats.PeerId;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/**
+ * One hostile peer against the gossipsub engine, each attack of issue 18: the engine's maps stay
+ * bounded (asserted by size) and the costly step, the signature check, is reached only by
+ * messages that passed every cheap check.
+ */
+class GossipsubAttackTest {
+  private static final String TOPIC = "/orbitdb/zdpuAttack";
+  private final SecureRandom keyRandom = new SecureRandom();
+  private final Random random = new Random(7);
+  private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+  private final List<ReceivedMessage> delivered = new ArrayList<>();
+  private final List<GossipsubEngine.PendingValidation> offered = new ArrayList<>();
+  private final PrivateKey identity = Keys.generate(KeyType.ED25519, keyRandom);
+  private boolean async;
+  private GossipsubEngine engine = newEngine(GossipsubConfig.DEFAULT);
+
+  private GossipsubEngine newEngine(final GossipsubConfig config) {
+    return new GossipsubEngine(identity, config, clock, new Random(42),
+        new GossipsubEngine.Output() {
+          @Override
+          public void send(final PeerId peer, final RPC rpc) {}
+
+          @Override
+          public void deliver(final ReceivedMessage message) {
+            delivered.add(message);
+          }
+
+          @Override
+          public boolean validateLater(final GossipsubEngine.PendingValidation pending) {
+            if (!async) {
+              return false;
+            }
+            offered.add(pending);
+            return true;
+          }
+        });
+  }
+
+  private PrivateKey key() {
+    return Keys.generate(KeyType.ED25519, keyRandom);
+  }
+
+  private PeerId connect(final PrivateKey key, final String... topics) {
+    final PeerId peer = key.publicKey().peerId();
+    engine.outboundOpened(peer, true);
+    final RPC.Builder rpc = RPC.newBuilder();
+    for (final String topic : topics) {
+      rpc.addSubscriptions(RPC.SubOpts.newBuilder().setSubscribe(true).setTopic(topic));
+    }
+    engine.handleRpc(peer, rpc.build());
+    return peer;
+  }
+
+  private void heartbeat() {
+    clock.advance(Duration.ofSeconds(1));
+    engine.heartbeat();
+  }
+
+  private String randomTopic(final int length) {
+    final StringBuilder sb = new StringBuilder(length);
+    for (int i = 0; i < length; i++) {
+      sb.append((char) ('a' + random.nextInt(26)));
+    }
+    return sb.toString();
+  }
+
+  private static RPC prune(final String topic, final long backoffSeconds) {
+    return RPC.newBuilder().setControl(ControlMessage.newBuilder().addPrune(
+        ControlPrune.newBuilder().setTopicID(topic).setBackoff(backoffSeconds))).build();
+  }
+
+  private static RPC publish(final Message message) {
+    return RPC.newBuilder().addPublish(message).build();
+  }
+
+  @Test
+  void pruneFlood_withRandomTopicsAndHugeBackoffs_keepsNoBackoff() {
+    engine.subscribe(TOPIC);
+    final PeerId attacker = connect(key(), TOPIC);
+    for (int i = 0; i < 20_000; i++) {
+      engine.handleRpc(attacker, prune(randomTopic(64), i % 2 == 0 ? Long.MAX_VALUE : -1L));
+    }
+    assertThat(engine.backoffEntries()).isZero();
+    assertThat(engine.counter("prune-unknown-topic")).isEqualTo(20_000);
+  }
+
+  @Test
+  void prune_withHugeBackoff_isClampedToMaxPruneBackoff() {
+    engine.subscribe(TOPIC);
+    final PeerId peer = connect(key(), TOPIC);
+    heartbeat();
+    assertThat(engine.meshPeers(TOPIC)).containsExactly(peer);
+    // 2^64 - 1 seconds on the wire: a long overflow if multiplied unclamped.
+    engine.handleRpc(peer, prune(TOPIC, -1L));
+    assertThat(engine.counter("prune-backoff-clamped")).isEqualTo(1);
+    assertThat(engine.inBackoff(peer, TOPIC)).isTrue();
+    clock.advance(GossipsubConfig.DEFAULT.maxPruneBackoff());
+    heartbeat();
+    heartbeat();
+    assertThat(engine.inBackoff(peer, TOPIC)).isFalse();
+    assertThat(engine.meshPeers(TOPIC)).containsExactly(peer);
+  }
+
+  @Test
+  void prunes_ofManyJoinedTopics_keepAtMostMaxBackoffsPerPeer_andNoneAfterDisconnect() {
+    engine = newEngine(GossipsubConfig.builder().maxBackoffsPerPeer(10).build());
+    final List<String> topics = new ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      topics.add(TOPIC + i);
+    }
+    final PeerId peer = connect(key(), topics.toArray(String[]::new));
+    topics.forEach(engine::subscribe);
+    for (final String topic : topics) {
+      assertThat(engine.meshPeers(topic)).containsExactly(peer);
+      engine.handleRpc(peer, prune(topic, 3_600));
+    }
+    assertThat(engine.backoffEntries()).isEqualTo(10);
+    assertThat(engine.counter("backoff-evicted")).isEqualTo(40);
+    engine.removePeer(peer);
+    assertThat(engine.backoffEntries()).isZero();
+  }
+
+  @Test
+  void longTopics_areNeitherTrackedNorAccepted() {
+    engine.subscribe(TOPIC);
+    final String[] topics = new String[100];
+    for (int i = 0; i < topics.length; i++) {
+      topics[i] = randomTopic(2_000);
+    }
+    final PrivateKey key = key();
+    final PeerId attacker = connect(key, topics);
+    assertThat(engine.knownTopics()).isZero();
+    assertThat(engine.topicsOf(attacker)).isEmpty();
+    assertThat(engine.counter("drop-topic-too-long")).isEqualTo(100);
+    engine.handleRpc(attacker, publish(StrictSign.sign(key, "t".repeat(1025), new byte[1], 1)));
+    assertThat(engine.counter("drop-topic-too-long")).isEqualTo(101);
+    assertThat(engine.counter("signature-checked")).isZero();
+    // 1 KiB exactly is still a topic.
+    connect(key(), "t".repeat(1024));
+    assertThat(engine.knownTopics()).isEqualTo(1);
+  }
+
+  @Test
+  void duplicatesAndUnsubscribedTopics_neverReachTheSignatureCheck() {
+    engine.subscribe(TOPIC);
+    final PrivateKey key = key();
+    final PeerId attacker = connect(key, TOPIC);
+    final Message message = StrictSign.sign(key, TOPIC, "hello".getBytes(StandardCharsets.UTF_8),
+        1);
+    for (int i = 0; i < 100; i++) {
+      engine.handleRpc(attacker, publish(message));
+    }
+    for (int i = 0; i < 100; i++) {
+      engine.handleRpc(attacker, publish(StrictSign.sign(key, "/not/ours", new byte[] {1},
+          1_000 + i)));
+    }
+    assertThat(delivered).hasSize(1);
+    assertThat(engine.counter("signature-checked")).isEqualTo(1);
+    assertThat(engine.counter("drop-duplicate")).isEqualTo(99);
+    assertThat(engine.counter("drop-not-subscribed")).isEqualTo(100);
+  }
+
+  @Test
+  void ourOwnMessageEchoed_isDroppedWithoutASignatureCheck() {
+    engine.subscribe(TOPIC);
+    final PeerId peer = connect(key(), TOPIC);
+    final Message mine = StrictSign.sign(identity, TOPIC, new byte[] {1}, 5);
+    engine.handleRpc(peer, publish(mine));
+    assertThat(engine.counter("drop-self-origin")).isEqualTo(1);
+    assertThat(engine.counter("signature-checked")).isZero();
+  }
+
+  @Test
+  void asyncValidation_dropsCopiesInFlight_boundsTheBacklog_andDeliversOnCompletion() {
+    async = true;
+    engine = newEngine(GossipsubConfig.builder().maxPendingValidations(4).build());
+    engine.subscribe(TOPIC);
+    final PrivateKey key = key();
+    final PeerId peer = connect(key, TOPIC);
+    final List<Message> messages = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      messages.add(StrictSign.sign(key, TOPIC, new byte[] {(byte) i}, i));
+      engine.handleRpc(peer, publish(messages.get(i)));
+      engine.handleRpc(peer, publish(messages.get(i)));
+    }
+    assertThat(offered).hasSize(4);
+    assertThat(engine.pendingValidations()).isEqualTo(4);
+    assertThat(engine.counter("drop-duplicate")).isEqualTo(4);
+    assertThat(engine.counter("drop-validation-backlog")).isEqualTo(4);
+    assertThat(delivered).isEmpty();
+    for (final GossipsubEngine.PendingValidation pending : offered.subList(0, 3)) {
+      engine.completeValidation(pending, StrictSign.validate(pending.message()));
+    }
+    engine.abandonValidation(offered.get(3));
+    assertThat(delivered).hasSize(3);
+    assertThat(engine.pendingValidations()).isZero();
+    assertThat(engine.counter("drop-validation-abandoned")).isEqualTo(1);
+    // A forged copy in flight fails alone; the seen-cache is not poisoned by it.
+    offered.clear();
+    final Message real = messages.get(5);
+    engine.handleRpc(peer, publish(real.toBuilder().setData(ByteString.copyFromUtf8("x"))
+        .build()));
+    engine.completeValidation(offered.get(0), StrictSign.validate(offered.get(0).message()));
+    assertThat(engine.counter("drop-invalid-bad-signature")).isEqualTo(1);
+    engine.handleRpc(peer, publish(real));
+    engine.completeValidation(offered.get(1), StrictSign.validate(offered.get(1).message()));
+    assertThat(delivered).hasSize(4);
+  }
+
+  @Test
+  void subscriptionChurn_marksOnlyTheTopicsItTouched() {
+    final PeerId quiet = connect(key(), "a", "b", "c");
+    engine.takeChangedTopics();
+    final PeerId churner = connect(key());
+    engine.takeChangedTopics();
+    for (int i = 0; i < 100; i++) {
+      engine.handleRpc(churner, RPC.newBuilder().addSubscriptions(RPC.SubOpts.newBuilder()
+          .setSubscribe(i % 2 == 0).setTopic("x")).build());
+      assertThat(engine.takeChangedTopics()).containsExactly("x");
+    }
+    assertThat(engine.peers("a")).containsExactly(quiet);
+  }
+}
