@@ -5,6 +5,7 @@ import io.relaypinner.ipfs.dagcbor.DagCborException;
 import io.relaypinner.ipfs.dagcbor.DagCborValue;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.MalformedBlockException;
+import java.util.HexFormat;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -84,6 +85,19 @@ public record Identity(Cid hash, String id, String type, String publicKey, Strin
 
   private static String field(final DagCborValue value) {
     return value.kind() == DagCborValue.Kind.BYTES ? Hex.encode(value.asBytes()) : value.asText();
+  }
+
+  /**
+   * This identity's canonical block (dag-cbor is canonical, so it hashes to {@link #hash()} when
+   * the identity was decoded from a valid block): byte strings where {@link #binary()}.
+   */
+  public byte[] encode() {
+    // The hex of a binary identity came from its own block's bytes: always valid, any length.
+    final HexFormat hex = HexFormat.of();
+    return binary
+        ? encode(id, type, hex.parseHex(publicKey), hex.parseHex(idSignature),
+            hex.parseHex(publicKeySignature))
+        : encode(id, type, publicKey, idSignature, publicKeySignature);
   }
 
   /** The canonical block of an identity whose key and signatures are byte strings (tests). */

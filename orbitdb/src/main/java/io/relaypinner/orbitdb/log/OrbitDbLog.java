@@ -691,8 +691,7 @@ public final class OrbitDbLog {
     if (identity == null || blockstore.has(identity.hash())) {
       return;
     }
-    final byte[] block = Identity.encode(identity.id(), identity.type(), identity.publicKey(),
-        identity.idSignature(), identity.publicKeySignature());
+    final byte[] block = identity.encode();
     if (DagCbor.cid(block).equals(identity.hash())) {
       blockstore.put(identity.hash(), block);
     } else {

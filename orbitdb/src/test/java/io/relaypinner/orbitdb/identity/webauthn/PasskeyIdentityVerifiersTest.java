@@ -138,6 +138,16 @@ class PasskeyIdentityVerifiersTest {
   }
 
   @Test
+  void encode_shouldGiveBackTheVectorsBlock_forTextAndByteStringIdentities() {
+    // The log stores an accepted identity by re-encoding it: the block must hash to its CID.
+    for (final String name : List.of("webauthn", "webauthn-varsig-p256", "webauthn-varsig-ed25519",
+        "worker-ed25519")) {
+      final PasskeyVectors.Case c = V.get(name);
+      assertThat(c.decoded().encode()).as(name).isEqualTo(c.identity().bytes());
+    }
+  }
+
+  @Test
   void verify_shouldAcceptKeystoreProofs_whenNoRelyingPartyIsConfigured() {
     assertThat(verdict(WebAuthnConfig.DEFAULT, V.get("webauthn").decoded()))
         .isEqualTo(IdentityVerifiers.VALID);
