@@ -82,11 +82,26 @@ public final class ReplicationBench {
     final int files = args.length > 2 ? Integer.parseInt(args[2]) : 20;
     final int fileKib = args.length > 3 ? Integer.parseInt(args[3]) : 1024;
     System.out.printf("stack %s, %d files of %d KiB%n", stack, files, fileKib);
-    System.out.println("| entries | writer done | relay has all | media pinned | reader has all |");
+    System.out.println("| entries | writer done | relay has all | media pinned | reader has all"
+        + " | RSS idle | RSS after |");
     for (final String count : counts) {
       run(stack, Integer.parseInt(count.trim()), files, fileKib);
     }
     System.exit(0);
+  }
+
+  /** This process's resident set (the relay runs in it), from /proc; -1 elsewhere. */
+  private static long rssKib() {
+    try {
+      for (final String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+        if (line.startsWith("VmRSS:")) {
+          return Long.parseLong(line.replaceAll("[^0-9]", ""));
+        }
+      }
+    } catch (final java.io.IOException | NumberFormatException e) {
+      return -1;
+    }
+    return -1;
   }
 
   private static void run(final String stack, final int entries, final int files,
@@ -100,6 +115,8 @@ public final class ReplicationBench {
         .metricsDisabled(true).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).ipv6Disabled(true)
         .build(), identity, new PrometheusRegistry(), Clock.systemUTC())) {
       relay.start();
+      Thread.sleep(2_000);
+      final long rssIdle = rssKib();
       final String address = relay.host().orElseThrow().listenAddresses().stream()
           .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow()
           .withPeerId(identity.peerId()).toString();
@@ -148,9 +165,10 @@ public final class ReplicationBench {
           String.join(",", open)))) {
         done = bob.event("done");
       }
-      System.out.printf("| %,d | %.1f s | %.1f s | %.1f s | %.1f s |%n", entries,
-          ready.get("writeMs").asLong() / 1e3, (relayAll - start) / 1e9,
-          (mediaAll - start) / 1e9, done.get("ms").asLong() / 1e3);
+      System.out.printf("| %,d | %.1f s | %.1f s | %.1f s | %.1f s | %d MiB | %d MiB |%n",
+          entries, ready.get("writeMs").asLong() / 1e3, (relayAll - start) / 1e9,
+          (mediaAll - start) / 1e9, done.get("ms").asLong() / 1e3, rssIdle / 1024,
+          rssKib() / 1024);
     }
   }
 }

@@ -95,12 +95,12 @@ class OrbitDbJsInteropIT {
    * Replicas whose blocks come over bitswap on {@code host} ({@link Bitswap#fetch}: not stored
    * until the log verified them), and whose store bitswap serves, as in the relay.
    */
-  private OrbitDbReplicas replicas(final Host host) {
+  private ReplicasNode replicas(final Host host) {
     final MemoryBlockstore store = new MemoryBlockstore();
     final Bitswap bitswap = Bitswap.start(host, store, executor, BitswapConfig.DEFAULT);
     toClose.add(bitswap);
     final BlockFetcher fetcher = cid -> bitswap.fetch(cid, Duration.ofSeconds(30));
-    return new OrbitDbReplicas(new ReplicaContext(store, new MemoryDatastore(), fetcher,
+    return new ReplicasNode(new ReplicaContext(store, new MemoryDatastore(), fetcher,
         new Identities(store, fetcher, IdentityVerifiers.defaults(), executor, 1000), executor,
         LogConfig.DEFAULT), HeadsConfig.DEFAULT);
   }
@@ -121,7 +121,7 @@ class OrbitDbJsInteropIT {
     // Listener role: subscribe, connect; OrbitDB sees the subscription and dials our heads
     // protocol for each database.
     final Host listener = host();
-    final OrbitDbReplicas replicas = replicas(listener);
+    final ReplicasNode replicas = replicas(listener);
     replicas.register(listener.protocols());
     final PubSub pubsub = PubSub.start(listener, GossipsubConfig.DEFAULT, Clock.systemUTC(),
         new SecureRandom());
@@ -192,7 +192,7 @@ class OrbitDbJsInteropIT {
           DagCborValue.of("fork b"));
       send(js, "put-block " + Base64.getEncoder().encodeToString(writer.identityBlock()));
       js.nextEvent("stored", LINE);
-      ((MemoryBlockstore) replicas.context().blockstore()).put(writer.identityCid(),
+      ((MemoryBlockstore) replicas.replicas().context().blockstore()).put(writer.identityCid(),
           writer.identityBlock());
       assertThat(openReplica.joinBlock(forkA).get(30, TimeUnit.SECONDS).added()).hasSize(1);
       assertThat(openReplica.joinBlock(forkB).get(30, TimeUnit.SECONDS).added()).hasSize(1);
@@ -210,7 +210,7 @@ class OrbitDbJsInteropIT {
 
     // Dialer role: a second Java host that does not subscribe dials the heads protocol itself.
     final Host dialer = host();
-    final OrbitDbReplicas second = replicas(dialer);
+    final ReplicasNode second = replicas(dialer);
     final Connection connection = dialer.dial(jsAddress).get(15, TimeUnit.SECONDS);
     for (final JsDump.Db db : dbs) {
       final OrbitDbReplica replica = second.follow(db.address()).get(30, TimeUnit.SECONDS);
@@ -250,9 +250,9 @@ class OrbitDbJsInteropIT {
     return dbs.stream().mapToInt(d -> d.entries().size()).sum();
   }
 
-  private static long totalRejected(final OrbitDbReplicas replicas) {
+  private static long totalRejected(final ReplicasNode replicas) {
     long total = 0;
-    for (final OrbitDbReplica replica : replicas.replicas()) {
+    for (final OrbitDbReplica replica : replicas.replicas().replicas()) {
       for (final Map.Entry<String, Long> e : replica.log().counters().entrySet()) {
         if (e.getKey().startsWith("rejected.")) {
           total += e.getValue();

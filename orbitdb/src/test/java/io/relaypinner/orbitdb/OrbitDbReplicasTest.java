@@ -20,8 +20,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 class OrbitDbReplicasTest {
   private final MemoryBlockstore store = new MemoryBlockstore();
 
-  private OrbitDbReplicas replicas(final BlockFetcher fetcher) {
-    return new OrbitDbReplicas(new ReplicaContext(store, new MemoryDatastore(), fetcher,
+  private ReplicasNode replicas(final BlockFetcher fetcher) {
+    return new ReplicasNode(new ReplicaContext(store, new MemoryDatastore(), fetcher,
         new Identities(store, fetcher, IdentityVerifiers.defaults(), Runnable::run, 100),
         Runnable::run, LogConfig.DEFAULT), HeadsConfig.DEFAULT);
   }
@@ -31,7 +31,7 @@ class OrbitDbReplicasTest {
   void follow_shouldOpenControllerDatabase_whenAccessControllerIsOrbitdb(final String stack)
       throws Exception {
     final JsDump dump = JsDump.resource("orbitdb-vectors-" + stack + ".json");
-    final OrbitDbReplicas replicas = replicas(dump.fetcher());
+    final ReplicasNode replicas = replicas(dump.fetcher());
     final JsDump.Db db = dump.db("keyvalue-oac");
     final JsDump.Db acDb = dump.db("keyvalue-oac/access");
 
@@ -61,7 +61,7 @@ class OrbitDbReplicasTest {
   void onPubsubMessage_shouldJoinEntryBlock_whenTopicIsFollowed(final String stack)
       throws Exception {
     final JsDump dump = JsDump.resource("orbitdb-vectors-" + stack + ".json");
-    final OrbitDbReplicas replicas = replicas(dump.fetcher());
+    final ReplicasNode replicas = replicas(dump.fetcher());
     final JsDump.Db db = dump.db("documents-pk");
     replicas.follow(db.address()).get(5, TimeUnit.SECONDS);
     final byte[] head = dump.block(db.heads().get(0));
@@ -77,13 +77,13 @@ class OrbitDbReplicasTest {
     final byte[] manifest = Manifest.encode("db", "events", "/" + type + "/zdpuX", null);
     final Cid cid = DagCbor.cid(manifest);
     store.put(cid, manifest);
-    final OrbitDbReplicas replicas = replicas(new BlockstoreFetcher(store));
+    final ReplicasNode replicas = replicas(new BlockstoreFetcher(store));
     assertThatThrownBy(() -> replicas.follow(new OrbitDbAddress(cid)).get(5, TimeUnit.SECONDS))
         .isInstanceOf(ExecutionException.class)
         .hasRootCauseInstanceOf(UnsupportedTypeException.class)
         .hasStackTraceContaining("\"" + type + "\"");
-    assertThat(replicas.counters())
+    assertThat(replicas.replicas().counters())
         .containsEntry("open-failed.unsupported-access-controller." + type, 1L);
-    assertThat(replicas.replicas()).isEmpty();
+    assertThat(replicas.replicas().replicas()).isEmpty();
   }
 }

@@ -49,6 +49,7 @@ import io.relaypinner.relay.network.CircuitRelayMetrics;
 import io.relaypinner.relay.network.Libp2pMetrics;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
 import io.relaypinner.relay.pubsub.PubSubMetrics;
+import io.relaypinner.relay.replication.InboxBudget;
 import io.relaypinner.relay.replication.MediaCidExtractor;
 import io.relaypinner.relay.replication.MediaPinQueue;
 import io.relaypinner.relay.replication.ReplicationMetrics;
@@ -445,9 +446,9 @@ public final class RelayNode implements AutoCloseable {
    */
   private void startPubSub() {
     pubsub = PubSub.start(host, GossipsubConfig.DEFAULT, clock, new SecureRandom());
-    orbitDbTopics = new OrbitDbTopics(pubsub, datastore, storageExecutor);
-    // Following a topic (also the ones resubscribed at start) and every message on it trigger a
-    // sync; the engine skips topics queued, running or in cooldown.
+    orbitDbTopics = new OrbitDbTopics(pubsub, datastore, storageExecutor,
+        config.sync().topicPolicy(), OrbitDbTopics.Limits.DEFAULT, clock);
+    // The one pubsub listener of replication: admitted topics, their messages and subscribers
     // (wired and started in startReplication, once bitswap is up).
     PubSubMetrics.register(registry, pubsub, orbitDbTopics);
   }
@@ -477,14 +478,14 @@ public final class RelayNode implements AutoCloseable {
         CodecLinkResolver.standard(), replicationExecutor), pins, replicationExecutor,
         NetworkPinner.Limits.DEFAULT, ReplicationService.Config.DEFAULT.pinConcurrency());
     replication = new ReplicationService(host, pubsub, bitswap, blockstore, pins,
-        new OrbitDbReplicas(context, HeadsConfig.DEFAULT),
+        new OrbitDbReplicas(context),
         new MediaCidExtractor(config.sync().mediaCidFields()), pinQueue, replicationExecutor,
-        HeadsConfig.DEFAULT, ReplicationService.Config.DEFAULT);
+        HeadsConfig.DEFAULT, ReplicationService.Config.DEFAULT, InboxBudget.defaults(), clock);
     replication.start(syncEngine);
     ReplicationMetrics.register(registry, replication);
-    replicationSyncer.attach(replication);
-    orbitDbTopics.onFollow(replication::onFollow);
-    orbitDbTopics.start();
+    replicationSyncer.attach(replication, orbitDbTopics::permits);
+    replication.onExplicitSyncOfUnfollowed(orbitDbTopics::followAdmitted);
+    orbitDbTopics.start(replication.topicListener(), replication.admission());
   }
 
   /** The replication service (for tests and diagnostics); empty before start. */

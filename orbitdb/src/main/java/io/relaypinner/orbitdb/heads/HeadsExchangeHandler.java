@@ -26,9 +26,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Receiving: bytes are accumulated and split into back-to-back CBOR items, so heads that
  * arrive merged into one frame or split over several are both read right. Each item goes to
- * {@link HeadsEndpoint#onHead}. Sending: only after the peer's first bytes or its FIN arrived
- * (js-libp2p 3 merges frames that arrive before OrbitDB attached its reader, and would then fail
- * to decode two heads as one entry), or after {@link HeadsConfig#sendDelay()} without either.
+ * {@link HeadsEndpoint#onHead}. Sending: js-libp2p 3 merges the frames that arrive before
+ * OrbitDB attached its reader into one chunk, and OrbitDB then fails to decode two heads as one
+ * entry (notes/orbitdb-wire.md §3.26 pitfall 1). One frame cannot be merged with anything, so
+ * the first head goes at once, and when it is the only one (the usual case: a linear log) the
+ * half-close follows at once too: a fresh reader gets the relay's heads without any wait. Further
+ * heads go only after the peer's first bytes or its FIN arrived (its reader is attached), or
+ * after {@link HeadsConfig#sendDelay()} without either.
  *
  * <p>Limits: an item larger than {@link HeadsConfig#maxEntrySize()}, more than
  * {@link HeadsConfig#maxHeadsPerStream()} items, bytes that cannot start a CBOR item, or a
@@ -50,6 +54,11 @@ final class HeadsExchangeHandler extends ChannelInboundHandlerAdapter {
   private int received;
   private int sent;
   private boolean started;
+  /** The peer's reader is attached (its bytes or FIN arrived), or the send delay passed. */
+  private boolean released;
+  /** Our heads are loaded; {@link #rest} holds those not written yet. */
+  private boolean loaded;
+  private List<byte[]> rest = List.of();
   private boolean sending;
   private boolean outputDone;
   private boolean inputDone;
@@ -94,6 +103,28 @@ final class HeadsExchangeHandler extends ChannelInboundHandlerAdapter {
         config.timeout().toNanos(), TimeUnit.NANOSECONDS);
     sendTimer = ctx.executor().schedule(this::sendHeads, config.sendDelay().toNanos(),
         TimeUnit.NANOSECONDS);
+    endpoint.heads().whenComplete((heads, error) -> ctx.executor().execute(() -> {
+      if (closed) {
+        return;
+      }
+      if (error != null) {
+        LOG.warn("heads: could not read our heads", error);
+      }
+      final List<byte[]> all = error != null || heads == null ? List.of() : heads;
+      loaded = true;
+      if (all.size() == 1) {
+        // One frame cannot be merged with another: send it and half-close now.
+        released = true;
+      } else if (!all.isEmpty() && !released) {
+        write(all.get(0));
+        rest = all.subList(1, all.size());
+        return;
+      }
+      rest = all;
+      if (released) {
+        flush();
+      }
+    }));
   }
 
   @Override
@@ -196,7 +227,31 @@ final class HeadsExchangeHandler extends ChannelInboundHandlerAdapter {
     super.userEventTriggered(ctx, evt);
   }
 
+  /** The peer's reader is attached, or the send delay passed: the rest of our heads may go. */
   private void sendHeads() {
+    if (closed) {
+      return;
+    }
+    released = true;
+    if (sendTimer != null) {
+      sendTimer.cancel(false);
+      sendTimer = null;
+    }
+    if (loaded) {
+      flush();
+    }
+  }
+
+  private ChannelFuture write(final byte[] head) {
+    // One write per head: one yamux DATA frame each, never merged.
+    final Channel channel = ctx.channel();
+    sent++;
+    counter.accept("heads-sent");
+    return channel.writeAndFlush(channel.alloc().buffer(head.length).writeBytes(head));
+  }
+
+  /** Writes the heads not written yet, then half-closes; once. */
+  private void flush() {
     if (sending || closed) {
       return;
     }
@@ -205,28 +260,12 @@ final class HeadsExchangeHandler extends ChannelInboundHandlerAdapter {
       sendTimer.cancel(false);
       sendTimer = null;
     }
-    endpoint.heads().whenComplete((heads, error) -> ctx.executor().execute(() -> {
-      if (closed) {
-        return;
-      }
-      if (error != null) {
-        LOG.warn("heads: could not read our heads", error);
-        writeAll(List.of());
-      } else {
-        writeAll(heads);
-      }
-    }));
-  }
-
-  private void writeAll(final List<byte[]> heads) {
     final Channel channel = ctx.channel();
     ChannelFuture last = null;
-    for (final byte[] head : heads) {
-      // One write per head: one yamux DATA frame each, never merged.
-      last = channel.writeAndFlush(channel.alloc().buffer(head.length).writeBytes(head));
-      sent++;
-      counter.accept("heads-sent");
+    for (final byte[] head : rest) {
+      last = write(head);
     }
+    rest = List.of();
     final Runnable fin = () -> {
       if (channel instanceof DuplexChannel duplex) {
         duplex.shutdownOutput().addListener(f -> {

@@ -16,8 +16,9 @@ import java.util.concurrent.Executor;
 
 /**
  * Resolves the identity an entry names: the block from the local blockstore or the
- * {@link BlockFetcher}, decoded, verified ({@link IdentityVerifiers}), stored in the blockstore
- * once verified (readers fetch it from this node), and cached by CID. Results that depend only
+ * {@link BlockFetcher}, decoded, verified ({@link IdentityVerifiers}) and cached by CID. It is
+ * not stored here: the log stores it once an entry it signs passed every check, the access
+ * controller included, so an anonymous peer cannot make this node store identity blocks. Results that depend only
  * on the block's content (valid, invalid, unknown type) are cached; fetch failures are not.
  *
  * <p>Thread-safe. Concurrent resolutions of one CID share one fetch.
@@ -86,16 +87,13 @@ public final class Identities {
 
   private CompletableFuture<Identity> load(final Cid cid) {
     final CompletableFuture<byte[]> bytes;
-    final boolean local;
     final var held = blockstore.get(cid);
     if (held.isPresent()) {
       bytes = CompletableFuture.completedFuture(held.get());
-      local = true;
     } else {
       bytes = fetcher.fetch(cid).exceptionallyCompose(error -> CompletableFuture.failedFuture(
           new EntryRejectedException(RejectReason.IDENTITY_UNAVAILABLE,
               "identity " + cid + " could not be fetched: " + unwrap(error), unwrap(error))));
-      local = false;
     }
     return bytes.thenApplyAsync(block -> {
       final Identity identity;
@@ -109,9 +107,7 @@ public final class Identities {
       } catch (final UnsupportedTypeException e) {
         throw new EntryRejectedException(RejectReason.UNKNOWN_IDENTITY_TYPE, e.getMessage(), e);
       }
-      if (!local) {
-        blockstore.put(cid, block);
-      }
+      // Not stored here: the log stores it once an entry it signs passes the access controller.
       return identity;
     }, executor);
   }

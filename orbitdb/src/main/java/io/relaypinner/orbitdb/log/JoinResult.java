@@ -16,14 +16,19 @@ import java.util.Set;
  * @param truncated whether a limit stopped the join; the rest of its frontier is kept and
  *     continued by the next join
  * @param heads the log's heads after the join
+ * @param completed entries that became complete during this join (their whole history is
+ *     verified), whichever join added them
+ * @param complete whether the whole log was complete when the join ended
  */
 public record JoinResult(List<Entry> added, Map<RejectReason, Integer> rejected,
-    List<Cid> unavailable, boolean truncated, Set<Cid> heads) {
+    List<Cid> unavailable, boolean truncated, Set<Cid> heads, List<Cid> completed,
+    boolean complete) {
   public JoinResult {
     added = List.copyOf(added);
     rejected = Map.copyOf(rejected);
     unavailable = List.copyOf(unavailable);
     heads = Set.copyOf(heads);
+    completed = List.copyOf(completed);
   }
 
   /** Entries rejected in all. */

@@ -13,11 +13,15 @@ import io.relaypinner.orbitdb.BlockFetcher;
 import io.relaypinner.orbitdb.EntryRejectedException;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.RejectReason;
+import io.relaypinner.orbitdb.identity.Identity;
+import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Deque;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -39,22 +43,52 @@ import org.slf4j.LoggerFactory;
  * The verified replica of one OrbitDB database's oplog ({@code src/oplog/log.js}
  * {@code joinEntry}): joining a head walks {@code next} and {@code refs} back through the
  * {@link BlockFetcher} (blocks already in the blockstore are read, not fetched), verifies every
- * entry with the {@link EntryVerifier}, and stores an entry block in the blockstore only once it
- * verified. Rejected entries are counted by reason, never stored, and their links not followed.
+ * entry with the {@link EntryVerifier}, and stores an entry block (and the identity block that
+ * signs it) in the blockstore only once it verified, access controller included. Rejected entries
+ * are counted by reason, never stored, and their links not followed.
  *
- * <p>Heads are the verified entries that no other verified entry references through
- * {@code next} or {@code refs}: what this node sends in a heads exchange. The set of verified
- * entries, the heads and the frontier a truncated join left behind are persisted in the
- * {@link Datastore} under {@code /orbitdb/logs/<manifest CID>/}.
+ * <p><b>Completeness is kept incrementally.</b> An entry is <em>complete</em> when each of its
+ * parents ({@code next} and {@code refs}) is complete or was refused. The log keeps, for every
+ * block that is not complete yet, the entries waiting on it (a reverse map) and, for every
+ * incomplete entry, how many parents it still waits for. Verifying an entry costs O(its links);
+ * when it completes, the entries waiting on it are decremented and complete in turn (each link is
+ * resolved once, no walk is ever repeated). The log {@link #isComplete() is complete} when no
+ * entry waits and no block named by a verified entry or a peer's head is missing. Each join
+ * reports the entries it completed ({@link JoinResult#completed()}).
  *
- * <p>Limits per join ({@link LogConfig}): concurrent fetches, entries, depth, fetch timeout; the
- * visited set guards against cycles. Thread-safe: joins may run concurrently.
+ * <p><b>The frontier</b> ({@link #missing()}) is the set of blocks named but not verified: a
+ * block whose fetch failed is retried by later joins with exponential back-off (from
+ * {@link #RETRY_MIN} to {@link #RETRY_MAX} on the injected {@link Clock}), so a parent that never
+ * arrives costs one fetch per back-off period, never a fetch per join. At most
+ * {@link #MAX_MISSING} blocks are missing and {@link #MAX_INCOMPLETE} entries incomplete: an
+ * entry that would exceed either is not accepted now (counted {@code bound.missing} or
+ * {@code bound.incomplete}) and stays on the frontier.
+ *
+ * <p><b>Durability.</b> Entry and identity blocks are written to the blockstore as each entry
+ * verifies; the log's membership (one datastore record per join, not per entry), its heads and
+ * its frontier are written once when the join ends. After a crash in between, the blocks are in
+ * the blockstore but not yet listed: the next join reads them locally (no network) and lists
+ * them. Persisted under {@code /orbitdb/logs/<manifest CID>/}.
+ *
+ * <p>Limits per join ({@link LogConfig}): concurrent fetches, entries, depth, fetch timeout.
+ * Concurrent joins never fetch the same block twice (a block being processed by one join is
+ * skipped by the others). Thread-safe.
  */
 public final class OrbitDbLog {
   private static final Logger LOG = LoggerFactory.getLogger(OrbitDbLog.class);
 
-  /** Most frontier CIDs kept for later joins (unfetchable or beyond a join's limits). */
-  public static final int MAX_PENDING = 100_000;
+  /** Most blocks missing at once (the frontier), also bounds {@code pending} of old stores. */
+  public static final int MAX_MISSING = 10_000;
+  /** Most verified entries waiting for a parent at once. */
+  public static final int MAX_INCOMPLETE = 200_000;
+  /** First retry delay of a block whose fetch failed. */
+  public static final Duration RETRY_MIN = Duration.ofSeconds(1);
+  /** Longest retry delay of a block whose fetch keeps failing. */
+  public static final Duration RETRY_MAX = Duration.ofMinutes(2);
+  /** CIDs per datastore record (a record holds at most 1 MiB). */
+  private static final int BATCH = 10_000;
+  /** Kept for readers of the old name: the frontier's bound. */
+  public static final int MAX_PENDING = MAX_MISSING;
 
   private final OrbitDbAddress address;
   private final EntryVerifier verifier;
@@ -63,23 +97,57 @@ public final class OrbitDbLog {
   private final Datastore datastore;
   private final LogConfig config;
   private final Executor executor;
+  private final Clock clock;
   private final String keyPrefix;
   private final Object lock = new Object();
+  /** Verified entries. */
   private final Set<Cid> index = new HashSet<>();
-  private final Set<Cid> referenced = new HashSet<>();
   private final Set<Cid> heads = new LinkedHashSet<>();
-  private final Set<Cid> pending = new LinkedHashSet<>();
+  /** Block not complete yet (missing, or verified but incomplete) to the entries waiting on it. */
+  private final Map<Cid, List<Cid>> waiting = new HashMap<>();
+  /** Incomplete verified entry to the number of its parents not complete yet. */
+  private final Map<Cid, Integer> unresolved = new HashMap<>();
+  /** The frontier: blocks named and not verified, with their retry schedule. */
+  private final Map<Cid, Retry> missing = new LinkedHashMap<>();
+  /** Blocks some join processes now (others skip them). */
+  private final Set<Cid> processing = new HashSet<>();
   private final Map<Cid, Boolean> rejectedCids;
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
 
+  /** When a missing block may be fetched again. */
+  private record Retry(int attempts, long notBeforeMillis) {
+    static Retry now() {
+      return new Retry(0, Long.MIN_VALUE);
+    }
+
+    Retry failed(final long nowMillis) {
+      final long delay = Math.min(RETRY_MAX.toMillis(),
+          RETRY_MIN.toMillis() << Math.min(attempts, 20));
+      return new Retry(attempts + 1, nowMillis + delay);
+    }
+  }
+
   /**
-   * Opens the replica, loading its persisted state.
+   * Opens the replica on the system clock, loading its persisted state.
    *
    * @param executor runs decoding and verification (never a Netty event loop)
    */
   public OrbitDbLog(final OrbitDbAddress address, final EntryVerifier verifier,
       final Blockstore blockstore, final BlockFetcher fetcher, final Datastore datastore,
       final LogConfig config, final Executor executor) {
+    this(address, verifier, blockstore, fetcher, datastore, config, executor,
+        Clock.systemUTC());
+  }
+
+  /**
+   * Opens the replica, loading its persisted state.
+   *
+   * @param executor runs decoding and verification (never a Netty event loop)
+   * @param clock times the retries of missing blocks
+   */
+  public OrbitDbLog(final OrbitDbAddress address, final EntryVerifier verifier,
+      final Blockstore blockstore, final BlockFetcher fetcher, final Datastore datastore,
+      final LogConfig config, final Executor executor, final Clock clock) {
     this.address = Objects.requireNonNull(address, "address");
     this.verifier = Objects.requireNonNull(verifier, "verifier");
     if (!verifier.address().equals(address)) {
@@ -90,6 +158,7 @@ public final class OrbitDbLog {
     this.datastore = Objects.requireNonNull(datastore, "datastore");
     this.config = Objects.requireNonNull(config, "config");
     this.executor = Objects.requireNonNull(executor, "executor");
+    this.clock = Objects.requireNonNull(clock, "clock");
     this.keyPrefix = "/orbitdb/logs/" + address.manifest().toString(Multibase.Base.BASE58BTC)
         + "/";
     final int rejectedCacheSize = config.rejectedCacheSize();
@@ -141,10 +210,34 @@ public final class OrbitDbLog {
     }
   }
 
+  /** Whether the entry was verified and its whole history is verified too (or refused). */
+  public boolean isComplete(final Cid cid) {
+    synchronized (lock) {
+      return index.contains(cid) && !unresolved.containsKey(cid);
+    }
+  }
+
+  /**
+   * Whether the log is complete as far as the heads it knows: no verified entry waits for a
+   * parent, and no block named by an entry or a peer's head is missing.
+   */
+  public boolean isComplete() {
+    synchronized (lock) {
+      return unresolved.isEmpty() && missing.isEmpty();
+    }
+  }
+
   /** The number of verified entries. */
   public int size() {
     synchronized (lock) {
       return index.size();
+    }
+  }
+
+  /** The number of verified entries that wait for a parent. */
+  public int incompleteCount() {
+    synchronized (lock) {
+      return unresolved.size();
     }
   }
 
@@ -165,17 +258,34 @@ public final class OrbitDbLog {
     return out;
   }
 
-  /** Entry CIDs a truncated join left to fetch. */
-  public Set<Cid> pending() {
+  /** The frontier: blocks named by verified entries or peers' heads, not verified yet. */
+  public Set<Cid> missing() {
     synchronized (lock) {
-      return Set.copyOf(pending);
+      return Set.copyOf(missing.keySet());
+    }
+  }
+
+  /** The frontier ({@link #missing()}); the old name. */
+  public Set<Cid> pending() {
+    return missing();
+  }
+
+  /**
+   * Makes every missing block due for a fetch at the next join (an operator asked for a sync:
+   * the back-off is for unattended retries).
+   */
+  public void retryMissingNow() {
+    synchronized (lock) {
+      missing.replaceAll((cid, retry) -> new Retry(retry.attempts(), Long.MIN_VALUE));
     }
   }
 
   /**
-   * Counters: {@code accepted}, {@code rejected.<reason>}, {@code unavailable} (the entry or its
-   * identity block could not be fetched; kept in {@link #pending()} for a later join),
-   * {@code truncated}, {@code duplicate}.
+   * Counters: {@code accepted}, {@code rejected.<reason>}, {@code unavailable} (a fetch of an
+   * entry or its identity failed; retried with back-off), {@code deferred} (a missing block
+   * skipped because its back-off has not passed), {@code truncated}, {@code duplicate},
+   * {@code completed}, {@code bound.missing}, {@code bound.incomplete},
+   * {@code identity-not-stored}.
    */
   public Map<String, Long> counters() {
     final Map<String, Long> out = new java.util.TreeMap<>();
@@ -184,7 +294,11 @@ public final class OrbitDbLog {
   }
 
   private void count(final String name) {
-    counters.computeIfAbsent(name, k -> new LongAdder()).increment();
+    count(name, 1);
+  }
+
+  private void count(final String name, final long n) {
+    counters.computeIfAbsent(name, k -> new LongAdder()).add(n);
   }
 
   /**
@@ -199,30 +313,36 @@ public final class OrbitDbLog {
   public CompletableFuture<JoinResult> join(final Cid head) {
     final Join join = new Join();
     join.enqueue(head, 0);
-    return join.start();
+    return join.start(false);
   }
 
   /**
    * Joins an entry given as block bytes (a heads-exchange frame or a pubsub message) and
-   * everything it links to: the same verification, the head itself needs no fetch.
+   * everything it links to: the same verification, the head itself needs no fetch. A block
+   * larger than {@link Entry#MAX_BLOCK_SIZE} is refused before it is decoded.
    */
   public CompletableFuture<JoinResult> joinBlock(final byte[] block) {
     final Join join = new Join();
+    if (block.length > Entry.MAX_BLOCK_SIZE) {
+      join.reject(null, RejectReason.MALFORMED_ENTRY);
+      count("oversized");
+      return join.start(false);
+    }
     final Entry entry;
     try {
       entry = Entry.decode(block);
     } catch (final BadPeerException e) {
       LOG.debug("{}: malformed entry: {}", address, e.getMessage());
       join.reject(null, RejectReason.MALFORMED_ENTRY);
-      return join.start();
+      return join.start(false);
     }
     join.enqueueDecoded(entry, 0);
-    return join.start();
+    return join.start(false);
   }
 
-  /** Continues the frontier earlier truncated joins left, if any. */
+  /** Fetches the missing blocks whose back-off has passed, and what they link to. */
   public CompletableFuture<JoinResult> resume() {
-    return new Join().start();
+    return new Join().start(true);
   }
 
   /** One walk from some heads; single-use. */
@@ -230,6 +350,7 @@ public final class OrbitDbLog {
     private final Deque<Item> queue = new ArrayDeque<>();
     private final Set<Cid> seen = new HashSet<>();
     private final List<Entry> added = new ArrayList<>();
+    private final List<Cid> completed = new ArrayList<>();
     private final Map<RejectReason, Integer> rejected = new EnumMap<>(RejectReason.class);
     private final List<Cid> unavailable = new ArrayList<>();
     private final CompletableFuture<JoinResult> result = new CompletableFuture<>();
@@ -239,13 +360,13 @@ public final class OrbitDbLog {
 
     private record Item(Cid cid, Entry entry, int depth) {}
 
-    void enqueue(final Cid cid, final int depth) {
+    synchronized void enqueue(final Cid cid, final int depth) {
       if (seen.add(cid)) {
         queue.add(new Item(cid, null, depth));
       }
     }
 
-    void enqueueDecoded(final Entry entry, final int depth) {
+    synchronized void enqueueDecoded(final Entry entry, final int depth) {
       if (seen.add(entry.cid())) {
         queue.add(new Item(entry.cid(), entry, depth));
       }
@@ -256,15 +377,35 @@ public final class OrbitDbLog {
       count("rejected." + reason.label());
       if (cid != null && reason != RejectReason.IDENTITY_UNAVAILABLE) {
         rejectedCids.put(cid, Boolean.TRUE);
+        final List<Cid> done = new ArrayList<>();
+        synchronized (lock) {
+          missing.remove(cid);
+          // A refused block resolves the entries waiting on it: nothing more can come.
+          resolve(cid, done);
+        }
+        completed.addAll(done);
       }
     }
 
-    CompletableFuture<JoinResult> start() {
-      synchronized (lock) {
-        for (final Cid cid : pending) {
-          if (seen.add(cid)) {
-            queue.add(new Item(cid, null, 0));
+    CompletableFuture<JoinResult> start(final boolean frontier) {
+      if (frontier) {
+        final long now = clock.millis();
+        int deferred = 0;
+        final List<Cid> due = new ArrayList<>();
+        synchronized (lock) {
+          for (final Map.Entry<Cid, Retry> e : missing.entrySet()) {
+            if (e.getValue().notBeforeMillis() > now) {
+              deferred++;
+            } else {
+              due.add(e.getKey());
+            }
           }
+        }
+        for (final Cid cid : due) {
+          enqueue(cid, 0);
+        }
+        if (deferred > 0) {
+          count("deferred", deferred);
         }
       }
       pump();
@@ -277,10 +418,6 @@ public final class OrbitDbLog {
       synchronized (this) {
         while (inFlight < config.maxConcurrentFetches() && !queue.isEmpty()) {
           final Item item = queue.poll();
-          if (contains(item.cid())) {
-            count("duplicate");
-            continue;
-          }
           if (rejectedCids.containsKey(item.cid())) {
             continue;
           }
@@ -288,6 +425,16 @@ public final class OrbitDbLog {
             truncated = true;
             queue.addFirst(item);
             break;
+          }
+          synchronized (lock) {
+            if (index.contains(item.cid())) {
+              count("duplicate");
+              continue;
+            }
+            if (!processing.add(item.cid())) {
+              // Another join has it; it follows its links too.
+              continue;
+            }
           }
           processed++;
           inFlight++;
@@ -301,6 +448,9 @@ public final class OrbitDbLog {
         process(item).whenComplete((ignored, error) -> {
           if (error != null) {
             LOG.warn("{}: join step for {} failed", address, item.cid(), error);
+          }
+          synchronized (lock) {
+            processing.remove(item.cid());
           }
           synchronized (this) {
             inFlight--;
@@ -321,29 +471,41 @@ public final class OrbitDbLog {
         entry = bytes(item.cid()).thenApplyAsync(bytes -> Entry.decode(item.cid(), bytes),
             executor);
       }
-      return entry.thenCompose(e -> verifier.verify(e).thenApply(identity -> e))
-          .handle((e, error) -> {
-            if (error == null) {
-              accept(e, item.depth());
-              return null;
-            }
-            final Throwable cause = unwrap(error);
-            if (cause instanceof EntryRejectedException rejection
-                && rejection.reason() != RejectReason.IDENTITY_UNAVAILABLE) {
-              LOG.debug("{}: rejected {}: {}", address, item.cid(), rejection.getMessage());
-              reject(item.cid(), rejection.reason());
-            } else if (cause instanceof BadPeerException) {
-              LOG.debug("{}: malformed {}: {}", address, item.cid(), cause.getMessage());
-              reject(item.cid(), RejectReason.MALFORMED_ENTRY);
+      final CompletableFuture<Object[]> verified = entry.thenCompose(e -> verifier.verify(e)
+          .thenApply(identity -> new Object[] {e, identity}));
+      return verified.handle((pair, error) -> {
+        if (error == null) {
+          accept((Entry) pair[0], (Identity) pair[1], item.depth());
+          return null;
+        }
+        final Throwable cause = unwrap(error);
+        if (cause instanceof EntryRejectedException rejection
+            && rejection.reason() != RejectReason.IDENTITY_UNAVAILABLE) {
+          LOG.debug("{}: rejected {}: {}", address, item.cid(), rejection.getMessage());
+          reject(item.cid(), rejection.reason());
+        } else if (cause instanceof BadPeerException) {
+          LOG.debug("{}: malformed {}: {}", address, item.cid(), cause.getMessage());
+          reject(item.cid(), RejectReason.MALFORMED_ENTRY);
+        } else {
+          LOG.debug("{}: could not fetch {}: {}", address, item.cid(), cause.toString());
+          synchronized (this) {
+            unavailable.add(item.cid());
+          }
+          count("unavailable");
+          final long now = clock.millis();
+          synchronized (lock) {
+            final Retry retry = missing.get(item.cid());
+            if (retry != null) {
+              missing.put(item.cid(), retry.failed(now));
+            } else if (missing.size() < MAX_MISSING) {
+              missing.put(item.cid(), Retry.now().failed(now));
             } else {
-              LOG.debug("{}: could not fetch {}: {}", address, item.cid(), cause.toString());
-              synchronized (this) {
-                unavailable.add(item.cid());
-              }
-              count("unavailable");
+              count("bound.missing");
             }
-            return null;
-          });
+          }
+        }
+        return null;
+      });
     }
 
     private CompletableFuture<byte[]> bytes(final Cid cid) {
@@ -355,39 +517,55 @@ public final class OrbitDbLog {
           TimeUnit.MILLISECONDS);
     }
 
-    private void accept(final Entry entry, final int depth) {
+    private void accept(final Entry entry, final Identity identity, final int depth) {
       final Cid cid = entry.cid();
+      final List<Cid> done = new ArrayList<>();
+      final List<Cid> follow = new ArrayList<>();
+      final String refused;
+      synchronized (lock) {
+        if (index.contains(cid)) {
+          refused = "duplicate";
+        } else {
+          refused = link(entry, done, follow, true);
+        }
+      }
+      if (refused != null) {
+        count(refused);
+        if (!refused.equals("duplicate")) {
+          // A bound was hit: the entry stays on the frontier and is tried again later.
+          synchronized (this) {
+            unavailable.add(cid);
+          }
+          final long now = clock.millis();
+          synchronized (lock) {
+            if (missing.containsKey(cid) || missing.size() < MAX_MISSING) {
+              missing.put(cid, missing.getOrDefault(cid, Retry.now()).failed(now));
+            }
+          }
+        }
+        return;
+      }
+      // Stored only now: the entry passed every check, the access controller included.
       if (!blockstore.has(cid)) {
         blockstore.put(cid, entry.block());
       }
-      datastore.put(keyPrefix + "entries/" + cid.toString(Multibase.Base.BASE58BTC),
-          new byte[0]);
-      final boolean fresh;
-      synchronized (lock) {
-        fresh = index.add(cid);
-        if (fresh) {
-          link(entry);
-          pending.remove(cid);
-        }
-      }
-      if (!fresh) {
-        count("duplicate");
-        return;
-      }
+      storeIdentity(identity);
       count("accepted");
+      if (!done.isEmpty()) {
+        count("completed", done.size());
+      }
       synchronized (this) {
         added.add(entry);
-        for (final Cid next : entry.next()) {
-          enqueue(next, depth + 1);
-        }
-        for (final Cid ref : entry.refs()) {
-          enqueue(ref, depth + 1);
+        completed.addAll(done);
+        for (final Cid parent : follow) {
+          enqueue(parent, depth + 1);
         }
       }
     }
 
     private void finish() {
       final Set<Cid> headsNow;
+      final boolean complete;
       synchronized (this) {
         if (truncated) {
           count("truncated");
@@ -395,76 +573,189 @@ public final class OrbitDbLog {
         synchronized (lock) {
           if (truncated) {
             for (final Item item : queue) {
-              if (pending.size() < MAX_PENDING && !index.contains(item.cid())) {
-                pending.add(item.cid());
+              if (!index.contains(item.cid()) && !missing.containsKey(item.cid())) {
+                if (missing.size() < MAX_MISSING) {
+                  missing.put(item.cid(), Retry.now());
+                } else {
+                  count("bound.missing");
+                }
               }
             }
           }
-          for (final Cid missing : unavailable) {
-            if (pending.size() < MAX_PENDING) {
-              pending.add(missing);
-            }
-          }
           headsNow = Set.copyOf(heads);
-          persist();
+          complete = unresolved.isEmpty() && missing.isEmpty();
+          if (!added.isEmpty() || !unavailable.isEmpty() || !rejected.isEmpty() || truncated) {
+            persist(added);
+          }
         }
       }
-      result.complete(new JoinResult(added, rejected, unavailable, truncated, headsNow));
+      result.complete(new JoinResult(added, rejected, unavailable, truncated, headsNow,
+          completed, complete));
     }
   }
 
-  /** Adds an entry's links to the head bookkeeping; caller holds {@link #lock}. */
-  private void link(final Entry entry) {
-    for (final Cid next : entry.next()) {
-      referenced.add(next);
-      heads.remove(next);
+  /**
+   * Adds a verified entry to the index, the heads and the completeness bookkeeping; caller holds
+   * {@link #lock}. Returns the counter naming why it was not added (a bound), or null.
+   *
+   * @param done receives the entries this one completes (itself included)
+   * @param follow receives the parents to fetch
+   */
+  private String link(final Entry entry, final List<Cid> done, final List<Cid> follow,
+      final boolean bounded) {
+    final Cid cid = entry.cid();
+    final Set<Cid> parents = new LinkedHashSet<>(entry.next());
+    parents.addAll(entry.refs());
+    final List<Cid> open = new ArrayList<>(parents.size());
+    int newMissing = 0;
+    for (final Cid parent : parents) {
+      if (parent.equals(cid) || rejectedCids.containsKey(parent)) {
+        continue;
+      }
+      if (index.contains(parent)) {
+        if (unresolved.containsKey(parent)) {
+          open.add(parent);
+        }
+        continue;
+      }
+      open.add(parent);
+      if (!missing.containsKey(parent)) {
+        newMissing++;
+      }
     }
-    for (final Cid ref : entry.refs()) {
-      referenced.add(ref);
-      heads.remove(ref);
+    if (bounded && !open.isEmpty()) {
+      if (unresolved.size() >= MAX_INCOMPLETE) {
+        return "bound.incomplete";
+      }
+      if (missing.size() + newMissing - (missing.containsKey(cid) ? 1 : 0) > MAX_MISSING) {
+        return "bound.missing";
+      }
     }
-    if (!referenced.contains(entry.cid())) {
-      heads.add(entry.cid());
+    index.add(cid);
+    missing.remove(cid);
+    for (final Cid parent : parents) {
+      heads.remove(parent);
+    }
+    if (!waiting.containsKey(cid)) {
+      // No verified entry waits on this one, so none references it.
+      heads.add(cid);
+    }
+    for (final Cid parent : open) {
+      waiting.computeIfAbsent(parent, k -> new ArrayList<>(2)).add(cid);
+      if (!index.contains(parent)) {
+        if (!missing.containsKey(parent)) {
+          missing.put(parent, Retry.now());
+        }
+        follow.add(parent);
+      }
+    }
+    if (open.isEmpty()) {
+      done.add(cid);
+      resolve(cid, done);
+    } else {
+      unresolved.put(cid, open.size());
+    }
+    return null;
+  }
+
+  /**
+   * {@code cid} is complete (or refused): the entries waiting on it count one parent less, and
+   * those left with none complete in turn; caller holds {@link #lock}.
+   */
+  private void resolve(final Cid cid, final List<Cid> done) {
+    final Deque<Cid> stack = new ArrayDeque<>();
+    stack.push(cid);
+    while (!stack.isEmpty()) {
+      final List<Cid> children = waiting.remove(stack.pop());
+      if (children == null) {
+        continue;
+      }
+      for (final Cid child : children) {
+        final Integer left = unresolved.get(child);
+        if (left == null) {
+          continue;
+        }
+        if (left <= 1) {
+          unresolved.remove(child);
+          done.add(child);
+          stack.push(child);
+        } else {
+          unresolved.put(child, left - 1);
+        }
+      }
     }
   }
 
-  /** Writes heads and pending frontier; caller holds {@link #lock}. */
-  private void persist() {
-    datastore.put(keyPrefix + "heads", encodeCids(heads));
-    if (pending.isEmpty()) {
+  /** Stores a verified identity's block (re-encoded: dag-cbor is canonical) if not held yet. */
+  private void storeIdentity(final Identity identity) {
+    if (identity == null || blockstore.has(identity.hash())) {
+      return;
+    }
+    final byte[] block = Identity.encode(identity.id(), identity.type(), identity.publicKey(),
+        identity.idSignature(), identity.publicKeySignature());
+    if (DagCbor.cid(block).equals(identity.hash())) {
+      blockstore.put(identity.hash(), block);
+    } else {
+      count("identity-not-stored");
+    }
+  }
+
+  /** Writes the join's entries, the heads and the frontier; caller holds {@link #lock}. */
+  private void persist(final List<Entry> added) {
+    for (int from = 0; from < added.size(); from += BATCH) {
+      final List<Cid> cids = new ArrayList<>(BATCH);
+      for (final Entry entry : added.subList(from, Math.min(added.size(), from + BATCH))) {
+        cids.add(entry.cid());
+      }
+      datastore.put(keyPrefix + "batches/" + cids.get(0).toString(Multibase.Base.BASE58BTC),
+          encodeCids(cids));
+    }
+    datastore.put(keyPrefix + "heads", encodeCids(heads.stream().limit(BATCH).toList()));
+    if (missing.isEmpty()) {
       datastore.delete(keyPrefix + "pending");
     } else {
-      datastore.put(keyPrefix + "pending", encodeCids(pending));
+      datastore.put(keyPrefix + "pending", encodeCids(missing.keySet()));
     }
   }
 
   private void load() {
+    final List<Cid> listed = new ArrayList<>();
+    // One key per entry (stores written before batches) and one list per join.
     final String entriesPrefix = keyPrefix + "entries/";
-    int missing = 0;
     for (final Datastore.Entry e : datastore.scan(entriesPrefix)) {
-      final Cid cid;
       try {
-        cid = Cid.parse(e.key().substring(entriesPrefix.length()));
+        listed.add(Cid.parse(e.key().substring(entriesPrefix.length())));
       } catch (final MultiformatException ex) {
         continue;
       }
-      final Optional<byte[]> bytes = blockstore.get(cid);
-      if (bytes.isEmpty()) {
-        // The block was garbage-collected or lost: forget it, a later join fetches it again.
-        datastore.delete(e.key());
-        missing++;
-        continue;
+    }
+    for (final Datastore.Entry e : datastore.scan(keyPrefix + "batches/")) {
+      listed.addAll(decodeCids(e.value()));
+    }
+    int lost = 0;
+    synchronized (lock) {
+      for (final Cid cid : listed) {
+        if (index.contains(cid)) {
+          continue;
+        }
+        final Optional<byte[]> bytes = blockstore.get(cid);
+        if (bytes.isEmpty()) {
+          // The block was garbage-collected or lost: a later join fetches it again.
+          lost++;
+          continue;
+        }
+        link(Entry.decode(cid, bytes.get()), new ArrayList<>(), new ArrayList<>(), false);
       }
-      index.add(cid);
-      link(Entry.decode(cid, bytes.get()));
-    }
-    // Heads are derived from the verified entries; the persisted list is for other readers.
-    datastore.get(keyPrefix + "pending").ifPresent(bytes -> pending.addAll(decodeCids(bytes)));
-    if (missing > 0) {
-      LOG.warn("{}: {} verified entries are no longer in the blockstore", address, missing);
-    }
-    if (!index.isEmpty()) {
-      persist();
+      datastore.get(keyPrefix + "pending").ifPresent(bytes -> {
+        for (final Cid cid : decodeCids(bytes)) {
+          if (!index.contains(cid) && missing.size() < MAX_MISSING) {
+            missing.putIfAbsent(cid, Retry.now());
+          }
+        }
+      });
+      if (lost > 0) {
+        LOG.warn("{}: {} verified entries are no longer in the blockstore", address, lost);
+      }
     }
   }
 

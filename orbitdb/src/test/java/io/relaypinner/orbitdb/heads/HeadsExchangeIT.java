@@ -22,7 +22,7 @@ import io.relaypinner.orbitdb.BlockstoreFetcher;
 import io.relaypinner.orbitdb.JavaWriter;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.OrbitDbReplica;
-import io.relaypinner.orbitdb.OrbitDbReplicas;
+import io.relaypinner.orbitdb.ReplicasNode;
 import io.relaypinner.orbitdb.ReplicaContext;
 import io.relaypinner.orbitdb.identity.Identities;
 import io.relaypinner.orbitdb.identity.IdentityVerifiers;
@@ -64,8 +64,8 @@ class HeadsExchangeIT {
     return host;
   }
 
-  private OrbitDbReplicas replicas(final MemoryBlockstore store) {
-    return new OrbitDbReplicas(new ReplicaContext(store, new MemoryDatastore(),
+  private ReplicasNode replicas(final MemoryBlockstore store) {
+    return new ReplicasNode(new ReplicaContext(store, new MemoryDatastore(),
         new BlockstoreFetcher(writerStore), new Identities(store, new BlockstoreFetcher(
             writerStore), IdentityVerifiers.defaults(), executor, 100), executor,
         LogConfig.DEFAULT), HeadsConfig.DEFAULT);
@@ -79,14 +79,14 @@ class HeadsExchangeIT {
     final List<Entry> chain = writer.chain(writerStore, address, 12);
 
     final Host a = host();
-    final OrbitDbReplicas aReplicas = replicas(writerStore);
+    final ReplicasNode aReplicas = replicas(writerStore);
     aReplicas.register(a.protocols());
     final OrbitDbReplica aReplica = aReplicas.follow(address).get(10, TimeUnit.SECONDS);
     aReplica.join(chain.get(11).cid()).get(10, TimeUnit.SECONDS);
 
     final Host b = host();
     final MemoryBlockstore bStore = new MemoryBlockstore();
-    final OrbitDbReplicas bReplicas = replicas(bStore);
+    final ReplicasNode bReplicas = replicas(bStore);
     bReplicas.register(b.protocols());
     final OrbitDbReplica bReplica = bReplicas.follow(address).get(10, TimeUnit.SECONDS);
 
@@ -110,7 +110,7 @@ class HeadsExchangeIT {
     final Host a = host();
     replicas(writerStore).register(a.protocols());
     final Host b = host();
-    final OrbitDbReplicas bReplicas = replicas(writerStore);
+    final ReplicasNode bReplicas = replicas(writerStore);
     bReplicas.follow(address).get(10, TimeUnit.SECONDS);
     final Connection connection = b.dial(a.listenAddresses().get(0).withPeerId(a.peerId()))
         .get(10, TimeUnit.SECONDS);
@@ -127,7 +127,7 @@ class HeadsExchangeIT {
         List.of(writer.id()));
     final List<Entry> chain = writer.chain(writerStore, address, 2);
     final Host a = host();
-    final OrbitDbReplicas aReplicas = replicas(writerStore);
+    final ReplicasNode aReplicas = replicas(writerStore);
     aReplicas.register(a.protocols());
     aReplicas.follow(address).get(10, TimeUnit.SECONDS).join(chain.get(1).cid())
         .get(10, TimeUnit.SECONDS);
@@ -147,7 +147,7 @@ class HeadsExchangeIT {
     assertThat(connection.isOpen()).isTrue();
     assertThat(b.ping(connection).get(10, TimeUnit.SECONDS)).isPositive();
     // A well-behaved exchange on the same connection still works.
-    final OrbitDbReplicas bReplicas = replicas(new MemoryBlockstore());
+    final ReplicasNode bReplicas = replicas(new MemoryBlockstore());
     final OrbitDbReplica bReplica = bReplicas.follow(address).get(10, TimeUnit.SECONDS);
     final HeadsExchangeResult result = bReplicas.exchangeHeads(connection, address)
         .get(10, TimeUnit.SECONDS);

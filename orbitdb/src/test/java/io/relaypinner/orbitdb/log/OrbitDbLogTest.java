@@ -42,6 +42,8 @@ class OrbitDbLogTest {
     return new BlockstoreFetcher(remote).fetch(cid);
   };
 
+  private final FixedClock clock = new FixedClock();
+
   private OrbitDbLog log(final OrbitDbAddress address, final LogConfig config) {
     final Manifest manifest = Manifest.decode(address, remote.get(address.manifest())
         .orElseThrow());
@@ -50,7 +52,7 @@ class OrbitDbLogTest {
     final Identities identities = new Identities(local, fetcher, IdentityVerifiers.defaults(),
         Runnable::run, 100);
     return new OrbitDbLog(address, new EntryVerifier(address, ac, identities, Runnable::run),
-        local, fetcher, datastore, config, Runnable::run);
+        local, fetcher, datastore, config, Runnable::run, clock);
   }
 
   private static JoinResult get(final CompletableFuture<JoinResult> f) throws Exception {
@@ -228,6 +230,7 @@ class OrbitDbLogTest {
     assertThat(log.pending()).containsExactly(chain.get(0).cid());
 
     withheld.clear();
+    clock.advance(OrbitDbLog.RETRY_MIN);
     assertThat(get(log.resume()).added()).containsExactly(chain.get(0));
     assertThat(log.pending()).isEmpty();
   }
@@ -247,6 +250,7 @@ class OrbitDbLogTest {
     assertThat(log.size()).isZero();
 
     withheld.clear();
+    clock.advance(OrbitDbLog.RETRY_MIN);
     assertThat(get(log.resume()).added()).containsExactlyInAnyOrderElementsOf(chain);
   }
 

@@ -3,6 +3,7 @@ package io.relaypinner.relay.config;
 import io.relaypinner.libp2p.host.ConnectionLimits;
 import io.relaypinner.libp2p.protocol.relay.CircuitRelayConfig;
 import io.relaypinner.relay.config.EnvReader.Value;
+import io.relaypinner.relay.pubsub.TopicPolicy;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -115,6 +116,8 @@ public record RelayConfig(
     b.syncCooldown = sync.syncCooldown();
     b.syncSlots = sync.slots();
     b.mediaCidFields = sync.mediaCidFields();
+    b.orbitDbAllow = List.copyOf(sync.topicPolicy().allow());
+    b.orbitDbDeny = List.copyOf(sync.topicPolicy().deny());
     b.gatewayMode = gateway.mode();
     b.ipfsFallbackTimeout = gateway.fallbackTimeout();
     b.logLevel = logging.level();
@@ -210,6 +213,8 @@ public record RelayConfig(
     in.get("RELAY_SYNC_SLOTS").map(v -> (int) EnvReader.integer(v, 1, SyncConfig.MAX_SLOTS,
         Checks.intExpectation(1, SyncConfig.MAX_SLOTS))).ifPresent(b::syncSlots);
     EnvReader.list(in.get("RELAY_MEDIA_CID_FIELDS")).ifPresent(b::mediaCidFields);
+    EnvReader.list(in.get("RELAY_ORBITDB_ALLOW")).ifPresent(b::orbitDbAllow);
+    EnvReader.list(in.get("RELAY_ORBITDB_DENY")).ifPresent(b::orbitDbDeny);
 
     in.get("RELAY_IPFS_GATEWAY_MODE").map(v -> GatewayMode.parse(v.variable(), v.text()))
         .ifPresent(b::gatewayMode);
@@ -291,6 +296,8 @@ public record RelayConfig(
     private Duration syncCooldown = Duration.ofMillis(60_000);
     private int syncSlots = 2;
     private List<String> mediaCidFields = SyncConfig.DEFAULT_MEDIA_CID_FIELDS;
+    private List<String> orbitDbAllow = List.of();
+    private List<String> orbitDbDeny = List.of();
     private GatewayMode gatewayMode = GatewayMode.PINNED_FIRST;
     private Duration ipfsFallbackTimeout = Duration.ofMillis(60_000);
     private LogLevel logLevel = LogLevel.INFO;
@@ -540,6 +547,18 @@ public record RelayConfig(
      * {@code RELAY_MEDIA_CID_FIELDS}: replaces the built-in list; the item {@code default} stands
      * for the built-in list, so {@code default,coverCid} adds one field.
      */
+    /** {@code RELAY_ORBITDB_ALLOW}: the only databases followed (addresses or manifest CIDs). */
+    public Builder orbitDbAllow(final List<String> value) {
+      this.orbitDbAllow = value == null ? List.of() : List.copyOf(value);
+      return this;
+    }
+
+    /** {@code RELAY_ORBITDB_DENY}: databases never followed (addresses or manifest CIDs). */
+    public Builder orbitDbDeny(final List<String> value) {
+      this.orbitDbDeny = value == null ? List.of() : List.copyOf(value);
+      return this;
+    }
+
     public Builder mediaCidFields(final List<String> value) {
       this.mediaCidFields = value == null ? SyncConfig.DEFAULT_MEDIA_CID_FIELDS : value;
       return this;
@@ -640,7 +659,7 @@ public record RelayConfig(
           new TlsConfig(tlsCertDir != null ? tlsCertDir : dataDir.resolve("tls"), autoTlsDomain,
               autoTlsDisabled),
           new SyncConfig(pinningSyncTimeout, syncCooldown, syncSlots,
-              expandMediaFields(mediaCidFields)),
+              expandMediaFields(mediaCidFields), topicPolicy()),
           new GatewayConfig(gatewayMode, ipfsFallbackTimeout),
           new LoggingConfig(logLevel, logFormat),
           new CircuitConfig(buildCircuitRelay(), discoveryTopics, discoveryInterval));
@@ -651,6 +670,22 @@ public record RelayConfig(
         return circuitRelay.build();
       } catch (final IllegalArgumentException e) {
         throw new InvalidConfigException("RELAY_CIRCUIT_*", e.getMessage());
+      }
+    }
+
+    private TopicPolicy topicPolicy() {
+      final List<String> allow;
+      try {
+        allow = List.copyOf(TopicPolicy.of(orbitDbAllow, List.of()).allow());
+      } catch (final IllegalArgumentException e) {
+        throw InvalidConfigException.badValue("RELAY_ORBITDB_ALLOW", String.join(",",
+            orbitDbAllow), "OrbitDB addresses /orbitdb/<CID> or manifest CIDs, comma-separated");
+      }
+      try {
+        return TopicPolicy.of(allow, orbitDbDeny);
+      } catch (final IllegalArgumentException e) {
+        throw InvalidConfigException.badValue("RELAY_ORBITDB_DENY", String.join(",",
+            orbitDbDeny), "OrbitDB addresses /orbitdb/<CID> or manifest CIDs, comma-separated");
       }
     }
 

@@ -1,5 +1,6 @@
 package io.relaypinner.relay.config;
 
+import io.relaypinner.relay.pubsub.TopicPolicy;
 import java.time.Duration;
 import java.util.List;
 import java.util.regex.Pattern;
@@ -16,7 +17,14 @@ import java.util.regex.Pattern;
  *     ({@code image.cid}) or a prefix ending in {@code *} ({@code profilePicture*})
  */
 public record SyncConfig(
-    Duration pinningSyncTimeout, Duration syncCooldown, int slots, List<String> mediaCidFields) {
+    Duration pinningSyncTimeout, Duration syncCooldown, int slots, List<String> mediaCidFields,
+    TopicPolicy topicPolicy) {
+
+  /** Without an allowlist or denylist ({@link TopicPolicy#OPEN}). */
+  public SyncConfig(final Duration pinningSyncTimeout, final Duration syncCooldown,
+      final int slots, final List<String> mediaCidFields) {
+    this(pinningSyncTimeout, syncCooldown, slots, mediaCidFields, TopicPolicy.OPEN);
+  }
 
   /** The fields the JavaScript relay-pinner scans (notes/orbitdb-wire.md 3.28). */
   public static final List<String> DEFAULT_MEDIA_CID_FIELDS = List.of(
@@ -46,5 +54,6 @@ public record SyncConfig(
       }
     }
     mediaCidFields = List.copyOf(mediaCidFields);
+    java.util.Objects.requireNonNull(topicPolicy, "topicPolicy");
   }
 }

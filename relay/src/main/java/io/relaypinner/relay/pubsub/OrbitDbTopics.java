@@ -5,25 +5,48 @@ import io.relaypinner.libp2p.pubsub.PubSub;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.MultiformatException;
 import io.relaypinner.multiformats.PeerId;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The relay's topic policy: OrbitDB announces every write on a gossipsub topic equal to the
- * database address ({@code /orbitdb/<manifest CID>}), so the relay subscribes to every such topic
- * a connected peer subscribes to and stays subscribed, forwarding messages through its mesh like
- * any gossipsub peer. Followed topics are persisted in the datastore ({@code /relay/topics/...}),
- * so a restart resubscribes, and each newly followed topic is reported to listeners (replication).
+ * The relay's topic policy and its one pubsub listener. OrbitDB announces every write on a
+ * gossipsub topic equal to the database address ({@code /orbitdb/<manifest CID>}); the relay
+ * follows such a topic when a connected peer subscribes to it <em>and the database exists</em>:
  *
- * <p>Only {@code /orbitdb/<valid CID>} topics are followed (others are counted and ignored), and at
- * most {@link #MAX_TOPICS}, so peers cannot make the relay join arbitrary topics without bound.
+ * <ul>
+ *   <li><b>Admission.</b> A subscription to an unfollowed {@code /orbitdb/<valid CID>} topic that
+ *       the operator's {@link TopicPolicy} permits starts an admission: the database's manifest
+ *       and access controller must resolve from connected peers within
+ *       {@link Limits#admissionTimeout()} ({@link Admission}). At most
+ *       {@link Limits#maxPendingPerPeer()} admissions per peer and {@link Limits#maxPending()} in
+ *       all run at once; beyond that subscriptions are refused (counted). Only an admitted topic
+ *       is subscribed, persisted ({@code /relay/topics/...}, resubscribed at restart) and
+ *       reported to the {@link Listener}; a successful {@code POST /pinning/sync} admits too
+ *       ({@link #followAdmitted}).
+ *   <li><b>Probation.</b> A database admitted in this run that has no verified entry
+ *       {@link Limits#probation()} after its admission is dropped (unsubscribed, forgotten),
+ *       checked as subscriptions arrive.
+ *   <li><b>Events.</b> Messages on followed topics and peers subscribing to them go to the
+ *       {@link Listener} (replication); nothing else does.
+ * </ul>
+ *
+ * <p>At most {@link #MAX_TOPICS} databases are followed. Thread-safe; pubsub calls arrive on
+ * event loops and only queue work.
  */
 public final class OrbitDbTopics {
   private static final Logger LOG = LoggerFactory.getLogger(OrbitDbTopics.class);
@@ -34,59 +57,113 @@ public final class OrbitDbTopics {
   /** Upper bound of followed databases. */
   public static final int MAX_TOPICS = 10_000;
 
+  /** What replication hears from the followed topics. */
+  public interface Listener {
+    /** The relay follows {@code topic} now (admitted, or resubscribed at start). */
+    void onFollow(String topic);
+
+    /** The relay stopped following {@code topic} (probation ended without an entry). */
+    void onUnfollow(String topic);
+
+    /** A message on a followed topic (on an event loop: answer at once). */
+    void onMessage(String topic, byte[] data, PeerId from);
+
+    /** A peer subscribed to a followed topic (on an event loop). */
+    void onPeerSubscribed(String topic, PeerId peer);
+  }
+
+  /** Whether a database exists as far as the relay can tell. */
+  public interface Admission {
+    /** Completes true once the manifest and the access controller of {@code topic} resolved. */
+    CompletableFuture<Boolean> admit(String topic);
+
+    /** Whether the followed database has at least one verified entry. */
+    boolean hasEntries(String topic);
+  }
+
+  /**
+   * Bounds of admission.
+   *
+   * @param maxPending admissions running at once in all
+   * @param maxPendingPerPeer admissions started by one peer's subscriptions running at once
+   * @param admissionTimeout how long a manifest and controller may take to resolve
+   * @param probation how long an admitted database may stay without a verified entry
+   */
+  public record Limits(int maxPending, int maxPendingPerPeer, Duration admissionTimeout,
+      Duration probation) {
+    /** 32 admissions, 4 per peer, 10 s each, 10 minutes of probation. */
+    public static final Limits DEFAULT = new Limits(32, 4, Duration.ofSeconds(10),
+        Duration.ofMinutes(10));
+
+    public Limits {
+      Objects.requireNonNull(admissionTimeout, "admissionTimeout");
+      Objects.requireNonNull(probation, "probation");
+      if (maxPending < 1 || maxPendingPerPeer < 1) {
+        throw new IllegalArgumentException("admission limits must be positive");
+      }
+    }
+  }
+
   private final PubSub pubsub;
   private final Datastore datastore;
   private final Executor storage;
+  private final TopicPolicy policy;
+  private final Limits limits;
+  private final Clock clock;
   private final Set<String> followed = ConcurrentHashMap.newKeySet();
-  private final List<Consumer<String>> listeners = new CopyOnWriteArrayList<>();
-  private final List<Consumer<String>> messageListeners = new CopyOnWriteArrayList<>();
-  private final AtomicLong ignored = new AtomicLong();
+  /** Topics being admitted, with the peer whose subscription started it. Guarded by this. */
+  private final Map<String, PeerId> pending = new HashMap<>();
+  private final Map<PeerId, Integer> pendingPerPeer = new HashMap<>();
+  /** Topics admitted in this run, to their admission time (clock millis). Guarded by this. */
+  private final Map<String, Long> probation = new LinkedHashMap<>();
+  private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
+  private volatile Listener listener;
+  private volatile Admission admission;
 
   /**
    * @param storage runs datastore writes (they may fsync); never an event loop
    */
-  public OrbitDbTopics(final PubSub pubsub, final Datastore datastore, final Executor storage) {
-    this.pubsub = pubsub;
-    this.datastore = datastore;
-    this.storage = storage;
+  public OrbitDbTopics(final PubSub pubsub, final Datastore datastore, final Executor storage,
+      final TopicPolicy policy, final Limits limits, final Clock clock) {
+    this.pubsub = Objects.requireNonNull(pubsub, "pubsub");
+    this.datastore = Objects.requireNonNull(datastore, "datastore");
+    this.storage = Objects.requireNonNull(storage, "storage");
+    this.policy = Objects.requireNonNull(policy, "policy");
+    this.limits = Objects.requireNonNull(limits, "limits");
+    this.clock = Objects.requireNonNull(clock, "clock");
   }
 
-  /** Resubscribes the persisted topics, then follows what peers subscribe to from now on. */
-  public void start() {
+  /**
+   * Resubscribes the persisted topics the policy still permits, then listens to pubsub.
+   *
+   * @param events told about followed topics
+   * @param check decides admissions
+   */
+  public void start(final Listener events, final Admission check) {
+    this.listener = Objects.requireNonNull(events, "events");
+    this.admission = Objects.requireNonNull(check, "check");
     for (final Datastore.Entry entry : datastore.scan(KEY_PREFIX + PREFIX)) {
-      follow(entry.key().substring(KEY_PREFIX.length()), false);
+      final String topic = entry.key().substring(KEY_PREFIX.length());
+      if (policy.permits(topic)) {
+        follow(topic, false);
+      } else {
+        count("denied");
+      }
     }
     pubsub.addSubscriptionListener(this::onSubscriptionChange);
-    pubsub.addMessageHandler(message -> messageArrived(message.topic()));
+    pubsub.addMessageHandler(message -> {
+      if (followed.contains(message.topic())) {
+        listener.onMessage(message.topic(), message.data(), message.receivedFrom());
+      }
+    });
     if (!followed.isEmpty()) {
       LOG.info("following {} OrbitDB database topics from the datastore", followed.size());
     }
   }
 
-  /** Called with each topic when the relay starts following it (on a pubsub event loop). */
-  public void onFollow(final Consumer<String> listener) {
-    listeners.add(listener);
-  }
-
-  /**
-   * Called with the topic of each message that arrives on a followed database topic (on a pubsub
-   * event loop: answer at once). OrbitDB publishes one per write, so this is the sync trigger.
-   */
-  public void onMessage(final Consumer<String> listener) {
-    messageListeners.add(listener);
-  }
-
-  private void messageArrived(final String topic) {
-    if (!followed.contains(topic)) {
-      return;
-    }
-    for (final Consumer<String> listener : messageListeners) {
-      try {
-        listener.accept(topic);
-      } catch (final RuntimeException e) {
-        LOG.warn("topic message listener failed for {}", topic, e);
-      }
-    }
+  /** Whether the operator's policy lets the relay follow or sync {@code topic}. */
+  public boolean permits(final String topic) {
+    return policy.permits(topic);
   }
 
   /** The topics followed now. */
@@ -94,23 +171,155 @@ public final class OrbitDbTopics {
     return Set.copyOf(followed);
   }
 
-  /** Subscriptions to {@code /orbitdb/} topics that were not database addresses. */
+  /** Subscriptions to {@code /orbitdb/} topics that were not followed (any reason). */
   public long ignoredTopics() {
-    return ignored.get();
+    long sum = 0;
+    for (final String reason : List.of("not-an-address", "denied", "full", "pending-full",
+        "peer-pending-full", "not-admitted")) {
+      final LongAdder n = counters.get(reason);
+      sum += n == null ? 0 : n.sum();
+    }
+    return sum;
+  }
+
+  /**
+   * Counters: {@code not-an-address}, {@code denied}, {@code full}, {@code pending-full},
+   * {@code peer-pending-full}, {@code not-admitted}, {@code admitted}, {@code dropped-empty},
+   * {@code persist-rejected}.
+   */
+  public Map<String, Long> counters() {
+    final Map<String, Long> out = new java.util.TreeMap<>();
+    counters.forEach((k, v) -> out.put(k, v.sum()));
+    return out;
+  }
+
+  /** Admissions running now. */
+  public synchronized int pendingAdmissions() {
+    return pending.size();
+  }
+
+  private void count(final String name) {
+    counters.computeIfAbsent(name, k -> new LongAdder()).increment();
   }
 
   private void onSubscriptionChange(final PeerId peer, final String topic,
       final boolean subscribed) {
-    if (!subscribed || !topic.startsWith(PREFIX) || followed.contains(topic)) {
+    if (!subscribed || !topic.startsWith(PREFIX)) {
+      return;
+    }
+    if (followed.contains(topic)) {
+      listener.onPeerSubscribed(topic, peer);
       return;
     }
     if (!isDatabaseAddress(topic)) {
-      ignored.incrementAndGet();
+      count("not-an-address");
       LOG.debug("peer {} subscribed to {}, which is not an OrbitDB address; not following",
           peer, topic);
       return;
     }
+    if (!policy.permits(topic)) {
+      count("denied");
+      return;
+    }
+    sweepProbation();
+    admit(topic, peer);
+  }
+
+  private void admit(final String topic, final PeerId peer) {
+    synchronized (this) {
+      if (pending.containsKey(topic)) {
+        return;
+      }
+      if (followed.size() + pending.size() >= MAX_TOPICS) {
+        count("full");
+        return;
+      }
+      if (pending.size() >= limits.maxPending()) {
+        count("pending-full");
+        return;
+      }
+      final int ofPeer = pendingPerPeer.getOrDefault(peer, 0);
+      if (ofPeer >= limits.maxPendingPerPeer()) {
+        count("peer-pending-full");
+        return;
+      }
+      pending.put(topic, peer);
+      pendingPerPeer.put(peer, ofPeer + 1);
+    }
+    CompletableFuture<Boolean> check;
+    try {
+      check = admission.admit(topic);
+    } catch (final RuntimeException e) {
+      check = CompletableFuture.failedFuture(e);
+    }
+    check.orTimeout(limits.admissionTimeout().toMillis(), TimeUnit.MILLISECONDS)
+        .whenComplete((ok, error) -> {
+          synchronized (this) {
+            pending.remove(topic);
+            pendingPerPeer.computeIfPresent(peer, (p, n) -> n <= 1 ? null : n - 1);
+          }
+          if (error == null && Boolean.TRUE.equals(ok)) {
+            count("admitted");
+            synchronized (this) {
+              probation.put(topic, clock.millis());
+            }
+            if (follow(topic, true)) {
+              listener.onPeerSubscribed(topic, peer);
+            }
+          } else {
+            count("not-admitted");
+            LOG.debug("not following {} (subscribed by {}): its manifest and controller did not"
+                + " resolve: {}", topic, peer, error == null ? "refused" : error.toString());
+          }
+        });
+  }
+
+  /**
+   * Follows a database that proved to exist another way (a successful {@code POST
+   * /pinning/sync}), if the policy permits it.
+   */
+  public void followAdmitted(final String topic) {
+    if (!isDatabaseAddress(topic) || !policy.permits(topic)) {
+      return;
+    }
     follow(topic, true);
+  }
+
+  /** Drops databases admitted in this run that still have no verified entry after probation. */
+  private void sweepProbation() {
+    final long now = clock.millis();
+    final List<String> due = new ArrayList<>();
+    synchronized (this) {
+      for (final var it = probation.entrySet().iterator(); it.hasNext();) {
+        final Map.Entry<String, Long> e = it.next();
+        if (now - e.getValue() < limits.probation().toMillis()) {
+          break;
+        }
+        it.remove();
+        due.add(e.getKey());
+      }
+    }
+    for (final String topic : due) {
+      if (followed.contains(topic) && !admission.hasEntries(topic)) {
+        count("dropped-empty");
+        LOG.info("no longer following {}: no verified entry {} after it was admitted", topic,
+            limits.probation());
+        unfollow(topic);
+      }
+    }
+  }
+
+  private void unfollow(final String topic) {
+    if (!followed.remove(topic)) {
+      return;
+    }
+    pubsub.unsubscribe(topic);
+    try {
+      storage.execute(() -> datastore.delete(KEY_PREFIX + topic));
+    } catch (final RejectedExecutionException e) {
+      count("persist-rejected");
+    }
+    listener.onUnfollow(topic);
   }
 
   /** {@code /orbitdb/<CID>} with nothing after the CID: the only topics followed and synced. */
@@ -130,30 +339,34 @@ public final class OrbitDbTopics {
     }
   }
 
-  private void follow(final String topic, final boolean persist) {
+  /** Follows {@code topic}; true when it was not followed before. */
+  private boolean follow(final String topic, final boolean persist) {
     if (followed.size() >= MAX_TOPICS) {
-      ignored.incrementAndGet();
+      count("full");
       LOG.warn("not following {}: already following {} databases", topic, MAX_TOPICS);
-      return;
+      return false;
     }
     if (!followed.add(topic)) {
-      return;
+      return false;
+    }
+    if (persist) {
+      try {
+        storage.execute(() -> datastore.put(KEY_PREFIX + topic, new byte[0]));
+      } catch (final RejectedExecutionException e) {
+        // Not persisted means not followed: the next subscription tries again.
+        followed.remove(topic);
+        count("persist-rejected");
+        LOG.warn("not following {}: the storage queue is full", topic);
+        return false;
+      }
+      LOG.info("following OrbitDB database {}", topic);
     }
     pubsub.subscribe(topic).whenComplete((ok, error) -> {
       if (error != null) {
         LOG.warn("subscribing to {} failed: {}", topic, error.toString());
       }
     });
-    if (persist) {
-      LOG.info("following OrbitDB database {}", topic);
-      storage.execute(() -> datastore.put(KEY_PREFIX + topic, new byte[0]));
-    }
-    for (final Consumer<String> listener : listeners) {
-      try {
-        listener.accept(topic);
-      } catch (final RuntimeException e) {
-        LOG.warn("topic listener failed for {}", topic, e);
-      }
-    }
+    listener.onFollow(topic);
+    return true;
   }
 }

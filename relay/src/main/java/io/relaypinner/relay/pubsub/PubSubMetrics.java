@@ -53,9 +53,21 @@ public final class PubSubMetrics {
         .register(registry);
     CounterWithCallback.builder()
         .name("relay_orbitdb_topics_ignored_total")
-        .help("Subscriptions to /orbitdb/ topics that were not database addresses, or over the "
-            + "limit")
+        .help("Subscriptions to /orbitdb/ topics that were not followed (not an address, "
+            + "denied, admission refused or failed, limits)")
         .callback(callback -> callback.call(topics.ignoredTopics()))
+        .register(registry);
+    CounterWithCallback.builder()
+        .name("relay_orbitdb_topic_admissions_total")
+        .help("Topic admission events by kind: admitted, not-admitted, not-an-address, denied, "
+            + "full, pending-full, peer-pending-full, dropped-empty, persist-rejected")
+        .labelNames("event")
+        .callback(callback -> topics.counters().forEach((k, v) -> callback.call(v, k)))
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name("relay_orbitdb_topic_admissions_pending")
+        .help("Topic admissions running (manifest and controller being resolved)")
+        .callback(callback -> callback.call(topics.pendingAdmissions()))
         .register(registry);
   }
 }

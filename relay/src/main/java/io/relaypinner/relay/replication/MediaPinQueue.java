@@ -68,8 +68,16 @@ public final class MediaPinQueue {
     created.whenComplete((ok, error) -> pending.remove(cid, created));
     try {
       storage.execute(() -> {
-        if (pins.isPinned(cid)) {
-          created.complete(cid);
+        try {
+          if (pins.isPinned(cid)) {
+            created.complete(cid);
+            return;
+          }
+        } catch (final RuntimeException e) {
+          // A failing store must not leave the CID queued forever: the pin fails, a later
+          // sync tries again.
+          failed.incrementAndGet();
+          created.completeExceptionally(e);
           return;
         }
         synchronized (this) {
@@ -99,7 +107,13 @@ public final class MediaPinQueue {
         running++;
       }
       final CompletableFuture<Cid> future = pending.get(next);
-      pinner.pin(next, limits).whenComplete((done, error) -> {
+      CompletableFuture<?> started;
+      try {
+        started = pinner.pin(next, limits);
+      } catch (final RuntimeException e) {
+        started = CompletableFuture.failedFuture(e);
+      }
+      started.whenComplete((done, error) -> {
         synchronized (this) {
           running--;
         }

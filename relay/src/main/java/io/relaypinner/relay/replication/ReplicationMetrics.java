@@ -37,6 +37,17 @@ public final class ReplicationMetrics {
         .callback(callback -> callback.call(service.replicas().replicas().size()))
         .register(registry);
     GaugeWithCallback.builder()
+        .name("relay_orbitdb_inbox_bytes")
+        .help("Bytes of heads waiting in the databases' inboxes (bounded: 1 MiB per database, "
+            + "16 MiB in all)")
+        .callback(callback -> callback.call(service.inboxBytes()))
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name("relay_orbitdb_sessions")
+        .help("Databases with a replication session (followed, and their controllers' databases)")
+        .callback(callback -> callback.call(service.sessionCount()))
+        .register(registry);
+    GaugeWithCallback.builder()
         .name("relay_orbitdb_media_pins_in_flight")
         .help("Media pins queued or running")
         .callback(callback -> callback.call(service.pinQueue().inFlight()))

@@ -3,7 +3,7 @@ package io.relaypinner.relay.sync;
 /**
  * Does the work of one sync of one database (spec 3.5): open the database, exchange heads, wait for
  * updates or run a fallback scan, extract media CIDs and enqueue their pins. Implemented by OrbitDB
- * replication; until it exists the node runs {@link InterimDatabaseSyncer}.
+ * replication ({@code ReplicationSyncer}).
  *
  * <p>The {@link SyncEngine} calls {@link #sync} on one of its worker threads (never an event loop),
  * at most once at a time per address and at most {@code RELAY_SYNC_SLOTS} at a time in total

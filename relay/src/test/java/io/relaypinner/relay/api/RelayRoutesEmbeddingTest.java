@@ -20,9 +20,9 @@ import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RelayHttpHandlers;
 import io.relaypinner.relay.http.RouteHandler;
 import io.relaypinner.relay.http.Router;
-import io.relaypinner.relay.sync.InterimDatabaseSyncer;
 import io.relaypinner.relay.sync.SyncEngine;
 import io.relaypinner.relay.sync.SyncHistory;
+import io.relaypinner.relay.sync.SyncResult;
 import io.relaypinner.relay.testing.RawHttpResponse;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -47,7 +47,7 @@ class RelayRoutesEmbeddingTest {
 
   private final HttpResponses responses = new HttpResponses(HttpResponses.newObjectMapper());
   private final SyncEngine engine = new SyncEngine(RelayConfig.DEFAULT.sync(),
-      new InterimDatabaseSyncer(), new SyncHistory(new MemoryDatastore(), 10),
+      context -> SyncResult.empty(context.address()), new SyncHistory(new MemoryDatastore(), 10),
       new PrometheusRegistry(), CLOCK);
   private EmbeddedChannel channel;
 

@@ -116,6 +116,7 @@ class RelayConfigTest {
           "RELAY_AUTOTLS_DOMAIN", "disableAutoTLS", "RELAY_PINNING_SYNC_TIMEOUT_MS",
           "RELAY_ORBITDB_SYNC_COOLDOWN_MS", "RELAY_SYNC_SLOTS", "RELAY_API_TOKEN",
           "RELAY_IPFS_GATEWAY_MODE", "RELAY_IPFS_FALLBACK_TIMEOUT_MS", "RELAY_MEDIA_CID_FIELDS",
+          "RELAY_ORBITDB_ALLOW", "RELAY_ORBITDB_DENY",
           "LOG_LEVEL", "LOG_FORMAT", "RELAY_MAX_CONNECTIONS", "RELAY_MAX_STREAMS_PER_CONNECTION",
           "RELAY_HANDSHAKE_TIMEOUT_MS", "RELAY_IDLE_TIMEOUT_MS",
           "RELAY_MAX_PEER_INBOUND_BYTES_PER_SEC")) {
@@ -326,6 +327,22 @@ class RelayConfigTest {
           .hasSize(SyncConfig.DEFAULT_MEDIA_CID_FIELDS.size() + 1);
       assertThat(rejected("RELAY_MEDIA_CID_FIELDS", "a b").variable())
           .isEqualTo("RELAY_MEDIA_CID_FIELDS");
+    }
+
+    @Test
+    void fromEnvironment_shouldReadTheDatabaseAllowAndDenyLists() {
+      final String db = "/orbitdb/zdpuAkstgbTVGHQmMi5TC84auhJ8rL5qoaNEtXo2d5PHXs2To";
+      final String other = "/orbitdb/" + io.relaypinner.ipfs.dagcbor.DagCbor.cid(new byte[] {1});
+      assertThat(env("RELAY_ORBITDB_DENY", db).sync().topicPolicy().permits(db)).isFalse();
+      assertThat(env("RELAY_ORBITDB_DENY", db).sync().topicPolicy().permits(other)).isTrue();
+      final var allowBare = env("RELAY_ORBITDB_ALLOW", db.substring("/orbitdb/".length()))
+          .sync().topicPolicy();
+      assertThat(allowBare.permits(db)).isTrue();
+      assertThat(allowBare.permits(other)).isFalse();
+      assertThat(rejected("RELAY_ORBITDB_ALLOW", "/orbitdb/nope").variable())
+          .isEqualTo("RELAY_ORBITDB_ALLOW");
+      assertThat(rejected("RELAY_ORBITDB_DENY", "x y").variable())
+          .isEqualTo("RELAY_ORBITDB_DENY");
     }
   }
 

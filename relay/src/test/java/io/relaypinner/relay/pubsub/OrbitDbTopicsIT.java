@@ -12,12 +12,14 @@ import io.relaypinner.libp2p.netty.EventLoops;
 import io.relaypinner.libp2p.pubsub.GossipsubConfig;
 import io.relaypinner.libp2p.pubsub.PubSub;
 import io.relaypinner.multiformats.Multiaddr;
+import io.relaypinner.multiformats.PeerId;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -59,15 +61,61 @@ class OrbitDbTopicsIT {
     return pubsub;
   }
 
+  /** Records what the topics report; admits every database address. */
+  private static final class Recorder implements OrbitDbTopics.Listener, OrbitDbTopics.Admission {
+    final List<String> followed = new CopyOnWriteArrayList<>();
+    final List<String> messages = new CopyOnWriteArrayList<>();
+    final java.util.Set<String> exists = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    volatile boolean admitAll = true;
+
+    @Override
+    public void onFollow(final String topic) {
+      followed.add(topic);
+    }
+
+    @Override
+    public void onUnfollow(final String topic) {
+      followed.remove(topic);
+    }
+
+    @Override
+    public void onMessage(final String topic, final byte[] data, final PeerId from) {
+      messages.add(topic);
+    }
+
+    @Override
+    public void onPeerSubscribed(final String topic, final PeerId peer) {}
+
+    @Override
+    public CompletableFuture<Boolean> admit(final String topic) {
+      if (admitAll || exists.contains(topic)) {
+        return CompletableFuture.completedFuture(true);
+      }
+      // Like a manifest no peer has: never resolves (the admission times out).
+      return new CompletableFuture<>();
+    }
+
+    @Override
+    public boolean hasEntries(final String topic) {
+      return false;
+    }
+  }
+
+  private OrbitDbTopics topics(final PubSub pubsub, final MemoryDatastore datastore,
+      final OrbitDbTopics.Limits limits) {
+    return new OrbitDbTopics(pubsub, datastore, storage, TopicPolicy.OPEN, limits,
+        Clock.systemUTC());
+  }
+
   @Test
   void relay_shouldFollowOnlyDatabaseTopics_andResubscribeThemAfterARestart() throws Exception {
     final MemoryDatastore datastore = new MemoryDatastore();
     final Host relayHost = host(true);
     final PubSub relayPubSub = pubsub(relayHost);
-    final OrbitDbTopics topics = new OrbitDbTopics(relayPubSub, datastore, storage);
-    final List<String> reported = new CopyOnWriteArrayList<>();
-    topics.onFollow(reported::add);
-    topics.start();
+    final OrbitDbTopics topics = topics(relayPubSub, datastore, OrbitDbTopics.Limits.DEFAULT);
+    final Recorder recorder = new Recorder();
+    final List<String> reported = recorder.followed;
+    topics.start(recorder, recorder);
 
     final Host peer = host(false);
     final PubSub peerPubSub = pubsub(peer);
@@ -87,10 +135,11 @@ class OrbitDbTopicsIT {
 
     // A restarted relay (new host and pubsub, same datastore) resubscribes without any peer.
     final PubSub restarted = pubsub(host(true));
-    final OrbitDbTopics again = new OrbitDbTopics(restarted, datastore, storage);
-    final List<String> reportedAgain = new CopyOnWriteArrayList<>();
-    again.onFollow(reportedAgain::add);
-    again.start();
+    final OrbitDbTopics again = topics(restarted, datastore, OrbitDbTopics.Limits.DEFAULT);
+    final Recorder recorderAgain = new Recorder();
+    recorderAgain.admitAll = false;
+    final List<String> reportedAgain = recorderAgain.followed;
+    again.start(recorderAgain, recorderAgain);
     assertThat(again.followed()).containsExactly(DATABASE);
     assertThat(reportedAgain).containsExactly(DATABASE);
     await().atMost(Duration.ofSeconds(5)).until(() -> restarted.topics().contains(DATABASE));
@@ -100,10 +149,11 @@ class OrbitDbTopicsIT {
   void onMessage_shouldReportTopic_whenMessageArrivesOnFollowedDatabase() throws Exception {
     final Host relayHost = host(true);
     final PubSub relayPubSub = pubsub(relayHost);
-    final OrbitDbTopics topics = new OrbitDbTopics(relayPubSub, new MemoryDatastore(), storage);
-    final List<String> messages = new CopyOnWriteArrayList<>();
-    topics.onMessage(messages::add);
-    topics.start();
+    final OrbitDbTopics topics = topics(relayPubSub, new MemoryDatastore(),
+        OrbitDbTopics.Limits.DEFAULT);
+    final Recorder recorder = new Recorder();
+    final List<String> messages = recorder.messages;
+    topics.start(recorder, recorder);
     final Host peer = host(false);
     final PubSub peerPubSub = pubsub(peer);
     peer.dial(relayHost.listenAddresses().get(0).withPeerId(relayHost.peerId()))
@@ -117,6 +167,57 @@ class OrbitDbTopicsIT {
       return !messages.isEmpty();
     });
     assertThat(messages).containsOnly(DATABASE);
+  }
+
+  @Test
+  void subscriptions_shouldBeAdmittedWithinBounds_andOnlyWhenTheDatabaseResolves()
+      throws Exception {
+    final Host relayHost = host(true);
+    final PubSub relayPubSub = pubsub(relayHost);
+    final OrbitDbTopics topics = topics(relayPubSub, new MemoryDatastore(),
+        new OrbitDbTopics.Limits(8, 2, Duration.ofMillis(500), Duration.ofMinutes(10)));
+    final Recorder recorder = new Recorder();
+    recorder.admitAll = false;
+    topics.start(recorder, recorder);
+    final Host peer = host(false);
+    final PubSub peerPubSub = pubsub(peer);
+    peer.dial(relayHost.listenAddresses().get(0).withPeerId(relayHost.peerId()))
+        .get(10, TimeUnit.SECONDS);
+
+    // One peer subscribes to many database topics no one has: at most 2 are checked at once,
+    // none is followed, and none is subscribed by the relay.
+    for (int i = 0; i < 50; i++) {
+      peerPubSub.subscribe("/orbitdb/" + randomCid()).get(5, TimeUnit.SECONDS);
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() ->
+        topics.counters().getOrDefault("peer-pending-full", 0L) >= 40);
+    assertThat(topics.pendingAdmissions()).isLessThanOrEqualTo(2);
+    await().atMost(Duration.ofSeconds(5)).until(() -> topics.pendingAdmissions() == 0);
+    assertThat(topics.followed()).isEmpty();
+    assertThat(relayPubSub.topics()).isEmpty();
+
+    // A database that exists is followed once the peer's pending checks are over.
+    recorder.exists.add(DATABASE);
+    peerPubSub.subscribe(DATABASE).get(5, TimeUnit.SECONDS);
+    await().atMost(Duration.ofSeconds(10)).until(() -> topics.followed().contains(DATABASE));
+    assertThat(recorder.followed).containsExactly(DATABASE);
+  }
+
+  @Test
+  void policy_shouldRefuseDeniedDatabases() throws Exception {
+    final TopicPolicy deny = TopicPolicy.of(List.of(), List.of(DATABASE));
+    assertThat(deny.permits(DATABASE)).isFalse();
+    assertThat(deny.permits("/orbitdb/" + randomCid())).isTrue();
+    final TopicPolicy allow = TopicPolicy.of(List.of(DATABASE.substring("/orbitdb/".length())),
+        List.of());
+    assertThat(allow.permits(DATABASE)).isTrue();
+    assertThat(allow.permits("/orbitdb/" + randomCid())).isFalse();
+  }
+
+  private static String randomCid() {
+    final byte[] bytes = new byte[16];
+    new SecureRandom().nextBytes(bytes);
+    return io.relaypinner.ipfs.dagcbor.DagCbor.cid(bytes).toString();
   }
 
   @Test

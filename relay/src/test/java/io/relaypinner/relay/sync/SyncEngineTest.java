@@ -287,7 +287,10 @@ class SyncEngineTest {
     try (MvStoreDatastore datastore = new MvStoreDatastore(file)) {
       final SyncHistory history = new SyncHistory(datastore, 100);
       history.load();
-      final SyncEngine engine = engine(2, new InterimDatabaseSyncer(), history);
+      final SyncEngine engine = engine(2, context -> {
+        context.countOperation();
+        return SyncResult.empty(context.address());
+      }, history);
       final SyncOutcome outcome = outcome(engine.requestSync(A));
       assertThat(outcome).isEqualTo(new SyncOutcome.Completed(SyncResult.empty(A), false));
       engine.close();

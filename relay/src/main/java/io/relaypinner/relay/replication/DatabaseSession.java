@@ -1,0 +1,130 @@
+package io.relaypinner.relay.replication;
+
+import io.relaypinner.multiformats.PeerId;
+import io.relaypinner.orbitdb.OrbitDbAddress;
+import io.relaypinner.orbitdb.log.Entry;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What the relay holds for one followed database between and during its syncs: the inbox of heads
+ * that arrived (pubsub messages, heads exchanges), bounded in bytes per database and in total
+ * ({@link InboxBudget}); the peers seen on its topic (re-dialled by an explicit sync) and those
+ * to dial at the next sync; and its {@link MediaLedger}. The sync loop ({@link DatabaseSync})
+ * drains it. Thread-safe; offers come from event loops and never block.
+ */
+final class DatabaseSession {
+  /** Peers remembered per database for reconnection on an explicit sync. */
+  static final int MAX_SEEN_PEERS = 64;
+
+  private final OrbitDbAddress address;
+  private final InboxBudget budget;
+  private final MediaLedger ledger = new MediaLedger();
+  private final Deque<byte[]> heads = new ArrayDeque<>();
+  private final Set<PeerId> dial = new LinkedHashSet<>();
+  private final Set<PeerId> seen = new LinkedHashSet<>();
+  private long bytes;
+  private boolean closed;
+
+  DatabaseSession(final OrbitDbAddress address, final InboxBudget budget) {
+    this.address = Objects.requireNonNull(address, "address");
+    this.budget = Objects.requireNonNull(budget, "budget");
+  }
+
+  OrbitDbAddress address() {
+    return address;
+  }
+
+  MediaLedger ledger() {
+    return ledger;
+  }
+
+  /** What happened to an offered head. */
+  enum Offer { QUEUED, QUEUED_DROPPING_OLDEST, DROPPED_OVERSIZED, DROPPED_FULL }
+
+  /**
+   * Queues a head's block for the next join. A block larger than an entry can be is dropped at
+   * once; when this database's share is spent the oldest heads make room (a newer head usually
+   * names the older ones); when the total is spent the new one is dropped.
+   */
+  synchronized Offer offer(final byte[] block) {
+    if (block.length > Entry.MAX_BLOCK_SIZE) {
+      return Offer.DROPPED_OVERSIZED;
+    }
+    if (closed) {
+      return Offer.DROPPED_FULL;
+    }
+    boolean droppedOldest = false;
+    while (bytes + block.length > budget.perDatabase() && !heads.isEmpty()) {
+      final byte[] oldest = heads.pollFirst();
+      bytes -= oldest.length;
+      budget.release(oldest.length);
+      droppedOldest = true;
+    }
+    if (!budget.reserve(block.length)) {
+      return Offer.DROPPED_FULL;
+    }
+    heads.addLast(block.clone());
+    bytes += block.length;
+    notifyAll();
+    return droppedOldest ? Offer.QUEUED_DROPPING_OLDEST : Offer.QUEUED;
+  }
+
+  /** Takes every queued head. */
+  synchronized List<byte[]> takeHeads() {
+    final List<byte[]> out = new ArrayList<>(heads);
+    heads.clear();
+    budget.release(bytes);
+    bytes = 0;
+    return out;
+  }
+
+  /** Waits up to {@code millis} for a head (returns at once when one is queued). */
+  synchronized void awaitHead(final long millis) throws InterruptedException {
+    if (heads.isEmpty() && millis > 0) {
+      TimeUnit.MILLISECONDS.timedWait(this, millis);
+    }
+  }
+
+  /** A peer is on this database's topic (subscribed, or sent heads); {@code dialNext}: dial it. */
+  synchronized void sawPeer(final PeerId peer, final boolean dialNext) {
+    seen.remove(peer);
+    seen.add(peer);
+    if (seen.size() > MAX_SEEN_PEERS) {
+      seen.remove(seen.iterator().next());
+    }
+    if (dialNext) {
+      dial.add(peer);
+      if (dial.size() > MAX_SEEN_PEERS) {
+        dial.remove(dial.iterator().next());
+      }
+    }
+  }
+
+  synchronized List<PeerId> takeDial() {
+    final List<PeerId> out = new ArrayList<>(dial);
+    dial.clear();
+    return out;
+  }
+
+  synchronized List<PeerId> seenPeers() {
+    return new ArrayList<>(seen);
+  }
+
+  synchronized long inboxBytes() {
+    return bytes;
+  }
+
+  /** Releases the inbox's bytes; later offers are dropped. */
+  synchronized void close() {
+    closed = true;
+    takeHeads();
+    notifyAll();
+  }
+}

@@ -1,0 +1,235 @@
+package io.relaypinner.relay.replication;
+
+import io.relaypinner.libp2p.host.Connection;
+import io.relaypinner.libp2p.host.Host;
+import io.relaypinner.libp2p.pubsub.PubSub;
+import io.relaypinner.multiformats.Cid;
+import io.relaypinner.multiformats.PeerId;
+import io.relaypinner.orbitdb.OrbitDbReplica;
+import io.relaypinner.orbitdb.heads.HeadsEndpoint;
+import io.relaypinner.orbitdb.heads.HeadsExchangeProtocol;
+import io.relaypinner.orbitdb.log.Entry;
+import io.relaypinner.orbitdb.log.JoinResult;
+import io.relaypinner.orbitdb.log.OrbitDbLog;
+import io.relaypinner.relay.sync.SyncContext;
+import io.relaypinner.relay.sync.SyncResult;
+import io.relaypinner.relay.sync.SyncTrigger;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One sync of one followed database (spec 3.5), run by the sync engine on its worker thread:
+ * dials heads exchanges, joins the heads in the session's inbox as they arrive, fetches the log's
+ * frontier, and ends <b>only when the log is complete as far as the heads known to the relay</b>
+ * (and quiet for {@link Config#quietPeriod()}, and either an update arrived or the update window
+ * passed). A sync whose log stays incomplete keeps running: past
+ * {@code RELAY_PINNING_SYNC_TIMEOUT_MS} the engine answers 504 {@code sync_timeout}, counts it in
+ * {@code timedOutSyncs} and cools the topic down; at {@link Config#giveUpFactor()} times that
+ * timeout it fails with {@link IncompleteLogException} (counted in {@code failedSyncs}). So
+ * {@code /pinning/databases} lists only databases that were complete.
+ *
+ * <p>Times come from the injected {@link Clock}; waits are short polls on the session.
+ */
+final class DatabaseSync {
+  private static final Logger LOG = LoggerFactory.getLogger(DatabaseSync.class);
+
+  /** Heads exchanges dialled at once by one sync. */
+  static final int MAX_DIALS_PER_SYNC = 32;
+  /** How often a sync looks again when nothing wakes it. */
+  private static final long POLL_MILLIS = 50;
+
+  /**
+   * Limits of a sync.
+   *
+   * @param updateWindow how long a sync waits for an update before its fallback scan
+   * @param quietPeriod how long without new heads or entries ends the wait once complete
+   * @param dialTimeout how long one heads exchange may take
+   * @param resumeEvery how often a sync asks the log to fetch its frontier again
+   * @param giveUpFactor a sync of an incomplete log fails after this many sync timeouts
+   */
+  record Config(Duration updateWindow, Duration quietPeriod, Duration dialTimeout,
+      Duration resumeEvery, int giveUpFactor) {
+    static final Config DEFAULT = new Config(Duration.ofSeconds(5), Duration.ofMillis(300),
+        Duration.ofSeconds(10), Duration.ofMillis(500), 3);
+  }
+
+  /** The log is still missing entries when the sync gives up. */
+  static final class IncompleteLogException extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    IncompleteLogException(final String message) {
+      super(message);
+    }
+  }
+
+  private final Host host;
+  private final PubSub pubsub;
+  private final HeadsExchangeProtocol headsProtocol;
+  private final Function<DatabaseSession, HeadsEndpoint> endpoints;
+  private final MediaPath media;
+  private final Clock clock;
+  private final Config config;
+  private final Consumer<String> counter;
+
+  DatabaseSync(final Host host, final PubSub pubsub, final HeadsExchangeProtocol headsProtocol,
+      final Function<DatabaseSession, HeadsEndpoint> endpoints, final MediaPath media,
+      final Clock clock, final Config config, final Consumer<String> counter) {
+    this.host = Objects.requireNonNull(host, "host");
+    this.pubsub = Objects.requireNonNull(pubsub, "pubsub");
+    this.headsProtocol = Objects.requireNonNull(headsProtocol, "headsProtocol");
+    this.endpoints = Objects.requireNonNull(endpoints, "endpoints");
+    this.media = Objects.requireNonNull(media, "media");
+    this.clock = Objects.requireNonNull(clock, "clock");
+    this.config = Objects.requireNonNull(config, "config");
+    this.counter = Objects.requireNonNull(counter, "counter");
+  }
+
+  /**
+   * Runs the sync of {@code session}'s open {@code replica}.
+   *
+   * @param acSession the session of the database of an {@code orbitdb} access controller, or
+   *     null
+   * @param start when the sync began (clock millis), opening included
+   */
+  SyncResult run(final SyncContext context, final DatabaseSession session,
+      final OrbitDbReplica replica, final DatabaseSession acSession, final long start)
+      throws Exception {
+    final OrbitDbLog log = replica.log();
+    final long windowEnd = start + Math.min(config.updateWindow().toMillis(),
+        context.timeout().toMillis() / 2);
+    final long giveUp = start + context.timeout().toMillis() * config.giveUpFactor();
+    if (context.trigger() == SyncTrigger.HTTP) {
+      // An operator asked: missing blocks are fetched now, not after their back-off.
+      log.retryMissingNow();
+    }
+    final List<CompletableFuture<?>> exchanges = dial(context, session, acSession);
+
+    final List<Entry> added = new ArrayList<>();
+    final List<CompletableFuture<JoinResult>> joins = new ArrayList<>();
+    long quietSince = clock.millis();
+    long lastResume = Long.MIN_VALUE;
+    int lastSize = log.size();
+    while (true) {
+      if (context.cancelled() || Thread.currentThread().isInterrupted()) {
+        throw new InterruptedException("sync of " + session.address() + " cancelled");
+      }
+      final List<byte[]> heads = session.takeHeads();
+      for (final byte[] head : heads) {
+        joins.add(replica.joinBlock(head));
+      }
+      final long now = clock.millis();
+      if (!log.isComplete() && joins.isEmpty()
+          && now - lastResume >= config.resumeEvery().toMillis()) {
+        lastResume = now;
+        joins.add(replica.resume());
+      }
+      final int size = log.size();
+      if (!heads.isEmpty() || size != lastSize) {
+        // Heads arriving or the log growing (a long history being fetched) is progress.
+        quietSince = now;
+        lastSize = size;
+      }
+      final boolean joinsDone = collect(joins, added);
+      final boolean exchangesDone = exchanges.stream().allMatch(CompletableFuture::isDone);
+      final boolean quiet = now - quietSince >= config.quietPeriod().toMillis();
+      if (joinsDone && exchangesDone && quiet && log.isComplete()
+          && (!added.isEmpty() || now >= windowEnd)) {
+        break;
+      }
+      if (now >= giveUp) {
+        counter.accept("syncs-incomplete");
+        throw new IncompleteLogException(session.address() + " is still missing "
+            + log.missing().size() + " blocks (" + log.incompleteCount()
+            + " entries wait for them) after " + (now - start) + " ms");
+      }
+      session.awaitHead(POLL_MILLIS);
+    }
+    replica.accessControllerDatabase().ifPresent(acDb -> {
+      if (!acDb.log().isComplete()) {
+        acDb.resume();
+      }
+    });
+
+    final boolean receivedUpdate = !added.isEmpty();
+    final Set<Cid> named = receivedUpdate ? media.named(added) : media.scan(session, replica);
+    final List<String> extracted = new ArrayList<>(named.size());
+    for (final Cid cid : named) {
+      extracted.add(cid.toString());
+    }
+    LOG.debug("sync of {}: {} new entries, {} in all, {} media", session.address(),
+        added.size(), log.size(), named.size());
+    // Pins are reported through the media path as they finish (the one "pinned" route).
+    return new SyncResult(session.address().toString(), log.size(), added.size(),
+        log.heads().size(), receivedUpdate, !receivedUpdate, extracted, List.of());
+  }
+
+  /** Heads exchanges with the peers to dial, for the database and its controller's database. */
+  private List<CompletableFuture<?>> dial(final SyncContext context,
+      final DatabaseSession session, final DatabaseSession acSession) {
+    final Set<PeerId> toDial = new LinkedHashSet<>(session.takeDial());
+    if (context.trigger() != SyncTrigger.MESSAGE) {
+      toDial.addAll(pubsub.peers(session.address().topic()));
+      if (acSession != null) {
+        toDial.addAll(pubsub.peers(acSession.address().topic()));
+      }
+    }
+    final List<CompletableFuture<?>> exchanges = new ArrayList<>();
+    for (final PeerId peer : toDial) {
+      if (exchanges.size() >= MAX_DIALS_PER_SYNC) {
+        break;
+      }
+      host.connection(peer).ifPresent(connection -> {
+        exchanges.add(exchange(connection, session));
+        if (acSession != null) {
+          exchanges.add(exchange(connection, acSession));
+        }
+      });
+    }
+    return exchanges;
+  }
+
+  private CompletableFuture<?> exchange(final Connection connection,
+      final DatabaseSession session) {
+    return headsProtocol.exchange(connection, session.address(), endpoints.apply(session))
+        .orTimeout(config.dialTimeout().toMillis(), TimeUnit.MILLISECONDS)
+        .handle((result, error) -> {
+          counter.accept(error == null ? "exchanges-dialled" : "exchanges-failed");
+          if (error != null) {
+            LOG.debug("{}: heads exchange with {} failed: {}", session.address(),
+                connection.remotePeer(), error.toString());
+          }
+          return null;
+        });
+  }
+
+  /** Moves finished joins' entries into {@code added}; true when none is left running. */
+  private boolean collect(final List<CompletableFuture<JoinResult>> joins,
+      final List<Entry> added) {
+    boolean allDone = true;
+    for (final var it = joins.iterator(); it.hasNext();) {
+      final CompletableFuture<JoinResult> join = it.next();
+      if (!join.isDone()) {
+        allDone = false;
+        continue;
+      }
+      it.remove();
+      if (join.isCompletedExceptionally()) {
+        counter.accept("joins-failed");
+        continue;
+      }
+      added.addAll(join.join().added());
+    }
+    return allDone;
+  }
+}

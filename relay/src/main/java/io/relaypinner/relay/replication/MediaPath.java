@@ -1,0 +1,116 @@
+package io.relaypinner.relay.replication;
+
+import io.relaypinner.multiformats.Cid;
+import io.relaypinner.orbitdb.OrbitDbReplica;
+import io.relaypinner.orbitdb.log.Entry;
+import io.relaypinner.orbitdb.log.JoinResult;
+import io.relaypinner.orbitdb.log.OrbitDbLog;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+
+/**
+ * The one path from a verified entry to a media CID reported pinned: after every join of a
+ * database, its new entries are pinned ({@link ReplicatedBlocks}), the media their payloads name
+ * is extracted once and its pin started at once ({@link MediaPinQueue}, shared and deduplicated);
+ * the database's {@link MediaLedger} makes that media eligible when the entry is complete in
+ * this database's log; and a CID that is eligible and pinned is reported once per database to
+ * the sync engine ({@code reporter}), the only route by which "pinned" reaches it.
+ *
+ * <p>Invariant: media reported for a database implies that an entry of that database naming it
+ * and that entry's whole history are verified and stored here.
+ */
+final class MediaPath {
+  private final MediaCidExtractor extractor;
+  private final MediaPinQueue pinQueue;
+  private final ReplicatedBlocks blocks;
+  private final BiConsumer<DatabaseSession, Cid> reporter;
+  private final Consumer<String> counter;
+
+  /**
+   * @param reporter told once per (database, media CID) that it is pinned and eligible
+   */
+  MediaPath(final MediaCidExtractor extractor, final MediaPinQueue pinQueue,
+      final ReplicatedBlocks blocks, final BiConsumer<DatabaseSession, Cid> reporter,
+      final Consumer<String> counter) {
+    this.extractor = Objects.requireNonNull(extractor, "extractor");
+    this.pinQueue = Objects.requireNonNull(pinQueue, "pinQueue");
+    this.blocks = Objects.requireNonNull(blocks, "blocks");
+    this.reporter = Objects.requireNonNull(reporter, "reporter");
+    this.counter = Objects.requireNonNull(counter, "counter");
+  }
+
+  /** A join of {@code session}'s database ended (on the replication executor). */
+  void onJoin(final DatabaseSession session, final OrbitDbReplica replica,
+      final JoinResult result) {
+    final List<Cid> eligible = new ArrayList<>();
+    entries(session, replica.log(), result.added(), eligible);
+    eligible.addAll(session.ledger().onCompleted(result.completed()));
+    release(session, eligible);
+  }
+
+  /**
+   * Fallback scan (no update arrived during a sync): every entry of the log goes through the
+   * same path, so what a restart or a lost pin left behind is pinned and reported. Returns the
+   * media CIDs named.
+   */
+  Set<Cid> scan(final DatabaseSession session, final OrbitDbReplica replica) {
+    final List<Cid> eligible = new ArrayList<>();
+    final Set<Cid> named = entries(session, replica.log(), replica.log().entries(), eligible);
+    release(session, eligible);
+    return named;
+  }
+
+  /** Media named by {@code entries} (no side effects). */
+  Set<Cid> named(final Collection<Entry> entries) {
+    final Set<Cid> out = new LinkedHashSet<>();
+    for (final Entry entry : entries) {
+      out.addAll(extractor.extract(entry.payload()).cids());
+    }
+    return out;
+  }
+
+  private Set<Cid> entries(final DatabaseSession session, final OrbitDbLog log,
+      final Collection<Entry> entries, final List<Cid> eligible) {
+    final Set<Cid> named = new LinkedHashSet<>();
+    for (final Entry entry : entries) {
+      final MediaCidExtractor.Result found = extractor.extract(entry.payload());
+      if (found.invalid() > 0) {
+        counter.accept("media-invalid-cids");
+      }
+      blocks.entryAdded(entry, found.cids());
+      if (found.cids().isEmpty()) {
+        continue;
+      }
+      named.addAll(found.cids());
+      final List<Cid> now = session.ledger().onEntry(entry.cid(), found.cids(),
+          () -> log.isComplete(entry.cid()));
+      if (now == null) {
+        counter.accept("media-awaiting-dropped");
+      } else {
+        eligible.addAll(now);
+      }
+      for (final Cid media : found.cids()) {
+        // Fetch at once, whether or not the history is complete: reporting waits, not pinning.
+        counter.accept("media-queued");
+        pinQueue.pin(media).thenAccept(blocks::mediaPinned);
+      }
+    }
+    return named;
+  }
+
+  private void release(final DatabaseSession session, final List<Cid> eligible) {
+    for (final Cid media : eligible) {
+      pinQueue.pin(media).thenAccept(done -> {
+        if (session.ledger().report(done)) {
+          reporter.accept(session, done);
+        }
+      });
+    }
+  }
+}

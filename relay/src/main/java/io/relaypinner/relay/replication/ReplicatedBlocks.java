@@ -1,0 +1,125 @@
+package io.relaypinner.relay.replication;
+
+import io.relaypinner.ipfs.bitswap.Bitswap;
+import io.relaypinner.ipfs.blockstore.Blockstore;
+import io.relaypinner.ipfs.pin.PinResult;
+import io.relaypinner.ipfs.pin.PinStore;
+import io.relaypinner.multiformats.Cid;
+import io.relaypinner.multiformats.Multibase;
+import io.relaypinner.orbitdb.OrbitDbReplica;
+import io.relaypinner.orbitdb.access.AccessControllerRef;
+import io.relaypinner.orbitdb.log.Entry;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Pins what replication verified and stored: a database's manifest and controller blocks, its
+ * entries and the identities that signed them, and announces them to bitswap peers. An entry
+ * whose payload links media (dag-cbor tag 42) cannot be pinned before that media is: it waits,
+ * indexed by that media, and is pinned again when {@link #mediaPinned} names it (no pass over
+ * every waiting entry). Runs on the replication executor.
+ *
+ * <p>Bounded: at most {@link #MAX_WAITING} entries wait for media (beyond that they stay stored
+ * but unpinned until a fallback scan, counted {@code pins-waiting-dropped}).
+ */
+final class ReplicatedBlocks {
+  private static final Logger LOG = LoggerFactory.getLogger(ReplicatedBlocks.class);
+  /** Entries waiting for their media before their pin, at most. */
+  static final int MAX_WAITING = 10_000;
+
+  private final Bitswap bitswap;
+  private final Blockstore blockstore;
+  private final PinStore pins;
+  private final Consumer<String> counter;
+  /** Media CID to the entries whose pin waits for it. */
+  private final Map<Cid, Set<Cid>> waitingForMedia = new LinkedHashMap<>();
+  private int waiting;
+
+  ReplicatedBlocks(final Bitswap bitswap, final Blockstore blockstore, final PinStore pins,
+      final Consumer<String> counter) {
+    this.bitswap = Objects.requireNonNull(bitswap, "bitswap");
+    this.blockstore = Objects.requireNonNull(blockstore, "blockstore");
+    this.pins = Objects.requireNonNull(pins, "pins");
+    this.counter = Objects.requireNonNull(counter, "counter");
+  }
+
+  /** Pins a verified entry and its identity; {@code media}: what its payload names. */
+  void entryAdded(final Entry entry, final Set<Cid> media) {
+    bitswap.blockAdded(entry.cid());
+    if (pin(entry.cid()) == Pinned.WAITS_FOR_MEDIA && !media.isEmpty()) {
+      synchronized (this) {
+        if (waiting < MAX_WAITING) {
+          for (final Cid cid : media) {
+            waitingForMedia.computeIfAbsent(cid, k -> new LinkedHashSet<>()).add(entry.cid());
+          }
+          waiting++;
+        } else {
+          counter.accept("pins-waiting-dropped");
+        }
+      }
+    }
+    if (blockstore.has(entry.identity())) {
+      bitswap.blockAdded(entry.identity());
+      pin(entry.identity());
+    }
+  }
+
+  /** A media DAG is pinned: pin the entries that waited for it. */
+  void mediaPinned(final Cid media) {
+    final Set<Cid> entries;
+    synchronized (this) {
+      entries = waitingForMedia.remove(media);
+      if (entries == null) {
+        return;
+      }
+    }
+    for (final Cid entry : entries) {
+      final Pinned result = pin(entry);
+      if (result != Pinned.WAITS_FOR_MEDIA) {
+        synchronized (this) {
+          waiting--;
+        }
+      }
+    }
+  }
+
+  /** The manifest and access-controller blocks (and those of the controller's database). */
+  void databaseOpened(final OrbitDbReplica replica) {
+    pin(replica.address().manifest());
+    final AccessControllerRef ref = replica.manifest().accessController();
+    if (ref.type().equals(AccessControllerRef.IPFS)) {
+      pin(ref.ipfsManifest());
+    }
+    replica.accessControllerDatabase().ifPresent(this::databaseOpened);
+  }
+
+  synchronized int waitingCount() {
+    return waiting;
+  }
+
+  private enum Pinned { DONE, WAITS_FOR_MEDIA, FAILED }
+
+  private Pinned pin(final Cid cid) {
+    try {
+      if (pins.isPinned(cid)) {
+        return Pinned.DONE;
+      }
+      final PinResult result = pins.pin(cid);
+      if (result instanceof PinResult.Incomplete) {
+        counter.accept("pins-incomplete");
+        return Pinned.WAITS_FOR_MEDIA;
+      }
+      return Pinned.DONE;
+    } catch (final RuntimeException e) {
+      counter.accept("pins-failed");
+      LOG.debug("pinning {} failed: {}", cid.toString(Multibase.Base.BASE58BTC), e.toString());
+      return Pinned.FAILED;
+    }
+  }
+}

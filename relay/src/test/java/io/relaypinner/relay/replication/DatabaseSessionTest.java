@@ -1,0 +1,57 @@
+package io.relaypinner.relay.replication;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.relaypinner.ipfs.dagcbor.DagCbor;
+import io.relaypinner.orbitdb.OrbitDbAddress;
+import io.relaypinner.orbitdb.log.Entry;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+/** The inbox is bounded in bytes per database and in total; oversized payloads never enter. */
+class DatabaseSessionTest {
+  private static OrbitDbAddress address(final String name) {
+    return new OrbitDbAddress(DagCbor.cid(name.getBytes(StandardCharsets.UTF_8)));
+  }
+
+  @Test
+  void offer_shouldDropOversizedPayloads_withoutHoldingThem() {
+    final InboxBudget budget = new InboxBudget(1 << 20, 4 << 20);
+    final DatabaseSession session = new DatabaseSession(address("a"), budget);
+
+    assertThat(session.offer(new byte[Entry.MAX_BLOCK_SIZE + 1]))
+        .isEqualTo(DatabaseSession.Offer.DROPPED_OVERSIZED);
+    assertThat(session.inboxBytes()).isZero();
+    assertThat(budget.usedBytes()).isZero();
+  }
+
+  @Test
+  void offer_shouldDropTheOldest_whenTheDatabaseShareIsSpent() {
+    final InboxBudget budget = new InboxBudget(1000, 10_000);
+    final DatabaseSession session = new DatabaseSession(address("a"), budget);
+
+    for (int i = 0; i < 3; i++) {
+      assertThat(session.offer(new byte[400])).isEqualTo(i < 2 ? DatabaseSession.Offer.QUEUED
+          : DatabaseSession.Offer.QUEUED_DROPPING_OLDEST);
+    }
+    assertThat(session.inboxBytes()).isEqualTo(800);
+    assertThat(session.takeHeads()).hasSize(2);
+    assertThat(budget.usedBytes()).isZero();
+  }
+
+  @Test
+  void offer_shouldDropNewHeads_whenTheTotalIsSpent() {
+    final InboxBudget budget = new InboxBudget(1000, 1500);
+    final DatabaseSession a = new DatabaseSession(address("a"), budget);
+    final DatabaseSession b = new DatabaseSession(address("b"), budget);
+
+    assertThat(a.offer(new byte[1000])).isEqualTo(DatabaseSession.Offer.QUEUED);
+    assertThat(b.offer(new byte[600])).isEqualTo(DatabaseSession.Offer.DROPPED_FULL);
+    assertThat(b.offer(new byte[500])).isEqualTo(DatabaseSession.Offer.QUEUED);
+    assertThat(budget.usedBytes()).isEqualTo(1500);
+
+    a.close();
+    assertThat(budget.usedBytes()).isEqualTo(500);
+    assertThat(a.offer(new byte[10])).isEqualTo(DatabaseSession.Offer.DROPPED_FULL);
+  }
+}
