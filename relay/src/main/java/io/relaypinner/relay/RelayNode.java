@@ -8,6 +8,8 @@ import io.relaypinner.ipfs.bitswap.BitswapConfig;
 import io.relaypinner.ipfs.bitswap.NetworkPinner;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.blockstore.FlatFsBlockstore;
+import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
+import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.ipfs.datastore.MvStoreDatastore;
 import io.relaypinner.ipfs.pin.CodecLinkResolver;
 import io.relaypinner.ipfs.pin.PinStore;
@@ -20,6 +22,7 @@ import io.relaypinner.libp2p.pubsub.discovery.PubsubPeerDiscovery;
 import io.relaypinner.libp2p.pubsub.GossipsubConfig;
 import io.relaypinner.libp2p.pubsub.PubSub;
 import io.relaypinner.libp2p.transport.ws.ServerTlsSource;
+import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.orbitdb.OrbitDbReplicas;
 import io.relaypinner.orbitdb.ReplicaContext;
@@ -58,9 +61,12 @@ import io.relaypinner.relay.replication.ReplicationSyncer;
 import io.relaypinner.relay.sync.DatabaseSyncer;
 import io.relaypinner.relay.sync.SyncEngine;
 import io.relaypinner.relay.sync.SyncHistory;
+import io.relaypinner.stores.PostgresDatastore;
+import io.relaypinner.stores.S3Blockstore;
 import io.relaypinner.relay.tls.CertificateStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Clock;
@@ -147,8 +153,10 @@ public final class RelayNode implements AutoCloseable {
   private volatile CircuitRelay circuitRelay;
   private volatile PubsubPeerDiscovery discovery;
   private volatile OrbitDbTopics orbitDbTopics;
-  private FlatFsBlockstore blockstore;
-  private MvStoreDatastore datastore;
+  private Blockstore blockstore;
+  /** Set when the blocks are flat files: the gateway serves raw blocks from them zero-copy. */
+  private FlatFsBlockstore flatBlocks;
+  private Datastore datastore;
   private volatile PinStore pins;
   private ThreadPoolExecutor storageExecutor;
   private volatile SyncEngine syncEngine;
@@ -248,7 +256,7 @@ public final class RelayNode implements AutoCloseable {
           .metrics(registry, scrapeExecutor)
           .pinning(syncEngine, config.http().apiToken())
           .gateway(new IpfsGatewayRoute(pins, new UnixFsReader(blockstore), storageExecutor,
-              responses, gatewayMetrics, blockstore::openChannel, config.gateway(),
+              responses, gatewayMetrics, this::blockFile, config.gateway(),
               Optional.of(new BitswapNetworkContent(bitswap, new NetworkPinner(bitswap, pins,
                   CodecLinkResolver.standard(), bitswapExecutor)))))
           .router();
@@ -273,17 +281,33 @@ public final class RelayNode implements AutoCloseable {
   }
 
   /**
-   * Opens {@code <DATASTORE_PATH>/blocks} and {@code <DATASTORE_PATH>/datastore.mv} (each locks
+   * Opens the stores: by default {@code <DATASTORE_PATH>/blocks} and
+   * {@code <DATASTORE_PATH>/datastore.mv}, or the shared S3 bucket and PostgreSQL database
+   * ({@link StoreUnavailableException} naming the one that cannot be reached). Local ones lock
    * its files: a second node on the same directory fails here) and the storage executor.
    */
   private void openStorage() {
     final Path dir = config.storage().dataDir();
-    blockstore = new FlatFsBlockstore(dir.resolve("blocks"));
-    datastore = new MvStoreDatastore(dir.resolve("datastore.mv"));
+    if (config.storage().s3().isPresent()) {
+      blockstore = S3Blockstore.open(config.storage().s3().get());
+      LOG.info("blockstore: S3 {}", config.storage().s3().get());
+    } else {
+      flatBlocks = new FlatFsBlockstore(dir.resolve("blocks"));
+      blockstore = flatBlocks;
+    }
+    datastore = config.storage().postgres().isPresent()
+        ? PostgresDatastore.open(config.storage().postgres().get())
+        : new MvStoreDatastore(dir.resolve("datastore.mv"));
     pins = new PinStore(datastore, blockstore, CodecLinkResolver.standard());
     storageExecutor = new ThreadPoolExecutor(STORAGE_THREADS, STORAGE_THREADS, 0,
         TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(STORAGE_QUEUE),
         new DefaultThreadFactory("relay-storage", true), new ThreadPoolExecutor.AbortPolicy());
+  }
+
+  /** A raw block's file for zero-copy serving; empty when blocks are not flat files. */
+  private Optional<FileChannel> blockFile(final Cid cid) {
+    final FlatFsBlockstore flat = flatBlocks;
+    return flat != null ? flat.openChannel(cid) : Optional.empty();
   }
 
   /**
@@ -680,8 +704,15 @@ public final class RelayNode implements AutoCloseable {
       datastore = null;
     }
     if (blockstore != null) {
-      blockstore.close();
+      if (blockstore instanceof AutoCloseable closeable) {
+        try {
+          closeable.close();
+        } catch (final Exception e) {
+          LOG.warn("closing the blockstore failed: {}", e.toString());
+        }
+      }
       blockstore = null;
+      flatBlocks = null;
     }
   }
 
