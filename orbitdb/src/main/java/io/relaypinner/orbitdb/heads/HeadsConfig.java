@@ -9,7 +9,8 @@ import java.util.Objects;
  * @param maxEntrySize largest entry block accepted in one item (a bigger one closes the stream)
  * @param maxHeadsPerStream most entries accepted on one stream
  * @param sendDelay how long to wait for the peer's first bytes or FIN before sending our heads
- *     anyway (js-libp2p 3 merges frames that arrive before its reader is attached)
+ *     after the first anyway (js-libp2p 3 merges frames that arrive before its reader is
+ *     attached; a single head is sent, and the stream half-closed, at once)
  * @param timeout how long a stream may stay open in all
  */
 public record HeadsConfig(int maxEntrySize, int maxHeadsPerStream, Duration sendDelay,

@@ -79,6 +79,8 @@ public final class ReplicationService implements AutoCloseable {
 
   private final Host host;
   private final PubSub pubsub;
+  private final Bitswap bitswap;
+  private final Blockstore blockstore;
   private final OrbitDbReplicas replicas;
   private final HeadsExchangeProtocol headsProtocol;
   private final MediaPinQueue pinQueue;
@@ -105,6 +107,8 @@ public final class ReplicationService implements AutoCloseable {
       final Clock clock) {
     this.host = Objects.requireNonNull(host, "host");
     this.pubsub = Objects.requireNonNull(pubsub, "pubsub");
+    this.bitswap = Objects.requireNonNull(bitswap, "bitswap");
+    this.blockstore = Objects.requireNonNull(blockstore, "blockstore");
     this.replicas = Objects.requireNonNull(replicas, "replicas");
     this.pinQueue = Objects.requireNonNull(pinQueue, "pinQueue");
     this.executor = Objects.requireNonNull(executor, "executor");
@@ -349,6 +353,11 @@ public final class ReplicationService implements AutoCloseable {
 
   private OrbitDbReplica open(final OrbitDbAddress address, final SyncContext context)
       throws Exception {
+    if (replicas.replica(address).isEmpty() && !blockstore.has(address.manifest())
+        && bitswap.peerCount() == 0) {
+      throw new IllegalStateException("cannot open " + address
+          + ": its manifest is not stored here and no peer is connected to fetch it from");
+    }
     try {
       return replicas.follow(address).get(context.timeout().toMillis(), TimeUnit.MILLISECONDS);
     } catch (final ExecutionException e) {
