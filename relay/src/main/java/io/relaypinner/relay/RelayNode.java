@@ -58,6 +58,7 @@ import io.relaypinner.relay.replication.MediaPinQueue;
 import io.relaypinner.relay.replication.ReplicationMetrics;
 import io.relaypinner.relay.replication.ReplicationService;
 import io.relaypinner.relay.replication.ReplicationSyncer;
+import io.relaypinner.relay.storage.StoreMetrics;
 import io.relaypinner.relay.sync.DatabaseSyncer;
 import io.relaypinner.relay.sync.SyncEngine;
 import io.relaypinner.relay.sync.SyncHistory;
@@ -298,6 +299,7 @@ public final class RelayNode implements AutoCloseable {
     datastore = config.storage().postgres().isPresent()
         ? PostgresDatastore.open(config.storage().postgres().get())
         : new MvStoreDatastore(dir.resolve("datastore.mv"));
+    StoreMetrics.register(registry, blockstore, datastore);
     pins = new PinStore(datastore, blockstore, CodecLinkResolver.standard());
     storageExecutor = new ThreadPoolExecutor(STORAGE_THREADS, STORAGE_THREADS, 0,
         TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(STORAGE_QUEUE),

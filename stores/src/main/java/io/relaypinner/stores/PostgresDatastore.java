@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.FlywayException;
@@ -34,6 +35,7 @@ public final class PostgresDatastore implements Datastore {
 
   private final PostgresStoreConfig config;
   private final HikariDataSource pool;
+  private final AtomicLong failures = new AtomicLong();
 
   private PostgresDatastore(final PostgresStoreConfig config, final HikariDataSource pool) {
     this.config = config;
@@ -166,6 +168,11 @@ public final class PostgresDatastore implements Datastore {
     return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%";
   }
 
+  /** Calls that failed with the database unavailable since open. */
+  public long failures() {
+    return failures.get();
+  }
+
   @Override
   public void close() {
     pool.close();
@@ -180,6 +187,7 @@ public final class PostgresDatastore implements Datastore {
     try (Connection c = pool.getConnection()) {
       return work.run(c);
     } catch (final SQLException e) {
+      failures.incrementAndGet();
       throw new StoreUnavailableException(STORE,
           what + " failed on " + config.safeUrl() + ": " + rootMessage(e), e);
     } catch (final RuntimeException e) {
