@@ -1,6 +1,7 @@
 package io.relaypinner.cli;
 
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.libp2p.crypto.KeyFormatException;
 import io.relaypinner.relay.RelayNode;
 import io.relaypinner.relay.RelayVersion;
@@ -100,7 +101,7 @@ final class RunCommand implements Callable<Integer> {
     Runtime.getRuntime().addShutdownHook(hook);
     try {
       node.start();
-    } catch (final UncheckedIOException e) {
+    } catch (final UncheckedIOException | StoreUnavailableException e) {
       LOG.error("cannot start: {}", e.getMessage());
       node.close();
       return Main.EXIT_FAILURE;

@@ -92,6 +92,31 @@ class MainTest {
   }
 
   @Test
+  void badStoreSettings_shouldExit2_namingTheVariable() {
+    assertThat(run(Map.of("RELAY_BLOCKSTORE", "ceph"))).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("RELAY_BLOCKSTORE").contains("ceph");
+    err.getBuffer().setLength(0);
+    assertThat(run(Map.of("RELAY_BLOCKSTORE", "s3"))).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("RELAY_S3_BUCKET");
+    err.getBuffer().setLength(0);
+    assertThat(run(Map.of("RELAY_BLOCKSTORE", "s3", "RELAY_S3_BUCKET", "Bad_Bucket")))
+        .isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("RELAY_S3_BUCKET");
+    err.getBuffer().setLength(0);
+    assertThat(run(Map.of("RELAY_DATASTORE", "postgres", "RELAY_POSTGRES_URL",
+        "postgres://db/relay"))).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("RELAY_POSTGRES_URL");
+  }
+
+  @Test
+  void unreachableStore_shouldExit1(@TempDir final Path dir) {
+    assertThat(run(Map.of("DATASTORE_PATH", dir.toString(), "RELAY_DATASTORE", "postgres",
+        "RELAY_POSTGRES_URL", "jdbc:postgresql://127.0.0.1:9/relay",
+        "METRICS_PORT", "0", "RELAY_TCP_PORT", "0", "RELAY_WS_PORT", "0")))
+        .isEqualTo(Main.EXIT_FAILURE);
+  }
+
+  @Test
   void missingEnvFile_shouldExit2_namingTheOption(@TempDir final Path dir) {
     assertThat(run(Map.of(), "run", "--env-file", dir.resolve("none.env").toString()))
         .isEqualTo(Main.EXIT_USAGE);

@@ -10,6 +10,8 @@ import io.relaypinner.ipfs.bitswap.NetworkPinner;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.car.CarReader;
 import io.relaypinner.ipfs.blockstore.FlatFsBlockstore;
+import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
+import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.ipfs.datastore.MvStoreDatastore;
 import io.relaypinner.ipfs.pin.CodecLinkResolver;
 import io.relaypinner.ipfs.pin.PinStore;
@@ -77,13 +79,17 @@ import io.relaypinner.relay.replication.MediaPinQueue;
 import io.relaypinner.relay.replication.ReplicationMetrics;
 import io.relaypinner.relay.replication.ReplicationService;
 import io.relaypinner.relay.replication.ReplicationSyncer;
+import io.relaypinner.relay.storage.StoreMetrics;
 import io.relaypinner.relay.sync.DatabaseSyncer;
 import io.relaypinner.relay.sync.SyncEngine;
 import io.relaypinner.relay.sync.SyncHistory;
 import io.relaypinner.relay.sync.SyncTrigger;
+import io.relaypinner.stores.PostgresDatastore;
+import io.relaypinner.stores.S3Blockstore;
 import io.relaypinner.relay.tls.CertificateStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Clock;
@@ -173,8 +179,10 @@ public final class RelayNode implements AutoCloseable {
   private volatile AutoNat autoNat;
   private volatile PubsubPeerDiscovery discovery;
   private volatile OrbitDbTopics orbitDbTopics;
-  private FlatFsBlockstore blockstore;
-  private MvStoreDatastore datastore;
+  private Blockstore blockstore;
+  /** Set when the blocks are flat files: the gateway serves raw blocks from them zero-copy. */
+  private FlatFsBlockstore flatBlocks;
+  private Datastore datastore;
   private volatile PinStore pins;
   private ThreadPoolExecutor storageExecutor;
   private volatile SyncEngine syncEngine;
@@ -281,7 +289,7 @@ public final class RelayNode implements AutoCloseable {
           .metrics(registry, scrapeExecutor)
           .pinning(syncEngine, config.http().apiToken())
           .gateway(new IpfsGatewayRoute(pins, new UnixFsReader(blockstore), storageExecutor,
-              responses, gatewayMetrics, blockstore::openChannel, config.gateway(),
+              responses, gatewayMetrics, this::blockFile, config.gateway(),
               Optional.of(new BitswapNetworkContent(bitswap, new NetworkPinner(bitswap, pins,
                   CodecLinkResolver.standard(), bitswapExecutor))), blockstore,
               CarPlanner.Limits.DEFAULT))
@@ -398,17 +406,34 @@ public final class RelayNode implements AutoCloseable {
   }
 
   /**
-   * Opens {@code <DATASTORE_PATH>/blocks} and {@code <DATASTORE_PATH>/datastore.mv} (each locks
+   * Opens the stores: by default {@code <DATASTORE_PATH>/blocks} and
+   * {@code <DATASTORE_PATH>/datastore.mv}, or the shared S3 bucket and PostgreSQL database
+   * ({@link StoreUnavailableException} naming the one that cannot be reached). Local ones lock
    * its files: a second node on the same directory fails here) and the storage executor.
    */
   private void openStorage() {
     final Path dir = config.storage().dataDir();
-    blockstore = new FlatFsBlockstore(dir.resolve("blocks"));
-    datastore = new MvStoreDatastore(dir.resolve("datastore.mv"));
+    if (config.storage().s3().isPresent()) {
+      blockstore = S3Blockstore.open(config.storage().s3().get());
+      LOG.info("blockstore: S3 {}", config.storage().s3().get());
+    } else {
+      flatBlocks = new FlatFsBlockstore(dir.resolve("blocks"));
+      blockstore = flatBlocks;
+    }
+    datastore = config.storage().postgres().isPresent()
+        ? PostgresDatastore.open(config.storage().postgres().get())
+        : new MvStoreDatastore(dir.resolve("datastore.mv"));
+    StoreMetrics.register(registry, blockstore, datastore);
     pins = new PinStore(datastore, blockstore, CodecLinkResolver.standard());
     storageExecutor = new ThreadPoolExecutor(STORAGE_THREADS, STORAGE_THREADS, 0,
         TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(STORAGE_QUEUE),
         new DefaultThreadFactory("relay-storage", true), new ThreadPoolExecutor.AbortPolicy());
+  }
+
+  /** A raw block's file for zero-copy serving; empty when blocks are not flat files. */
+  private Optional<FileChannel> blockFile(final Cid cid) {
+    final FlatFsBlockstore flat = flatBlocks;
+    return flat != null ? flat.openChannel(cid) : Optional.empty();
   }
 
   /**
@@ -923,8 +948,15 @@ public final class RelayNode implements AutoCloseable {
       datastore = null;
     }
     if (blockstore != null) {
-      blockstore.close();
+      if (blockstore instanceof AutoCloseable closeable) {
+        try {
+          closeable.close();
+        } catch (final Exception e) {
+          LOG.warn("closing the blockstore failed: {}", e.toString());
+        }
+      }
       blockstore = null;
+      flatBlocks = null;
     }
   }
 

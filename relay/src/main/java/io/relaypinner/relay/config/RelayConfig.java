@@ -4,6 +4,8 @@ import io.relaypinner.libp2p.host.ConnectionLimits;
 import io.relaypinner.libp2p.protocol.relay.CircuitRelayConfig;
 import io.relaypinner.relay.config.EnvReader.Value;
 import io.relaypinner.relay.pubsub.TopicPolicy;
+import io.relaypinner.stores.PostgresStoreConfig;
+import io.relaypinner.stores.S3StoreConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -76,6 +78,8 @@ public record RelayConfig(
   public Builder toBuilder() {
     final Builder b = new Builder();
     b.dataDir = storage.dataDir();
+    b.s3 = storage.s3().orElse(null);
+    b.postgres = storage.postgres().orElse(null);
     b.privateKeyHex = identity.privateKeyHex().orElse(null);
     b.listenIpv4 = network.listenIpv4();
     b.listenIpv6 = network.listenIpv6();
@@ -155,6 +159,8 @@ public record RelayConfig(
 
     in.get("DATASTORE_PATH", "RELAY_DATASTORE_PATH").map(EnvReader::path).ifPresent(b::dataDir);
     in.get("RELAY_PRIV_KEY").map(Value::text).ifPresent(b::privateKeyHex);
+    StoreSettings.s3(in).ifPresent(b::s3);
+    StoreSettings.postgres(in).ifPresent(b::postgres);
 
     in.get("RELAY_LISTEN_IPV4").map(v -> Checks.ipv4(v.variable(), v.text()))
         .ifPresent(b::listenIpv4);
@@ -276,6 +282,8 @@ public record RelayConfig(
    */
   public static final class Builder {
     private Path dataDir = Path.of("./relay-data");
+    private S3StoreConfig s3;
+    private PostgresStoreConfig postgres;
     private String privateKeyHex;
     private String listenIpv4 = "0.0.0.0";
     private String listenIpv6 = "::";
@@ -354,6 +362,18 @@ public record RelayConfig(
     /** {@code DATASTORE_PATH}; default {@code ./relay-data}. */
     public Builder dataDir(final Path value) {
       this.dataDir = value == null ? Path.of("./relay-data") : value;
+      return this;
+    }
+
+    /** {@code RELAY_BLOCKSTORE=s3} with these settings; null for flat files (the default). */
+    public Builder s3(final S3StoreConfig value) {
+      this.s3 = value;
+      return this;
+    }
+
+    /** {@code RELAY_DATASTORE=postgres} with these settings; null for MVStore (the default). */
+    public Builder postgres(final PostgresStoreConfig value) {
+      this.postgres = value;
       return this;
     }
 
@@ -715,7 +735,7 @@ public record RelayConfig(
      */
     public RelayConfig build() {
       return new RelayConfig(
-          new StorageConfig(dataDir),
+          new StorageConfig(dataDir, Optional.ofNullable(s3), Optional.ofNullable(postgres)),
           new IdentityConfig(Optional.ofNullable(privateKeyHex)),
           new NetworkConfig(listenIpv4, listenIpv6, ipv6Disabled, tcpPort, wsPort,
               bootstrapPeers, bootstrapDisabled, announce, maxConnections,

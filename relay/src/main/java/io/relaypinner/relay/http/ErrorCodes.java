@@ -26,6 +26,8 @@ public final class ErrorCodes {
   public static final String CONTENT_NOT_FOUND = "content_not_found";
   /** 503: the content store cannot take or serve the request now. */
   public static final String IPFS_UNAVAILABLE = "ipfs_unavailable";
+  /** 503: a shared store (S3 blocks, PostgreSQL metadata) is unreachable; retry later. */
+  public static final String STORE_UNAVAILABLE = "store_unavailable";
   /** 504: the {@code /ipfs/} network fallback did not finish within its time limit. */
   public static final String GATEWAY_TIMEOUT = "gateway_timeout";
   /** 416 (ours): a {@code Range} outside the content. */

@@ -26,6 +26,7 @@ import io.netty.handler.stream.ChunkedNioFile;
 import io.netty.handler.stream.ChunkedWriteHandler;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
+import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.concurrent.CancellationException;
@@ -273,6 +274,14 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
       failure = e.getCause() != null ? e.getCause() : e;
     } catch (final CancellationException e) {
       failure = e;
+    }
+    final StoreUnavailableException outage = StoreUnavailableException.find(failure);
+    if (outage != null) {
+      // A shared store is down: the client may retry; one line, no stack trace.
+      LOG.warn("HTTP route {} {}: {}", exchange.method(), exchange.route(), outage.getMessage());
+      metrics.error(ErrorCodes.STORE_UNAVAILABLE);
+      return responses.error(HttpResponseStatus.SERVICE_UNAVAILABLE,
+          ErrorCodes.STORE_UNAVAILABLE, outage.store() + " store unavailable");
     }
     LOG.error("HTTP route {} {} failed", exchange.method(), exchange.route(), failure);
     metrics.error(ErrorCodes.INTERNAL_ERROR);

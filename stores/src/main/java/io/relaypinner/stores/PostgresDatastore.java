@@ -1,0 +1,208 @@
+package io.relaypinner.stores;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
+import io.relaypinner.ipfs.datastore.Datastore;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.FlywayException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A {@link Datastore} in PostgreSQL, shared by every relay configured with the same database.
+ * The schema is created and upgraded by Flyway migrations ({@code db/relaypinner/V*.sql}) at
+ * open; relays starting together are serialized by Flyway's own lock.
+ *
+ * <p>Each call runs on a pooled connection (HikariCP, bounded) in autocommit: a put or delete
+ * that returned is committed, so durable as PostgreSQL's commit is. A call that cannot get a
+ * connection within the timeout, or loses it, throws {@link StoreUnavailableException} and has
+ * changed nothing or committed its one statement atomically.
+ */
+public final class PostgresDatastore implements Datastore {
+  static final String STORE = "postgres";
+  private static final Logger LOG = LoggerFactory.getLogger(PostgresDatastore.class);
+
+  private final PostgresStoreConfig config;
+  private final HikariDataSource pool;
+  private final AtomicLong failures = new AtomicLong();
+
+  private PostgresDatastore(final PostgresStoreConfig config, final HikariDataSource pool) {
+    this.config = config;
+    this.pool = pool;
+  }
+
+  /**
+   * Connects, migrates the schema and returns the store.
+   *
+   * @throws StoreUnavailableException naming the database when it cannot be reached, refuses
+   *     the credentials or the migration fails
+   */
+  public static PostgresDatastore open(final PostgresStoreConfig config) {
+    final HikariConfig hikari = new HikariConfig();
+    hikari.setPoolName("relay-postgres");
+    hikari.setJdbcUrl(config.jdbcUrl());
+    config.user().ifPresent(hikari::setUsername);
+    config.password().ifPresent(hikari::setPassword);
+    hikari.setMaximumPoolSize(config.maxConnections());
+    hikari.setMinimumIdle(1);
+    hikari.setConnectionTimeout(config.connectTimeout().toMillis());
+    hikari.setValidationTimeout(Math.min(config.connectTimeout().toMillis(), 3000));
+    hikari.setInitializationFailTimeout(config.connectTimeout().toMillis());
+    hikari.setAutoCommit(true);
+    hikari.addDataSourceProperty("connectTimeout",
+        Math.max(1, (int) config.connectTimeout().toSeconds()));
+    hikari.addDataSourceProperty("socketTimeout", 60);
+    hikari.addDataSourceProperty("tcpKeepAlive", true);
+    final HikariDataSource pool;
+    try {
+      pool = new HikariDataSource(hikari);
+    } catch (final RuntimeException e) {
+      throw new StoreUnavailableException(STORE,
+          "cannot connect to " + config.safeUrl() + ": " + rootMessage(e), e);
+    }
+    try {
+      migrate(pool);
+    } catch (final FlywayException e) {
+      pool.close();
+      throw new StoreUnavailableException(STORE,
+          "cannot migrate the schema in " + config.safeUrl() + ": " + rootMessage(e), e);
+    }
+    LOG.info("datastore: PostgreSQL at {}", config.safeUrl());
+    return new PostgresDatastore(config, pool);
+  }
+
+  static void migrate(final DataSource source) {
+    Flyway.configure()
+        .dataSource(source)
+        .locations("classpath:db/relaypinner")
+        .table("relay_schema_history")
+        .baselineOnMigrate(false)
+        .load()
+        .migrate();
+  }
+
+  /** The pool, for the coordination that shares this database. */
+  public DataSource dataSource() {
+    return pool;
+  }
+
+  /** The settings this store was opened with. */
+  public PostgresStoreConfig config() {
+    return config;
+  }
+
+  @Override
+  public Optional<byte[]> get(final String key) {
+    Datastore.checkKey(key);
+    return run("get", c -> {
+      try (PreparedStatement s =
+          c.prepareStatement("SELECT value FROM relay_datastore WHERE key = ?")) {
+        s.setString(1, key);
+        try (ResultSet r = s.executeQuery()) {
+          return r.next() ? Optional.of(r.getBytes(1)) : Optional.<byte[]>empty();
+        }
+      }
+    });
+  }
+
+  @Override
+  public void put(final String key, final byte[] value) {
+    Datastore.checkKey(key);
+    Datastore.checkValue(value);
+    run("put", c -> {
+      try (PreparedStatement s = c.prepareStatement("INSERT INTO relay_datastore (key, value) "
+          + "VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value")) {
+        s.setString(1, key);
+        s.setBytes(2, value);
+        return s.executeUpdate();
+      }
+    });
+  }
+
+  @Override
+  public boolean delete(final String key) {
+    Datastore.checkKey(key);
+    return run("delete", c -> {
+      try (PreparedStatement s = c.prepareStatement("DELETE FROM relay_datastore WHERE key = ?")) {
+        s.setString(1, key);
+        return s.executeUpdate() > 0;
+      }
+    });
+  }
+
+  @Override
+  public List<Entry> scan(final String prefix) {
+    if (!prefix.isEmpty()) {
+      Datastore.checkKey(prefix);
+    }
+    final List<Entry> entries = run("scan", c -> {
+      try (PreparedStatement s = c.prepareStatement(
+          "SELECT key, value FROM relay_datastore WHERE key LIKE ? ESCAPE '\\' ORDER BY key")) {
+        s.setString(1, likePrefix(prefix));
+        final List<Entry> found = new ArrayList<>();
+        try (ResultSet r = s.executeQuery()) {
+          while (r.next()) {
+            found.add(new Entry(r.getString(1), r.getBytes(2)));
+          }
+        }
+        return found;
+      }
+    });
+    // The interface promises String order (UTF-16), which differs from bytes beyond the BMP.
+    entries.sort(Comparator.comparing(Entry::key));
+    return entries;
+  }
+
+  static String likePrefix(final String prefix) {
+    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%";
+  }
+
+  /** Calls that failed with the database unavailable since open. */
+  public long failures() {
+    return failures.get();
+  }
+
+  @Override
+  public void close() {
+    pool.close();
+  }
+
+  /** A step on one pooled connection. */
+  interface SqlWork<T> {
+    T run(Connection connection) throws SQLException;
+  }
+
+  private <T> T run(final String what, final SqlWork<T> work) {
+    try (Connection c = pool.getConnection()) {
+      return work.run(c);
+    } catch (final SQLException e) {
+      failures.incrementAndGet();
+      throw new StoreUnavailableException(STORE,
+          what + " failed on " + config.safeUrl() + ": " + rootMessage(e), e);
+    } catch (final RuntimeException e) {
+      if (pool.isClosed()) {
+        throw new IllegalStateException("datastore is closed", e);
+      }
+      throw e;
+    }
+  }
+
+  static String rootMessage(final Throwable e) {
+    Throwable t = e;
+    while (t.getCause() != null && t.getCause() != t) {
+      t = t.getCause();
+    }
+    return t.getMessage() != null ? t.getMessage() : t.getClass().getSimpleName();
+  }
+}

@@ -1,0 +1,71 @@
+package io.relaypinner.stores;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.relaypinner.testkit.PostgresServer;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Leases (advisory locks) and notifications between relays on one PostgreSQL. */
+class PostgresCoordinationIT {
+  private static PostgresServer server;
+
+  @BeforeAll
+  static void startServer() {
+    Assumptions.assumeTrue(PostgresServer.binaries().isPresent(),
+        "PostgreSQL is not installed under /usr/lib/postgresql (apt-get install postgresql-15)");
+    server = new PostgresServer().start();
+  }
+
+  @AfterAll
+  static void stopServer() {
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  private static PostgresStoreConfig config() {
+    return PostgresDatastoreIT.config(server.jdbcUrl(), PostgresServer.PASSWORD);
+  }
+
+  @Test
+  void oneRelayOwnsADatabaseAndAnotherTakesOverWhenItsSessionEnds() {
+    final PostgresLeases one = new PostgresLeases(config());
+    try (PostgresLeases two = new PostgresLeases(config())) {
+      assertThat(one.tryAcquire("/orbitdb/zdpuA")).isTrue();
+      assertThat(one.tryAcquire("/orbitdb/zdpuA")).isTrue();
+      assertThat(two.tryAcquire("/orbitdb/zdpuA")).isFalse();
+      assertThat(two.tryAcquire("/orbitdb/zdpuB")).isTrue();
+      assertThat(one.holds("/orbitdb/zdpuA")).isTrue();
+      // The holder dies (its session ends, as when its process is killed).
+      one.close();
+      Awaitility.await().atMost(Duration.ofSeconds(10))
+          .until(() -> two.tryAcquire("/orbitdb/zdpuA"));
+      assertThat(two.held()).containsExactlyInAnyOrder("/orbitdb/zdpuA", "/orbitdb/zdpuB");
+      assertThat(two.release("/orbitdb/zdpuB")).isTrue();
+      assertThat(two.release("/orbitdb/zdpuB")).isFalse();
+    }
+  }
+
+  @Test
+  void headsChangesReachEveryRelay() {
+    try (PostgresDatastore store = PostgresDatastore.open(config())) {
+      final List<String> heardByTwo = new CopyOnWriteArrayList<>();
+      try (PostgresNotifier one = new PostgresNotifier(config(), store.dataSource(),
+          "relay_heads", payload -> { });
+          PostgresNotifier two = new PostgresNotifier(config(), store.dataSource(),
+              "relay_heads", heardByTwo::add)) {
+        Awaitility.await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+          one.notify("/orbitdb/zdpuA");
+          assertThat(heardByTwo).contains("/orbitdb/zdpuA");
+        });
+      }
+    }
+  }
+}
