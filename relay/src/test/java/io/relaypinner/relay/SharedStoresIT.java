@@ -30,7 +30,6 @@ import java.util.Random;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -55,8 +54,7 @@ class SharedStoresIT {
 
   @BeforeAll
   static void startStores() {
-    Assumptions.assumeTrue(PostgresServer.binaries().isPresent(),
-        "PostgreSQL is not installed under /usr/lib/postgresql (apt-get install postgresql-15)");
+    PostgresServer.ensureInstalled();
     s3 = new S3ProxyServer(shared.resolve("s3"), BUCKET).start();
     postgres = new PostgresServer().start();
   }

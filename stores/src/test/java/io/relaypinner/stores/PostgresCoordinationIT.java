@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -18,8 +17,7 @@ class PostgresCoordinationIT {
 
   @BeforeAll
   static void startServer() {
-    Assumptions.assumeTrue(PostgresServer.binaries().isPresent(),
-        "PostgreSQL is not installed under /usr/lib/postgresql (apt-get install postgresql-15)");
+    PostgresServer.ensureInstalled();
     server = new PostgresServer().start();
   }
 

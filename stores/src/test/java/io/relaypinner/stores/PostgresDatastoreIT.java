@@ -10,7 +10,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -20,8 +19,7 @@ class PostgresDatastoreIT {
 
   @BeforeAll
   static void startServer() {
-    Assumptions.assumeTrue(PostgresServer.binaries().isPresent(),
-        "PostgreSQL is not installed under /usr/lib/postgresql (apt-get install postgresql-15)");
+    PostgresServer.ensureInstalled();
     server = new PostgresServer().start();
   }
 

@@ -31,7 +31,16 @@ public final class PostgresServer implements AutoCloseable {
   private final boolean root;
   private Process process;
 
-  /** Whether PostgreSQL binaries are installed (tests skip with a message otherwise). */
+  /**
+   * Installs Debian's PostgreSQL server when it is missing (see {@link DebianPackages}); call
+   * before {@code new PostgresServer()}.
+   */
+  public static void ensureInstalled() {
+    DebianPackages.ensure("postgresql", () -> binaries().isPresent(),
+        "this test's PostgreSQL server");
+  }
+
+  /** Where PostgreSQL's server binaries are installed, if they are. */
   public static Optional<Path> binaries() {
     final Path base = Path.of("/usr/lib/postgresql");
     if (!Files.isDirectory(base)) {

@@ -3,6 +3,7 @@ package io.relaypinner.relay.autotls;
 import static org.awaitility.Awaitility.await;
 
 import io.relaypinner.relay.testing.TestCertificates;
+import io.relaypinner.testkit.DebianPackages;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -23,7 +24,6 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
-import org.junit.jupiter.api.Assumptions;
 
 /**
  * Debian's {@code pebble} ACME test server and {@code pebble-challtestsrv} (its DNS) on loopback,
@@ -147,34 +147,11 @@ final class Pebble implements AutoCloseable {
     }
   }
 
-  /** Installs the Debian package when missing (as root), else skips the test. */
-  static synchronized void ensureInstalled() throws Exception {
-    if (Files.isExecutable(PEBBLE) && Files.isExecutable(CHALLTESTSRV)) {
-      return;
-    }
-    final boolean root = "root".equals(System.getProperty("user.name"));
-    Assumptions.assumeTrue(root, "pebble and pebble-challtestsrv are not installed and this "
-        + "user cannot install them: run `apt-get install pebble` as root to run this test");
-    final List<String> failures = new ArrayList<>();
-    for (final List<String> command : List.of(List.of("apt-get", "install", "-y", "pebble"),
-        List.of("apt-get", "update"), List.of("apt-get", "install", "-y", "pebble"))) {
-      if (Files.isExecutable(PEBBLE) && Files.isExecutable(CHALLTESTSRV)) {
-        return;
-      }
-      final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
-      builder.environment().put("DEBIAN_FRONTEND", "noninteractive");
-      final Process process = builder.start();
-      final String output = new String(process.getInputStream().readAllBytes(),
-          StandardCharsets.UTF_8);
-      if (!process.waitFor(10, TimeUnit.MINUTES) || process.exitValue() != 0) {
-        failures.add(String.join(" ", command) + ": " + output.strip().lines()
-            .reduce((a, b) -> b).orElse("(no output)"));
-      }
-    }
-    if (!(Files.isExecutable(PEBBLE) && Files.isExecutable(CHALLTESTSRV))) {
-      throw new AssertionError("the AutoTLS end-to-end test needs Debian's pebble package "
-          + "(pebble, pebble-challtestsrv) and installing it failed: " + failures);
-    }
+  /** Installs the Debian package when missing (see {@link DebianPackages}). */
+  static void ensureInstalled() {
+    DebianPackages.ensure("pebble",
+        () -> Files.isExecutable(PEBBLE) && Files.isExecutable(CHALLTESTSRV),
+        "the AutoTLS end-to-end test (pebble, pebble-challtestsrv)");
   }
 
   @Override
