@@ -16,6 +16,7 @@ import io.relaypinner.libp2p.pubsub.pb.PubsubProtos.ControlPrune;
 import io.relaypinner.libp2p.pubsub.pb.PubsubProtos.Message;
 import io.relaypinner.libp2p.pubsub.pb.PubsubProtos.RPC;
 import io.relaypinner.multiformats.PeerId;
+import io.relaypinner.testkit.MutableClock;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;

@@ -9,6 +9,7 @@ import io.relaypinner.libp2p.crypto.Keys;
 import io.relaypinner.libp2p.pubsub.pb.PubsubProtos.RPC;
 import io.relaypinner.multiformats.PeerId;
 import io.relaypinner.testkit.FuzzCheck;
+import io.relaypinner.testkit.MutableClock;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;

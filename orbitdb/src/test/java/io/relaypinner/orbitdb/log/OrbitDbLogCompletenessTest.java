@@ -15,6 +15,8 @@ import io.relaypinner.orbitdb.RejectReason;
 import io.relaypinner.orbitdb.access.IpfsAccessController;
 import io.relaypinner.orbitdb.identity.Identities;
 import io.relaypinner.orbitdb.identity.IdentityVerifiers;
+import io.relaypinner.testkit.MutableClock;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
@@ -36,7 +38,7 @@ class OrbitDbLogCompletenessTest {
   private final MemoryDatastore datastore = new MemoryDatastore();
   private final Map<Cid, AtomicInteger> fetches = new ConcurrentHashMap<>();
   private final Set<Cid> withheld = ConcurrentHashMap.newKeySet();
-  private final FixedClock clock = new FixedClock();
+  private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
   private final BlockFetcher fetcher = cid -> {
     fetches.computeIfAbsent(cid, k -> new AtomicInteger()).incrementAndGet();
     if (withheld.contains(cid)) {

@@ -17,6 +17,8 @@ import io.relaypinner.orbitdb.TestSupportAccess;
 import io.relaypinner.orbitdb.access.IpfsAccessController;
 import io.relaypinner.orbitdb.identity.Identities;
 import io.relaypinner.orbitdb.identity.IdentityVerifiers;
+import io.relaypinner.testkit.MutableClock;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -42,7 +44,7 @@ class OrbitDbLogTest {
     return new BlockstoreFetcher(remote).fetch(cid);
   };
 
-  private final FixedClock clock = new FixedClock();
+  private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
 
   private OrbitDbLog log(final OrbitDbAddress address, final LogConfig config) {
     final Manifest manifest = Manifest.decode(address, remote.get(address.manifest())
