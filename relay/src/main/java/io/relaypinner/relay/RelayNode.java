@@ -42,6 +42,7 @@ import io.relaypinner.relay.http.HttpMetrics;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RelayHttpServer;
 import io.relaypinner.relay.http.Router;
+import io.relaypinner.relay.ui.DashboardStatusRoute;
 import io.relaypinner.relay.identity.NodeIdentity;
 import io.relaypinner.relay.network.Libp2pMetrics;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
@@ -232,6 +233,8 @@ public final class RelayNode implements AutoCloseable {
               () -> metricsHttps, config.deployment().deployedMode())
           .metrics(registry, scrapeExecutor)
           .pinning(syncEngine, config.http().apiToken())
+          .dashboard(new DashboardStatusRoute(this::host, this::replication, syncEngine, pins,
+              config.storage().dataDir(), Optional.empty(), storageExecutor, clock, responses))
           .gateway(new IpfsGatewayRoute(pins, new UnixFsReader(blockstore), storageExecutor,
               responses, gatewayMetrics, blockstore::openChannel, config.gateway(),
               Optional.of(new BitswapNetworkContent(bitswap, new NetworkPinner(bitswap, pins,
