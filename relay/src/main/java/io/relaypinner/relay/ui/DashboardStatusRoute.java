@@ -18,6 +18,7 @@ import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -31,11 +32,18 @@ import java.util.function.Supplier;
 
 /**
  * {@code GET /dashboard/status} (see {@link DashboardStatus}). Reads the pin store and the file
- * system, so it runs on the storage executor, never on the event loop.
+ * system, so it runs on the storage executor, never on the event loop; an answer is reused for
+ * {@link #REUSE} so that many open status pages cost no more than one.
  */
 public final class DashboardStatusRoute implements RouteHandler {
   /** Databases listed at most (the rest are only counted). */
   public static final int MAX_DATABASES = 200;
+  /** How long one computed status answers every request. */
+  public static final Duration REUSE = Duration.ofSeconds(1);
+
+  private record Cached(long atMillis, DashboardStatus status) {}
+
+  private volatile Cached cached;
 
   private final Supplier<Optional<Host>> host;
   private final Supplier<Optional<ReplicationService>> replication;
@@ -64,8 +72,16 @@ public final class DashboardStatusRoute implements RouteHandler {
 
   @Override
   public CompletableFuture<FullHttpResponse> handle(final RouteRequest request) {
-    return CompletableFuture.supplyAsync(
-        () -> responses.json(HttpResponseStatus.OK, status()), storage);
+    final Cached last = cached;
+    if (last != null && clock.millis() - last.atMillis() < REUSE.toMillis()) {
+      return CompletableFuture.completedFuture(
+          responses.json(HttpResponseStatus.OK, last.status()));
+    }
+    return CompletableFuture.supplyAsync(() -> {
+      final DashboardStatus status = status();
+      cached = new Cached(clock.millis(), status);
+      return responses.json(HttpResponseStatus.OK, status);
+    }, storage);
   }
 
   /** The status as of now. */
