@@ -24,6 +24,7 @@ import io.relaypinner.testkit.browser.BrowserPage;
 import io.relaypinner.testkit.browser.HeadlessBrowser;
 import java.io.InputStream;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -38,6 +39,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -47,7 +49,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The deploy console ({@code relay-pinner deploy console}) in real headless Chromium on an
  * {@code https://} origin (a certificate from a throwaway local CA): the push button is refused
  * with the actionable mixed-content message before the local provider created anything, and
- * the pull button completes a deployment whose relay answers {@code /health} with its PeerId.
+ * the pull button completes a deployment whose relay answers {@code /health} with its PeerId;
+ * requests from another origin (403) or under another host name (421) are refused.
  * Screenshots: {@code target/browser-screenshots/console-https-*.png}.
  */
 class BrowserDeployConsoleIT {
@@ -169,6 +172,15 @@ class BrowserDeployConsoleIT {
                     "application/json").POST(HttpRequest.BodyPublishers.ofString(
                         "{\"handoff\":\"pull\"}")).build(), HttpResponse.BodyHandlers.ofString());
     assertThat(forged.statusCode()).isEqualTo(403);
+    // Nor a site whose DNS name was rebound to the console's address.
+    try (SSLSocket socket = (SSLSocket) trusting(tls.resolve("cert.pem")).getSocketFactory()
+        .createSocket("127.0.0.1", port)) {
+      socket.getOutputStream().write(("GET /api/deployments HTTP/1.1\r\nHost: evil.example:"
+          + port + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+      final String status = new String(socket.getInputStream().readNBytes(12),
+          StandardCharsets.US_ASCII);
+      assertThat(status).isEqualTo("HTTP/1.1 421");
+    }
   }
 
   /** A context trusting the certificates of {@code pem} (the test CA's chain). */

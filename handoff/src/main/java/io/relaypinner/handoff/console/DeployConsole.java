@@ -25,10 +25,13 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,7 +48,9 @@ import org.slf4j.LoggerFactory;
  * {@code {id}}, 409 while one runs); {@code GET /api/deploy/<id>} its progress and result;
  * {@code GET /api/deployments} the local guests; {@code POST /api/erase} {@code {"id": ...}}.
  * A POST must carry an {@code Origin} equal to the console's own (the page's), else 403: another
- * site cannot drive it. Bodies are limited to {@link #MAX_BODY} bytes.
+ * site cannot drive it. Every request must name the console by the address it listens on or a
+ * loopback name in {@code Host}, else 421: a site whose DNS name was rebound to this address
+ * cannot read or drive it either. Bodies are limited to {@link #MAX_BODY} bytes.
  */
 public final class DeployConsole implements AutoCloseable {
   static final int MAX_BODY = 4096;
@@ -61,6 +66,7 @@ public final class DeployConsole implements AutoCloseable {
   private final byte[] page;
   private final String csp;
   private HttpServer server;
+  private volatile Set<String> hosts = Set.of();
 
   /**
    * @param tls serve HTTPS with this context, or plain HTTP when empty
@@ -100,6 +106,11 @@ public final class DeployConsole implements AutoCloseable {
     server.createContext("/", this::handle);
     server.setExecutor(requests);
     server.start();
+    final int bound = server.getAddress().getPort();
+    final String given = host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
+    hosts = Stream.of(given + ":" + bound, "localhost:" + bound, "127.0.0.1:" + bound,
+        "[::1]:" + bound).map(h -> h.toLowerCase(Locale.ROOT))
+        .collect(Collectors.toUnmodifiableSet());
     LOG.info("deploy console listening on {}://{}:{}", scheme(), host,
         server.getAddress().getPort());
     return server.getAddress();
@@ -117,6 +128,12 @@ public final class DeployConsole implements AutoCloseable {
       exchange.getResponseHeaders().set("X-Content-Type-Options", "nosniff");
       exchange.getResponseHeaders().set("Referrer-Policy", "no-referrer");
       exchange.getResponseHeaders().set("Cache-Control", "no-store");
+      final String hostHeader = exchange.getRequestHeaders().getFirst("Host");
+      if (hostHeader == null || !hosts.contains(hostHeader.toLowerCase(Locale.ROOT))) {
+        json(exchange, 421, error("misdirected_request", "open the console by the address it "
+            + "listens on or by localhost"));
+        return;
+      }
       if (method.equals("GET") && path.equals("/")) {
         exchange.getResponseHeaders().set("Content-Security-Policy", csp);
         exchange.getResponseHeaders().set("X-Frame-Options", "DENY");
