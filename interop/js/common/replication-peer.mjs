@@ -10,7 +10,9 @@
 //     topic: random garbage bytes and an entry by an identity the access controller does not
 //     list ("intruder"). Prints {"event":"writing", dbs, files} before the first write and
 //     {"event":"ready", dbs: [{address, type, entries}], files:
-//     [{cid, sha256, bytes}], intruder} and waits; stdin closing stops it.
+//     [{cid, sha256, bytes}], intruder} and waits; stdin closing stops it. While it waits, the
+//     stdin line `write <count>` adds <count> more entries to the first database and prints
+//     {"event":"written", address, entries} (the first database's entries in all).
 //   replication-peer.mjs bob --dial <relay> --open <address>=<type>=<count>[,...] --cat <cid>[,...]
 //     Fresh stores; opens each database by address, waits until it holds <count> entries
 //     (events: entries, documents: documents), cats each file, and prints {"event":"done", dbs:
@@ -157,6 +159,24 @@ async function alice () {
     await libp2p.services.pubsub.publish(topic, block.bytes)
     intruders.push(block.hash)
   }
+
+  const { createInterface } = await import('node:readline')
+  createInterface({ input: process.stdin }).on('line', async (line) => {
+    const [cmd, count] = line.trim().split(/\s+/)
+    if (cmd !== 'write') return
+    try {
+      const db = dbs[0]
+      for (let i = 0; i < Number(count); i++) {
+        const value = { text: `alice live entry ${counts[0]}`, imageCid: added[0].cid }
+        if (db.type === 'events') await db.add(value)
+        else await db.put({ _id: `live-${counts[0]}`, ...value })
+        counts[0]++
+      }
+      out({ event: 'written', address: db.address.toString(), entries: counts[0] })
+    } catch (err) {
+      out({ event: 'error', message: String(err) })
+    }
+  })
 
   out({
     event: 'ready',

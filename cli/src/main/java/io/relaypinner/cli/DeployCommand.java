@@ -83,9 +83,11 @@ import picocli.CommandLine.Spec;
             + "on failure, {ok: false, code, error, attempts}.",
         ""},
     subcommands = {DeployCommand.ListCommand.class, DeployCommand.EraseCommand.class,
+        DeployConsoleCommand.class,
         CommandLine.HelpCommand.class},
     footer = {"", "Local guests outlive this command: 'relay-pinner deploy list' shows them, "
-        + "'relay-pinner deploy erase ID' stops and deletes one.", "",
+        + "'relay-pinner deploy erase ID' stops and deletes one; 'relay-pinner deploy console' "
+        + "does all three from a web page.", "",
         "Exit codes: 0 deployed, 1 every host failed or a runtime failure, 2 bad usage or "
             + "configuration (including push from an --origin https://… page)."})
 final class DeployCommand implements Callable<Integer> {

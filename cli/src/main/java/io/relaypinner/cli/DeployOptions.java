@@ -143,6 +143,11 @@ final class DeployOptions {
 
   /** The controller's settings. */
   DeployConfig config() {
+    return config(handoff, origin);
+  }
+
+  /** The controller's settings with another handoff ({@code null}: the manifest's) and origin. */
+  DeployConfig config(final HandoffMode handoff, final URI origin) {
     if (!"local".equals(provider)) {
       throw new IllegalArgumentException("--provider: unknown provider \"" + provider
           + "\" (only 'local')");

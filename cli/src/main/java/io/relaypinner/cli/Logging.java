@@ -26,9 +26,13 @@ final class Logging {
    * @param json true for one JSON object per line
    */
   static void configure(final String level, final boolean json) {
-    if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
-      return;
+    if (LoggerFactory.getILoggerFactory() instanceof LoggerContext context) {
+      apply(context, level, json);
     }
+  }
+
+  /** Sets {@code context} up: one stderr appender with the given level and format. */
+  static void apply(final LoggerContext context, final String level, final boolean json) {
     final Encoder<ILoggingEvent> encoder;
     if (json) {
       final JsonEncoder jsonEncoder = new JsonEncoder();

@@ -24,7 +24,7 @@ import picocli.CommandLine.Command;
         "With no command, runs the relay (same as 'relay-pinner run'). Settings come from "
             + "environment variables; see docs/configuration.md."},
     subcommands = {RunCommand.class, GuestCommand.class, RecordsCommand.class,
-        DeployCommand.class, CommandLine.HelpCommand.class},
+        DeployCommand.class, StatusCommand.class, CommandLine.HelpCommand.class},
     footer = {
         "",
         "Exit codes: 0 success, 1 runtime failure, 2 bad configuration or usage "
@@ -102,6 +102,12 @@ public final class Main implements Runnable {
       }
       if (cls == GuestCommand.PullCommand.class) {
         return cls.cast(new GuestCommand.PullCommand(environment));
+      }
+      if (cls == DeployConsoleCommand.class) {
+        return cls.cast(new DeployConsoleCommand(environment));
+      }
+      if (cls == StatusCommand.class) {
+        return cls.cast(new StatusCommand(environment));
       }
       if (cls == RecordsServeCommand.class) {
         return cls.cast(new RecordsServeCommand(environment));

@@ -30,8 +30,11 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     versionProvider = Main.Version.class,
     description = {
-        "Starts the relay: identity, HTTP API (health, metrics) and, as they arrive, the libp2p "
-            + "listeners, replication and pinning. Runs until interrupted (SIGINT/SIGTERM).",
+        "Starts the relay: its identity, the libp2p listeners (TCP and WebSocket, with "
+            + "/tls/ws when a certificate is in RELAY_TLS_CERT_DIR), gossipsub, bitswap, OrbitDB "
+            + "replication with media pinning, and the HTTP listener (/health, /multiaddrs, "
+            + "/metrics, /pinning/*, /ipfs/*, the status page /dashboard). Runs until "
+            + "interrupted (SIGINT/SIGTERM); 'relay-pinner status' summarizes a running one.",
         "",
         "Settings come from environment variables (docs/configuration.md), e.g. DATASTORE_PATH "
             + "(default ./relay-data), METRICS_PORT (9090), RELAY_TCP_PORT (9091), "

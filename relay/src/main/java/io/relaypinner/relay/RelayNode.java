@@ -61,6 +61,7 @@ import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RelayHttpServer;
 import io.relaypinner.relay.http.Router;
 import io.relaypinner.relay.identity.IdentityVerificationMetrics;
+import io.relaypinner.relay.ui.DashboardStatusRoute;
 import io.relaypinner.relay.identity.NodeIdentity;
 import io.relaypinner.relay.network.CircuitRelayMetrics;
 import io.relaypinner.relay.network.Libp2pMetrics;
@@ -288,6 +289,8 @@ public final class RelayNode implements AutoCloseable {
               () -> metricsHttps, config.deployment().deployedMode())
           .metrics(registry, scrapeExecutor)
           .pinning(syncEngine, config.http().apiToken())
+          .dashboard(new DashboardStatusRoute(this::host, this::replication, syncEngine, pins,
+              config.storage().dataDir(), Optional.empty(), storageExecutor, clock, responses))
           .gateway(new IpfsGatewayRoute(pins, new UnixFsReader(blockstore), storageExecutor,
               responses, gatewayMetrics, this::blockFile, config.gateway(),
               Optional.of(new BitswapNetworkContent(bitswap, new NetworkPinner(bitswap, pins,

@@ -11,6 +11,8 @@ import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RouteHandler;
 import io.relaypinner.relay.http.Router;
 import io.relaypinner.relay.sync.SyncEngine;
+import io.relaypinner.relay.ui.DashboardPage;
+import io.relaypinner.relay.ui.DashboardStatusRoute;
 import java.nio.channels.FileChannel;
 import java.time.Clock;
 import java.util.LinkedHashMap;
@@ -84,6 +86,16 @@ public final class RelayRoutes {
     get.put("/pinning/stats", new PinningStatsRoute(engine, clock, responses));
     get.put("/pinning/databases", new PinningDatabasesRoute(engine.history(), responses));
     post.put("/pinning/sync", new PinningSyncRoute(engine, apiToken, responses));
+    return this;
+  }
+
+  /**
+   * {@code GET /dashboard}, the status page, and {@code GET /dashboard/status}, the JSON it
+   * needs beyond the other routes (see docs/operators.md).
+   */
+  public RelayRoutes dashboard(final DashboardStatusRoute status) {
+    get.put("/dashboard", new DashboardPage());
+    get.put("/dashboard/status", Objects.requireNonNull(status, "status"));
     return this;
   }
 

@@ -162,6 +162,7 @@ public final class SyncEngine implements AutoCloseable {
   private final AtomicLong failedSyncs = new AtomicLong();
   private final AtomicLong totalPinned = new AtomicLong();
   private final AtomicLong skippedInCooldown = new AtomicLong();
+  private final RecentProblems problems;
 
   /**
    * An engine with its own timer thread.
@@ -185,6 +186,7 @@ public final class SyncEngine implements AutoCloseable {
     this.syncer = Objects.requireNonNull(syncer, "syncer");
     this.history = Objects.requireNonNull(history, "history");
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.problems = new RecentProblems(clock);
     this.slots = config.slots();
     this.maxDetached = 2 * config.slots();
     this.timeout = config.pinningSyncTimeout();
@@ -243,6 +245,7 @@ public final class SyncEngine implements AutoCloseable {
       if (jobs.size() >= MAX_QUEUED) {
         LOG.warn("sync of {} ({}) not queued: {} syncs queued already", address, trigger,
             MAX_QUEUED);
+        problems.record("sync_refused", address, MAX_QUEUED + " syncs queued already");
         return false;
       }
       if (inCooldown(address)) {
@@ -344,6 +347,16 @@ public final class SyncEngine implements AutoCloseable {
     }
   }
 
+  /** The slots syncs run in ({@code RELAY_SYNC_SLOTS}). */
+  public int slots() {
+    return slots;
+  }
+
+  /** Failed, timed-out and refused syncs, most recent first (the last 50). */
+  public List<RecentProblems.Problem> recentProblems() {
+    return problems.list();
+  }
+
   /** Pubsub triggers skipped because their topic was in cooldown, since start. */
   public long skippedInCooldown() {
     return skippedInCooldown.get();
@@ -420,6 +433,7 @@ public final class SyncEngine implements AutoCloseable {
       }
       timedOutSyncs++;
       metrics.timedOut();
+      problems.record("sync_timeout", job.address, "exceeded " + timeout.toMillis() + " ms");
       cooldownUntil.put(job.address, clock.millis() + cooldown.toMillis());
       if (detached < maxDetached) {
         job.detached = true;
@@ -512,6 +526,7 @@ public final class SyncEngine implements AutoCloseable {
       if (outcome.equals(SyncMetrics.FAILURE)) {
         LOG.warn("sync of {} failed after {} ms: {} (cooldown {} ms)", job.address, millis,
             message(error), cooldown.toMillis());
+        problems.record("sync_failed", job.address, message(error));
       }
       job.done.completeExceptionally(error);
     }
