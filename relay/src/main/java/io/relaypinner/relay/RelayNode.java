@@ -931,16 +931,23 @@ public final class RelayNode implements AutoCloseable {
     return httpServer;
   }
 
-  /** After the listener: storage work ends (bounded wait), then the stores close. */
+  /**
+   * After the listener: storage work ends (bounded wait), then the stores close. Running storage
+   * tasks are not interrupted at first: an interrupt during a datastore write closes the store's
+   * file channel (ClosedByInterruptException) for everyone, so the stores could not be closed
+   * cleanly. Only work still running after the wait is interrupted.
+   */
   private void closeStorage() {
     if (storageExecutor != null) {
-      storageExecutor.shutdownNow();
+      storageExecutor.shutdown();
       try {
         if (!storageExecutor.awaitTermination(SHUTDOWN_TIMEOUT.toMillis(),
             TimeUnit.MILLISECONDS)) {
           LOG.warn("storage work did not stop within {} ms", SHUTDOWN_TIMEOUT.toMillis());
+          storageExecutor.shutdownNow();
         }
       } catch (final InterruptedException e) {
+        storageExecutor.shutdownNow();
         Thread.currentThread().interrupt();
       }
       storageExecutor = null;
