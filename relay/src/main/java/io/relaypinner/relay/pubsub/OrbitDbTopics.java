@@ -56,6 +56,10 @@ public final class OrbitDbTopics {
   static final String KEY_PREFIX = "/relay/topics";
   /** Upper bound of followed databases. */
   public static final int MAX_TOPICS = 10_000;
+  /** Checks of one subscription's database before it is given up (until a new subscription). */
+  static final int ADMISSION_ATTEMPTS = 3;
+  /** Wait before the second check; the third waits twice as long. */
+  static final Duration ADMISSION_RETRY_DELAY = Duration.ofSeconds(2);
 
   /** What replication hears from the followed topics. */
   public interface Listener {
@@ -222,10 +226,16 @@ public final class OrbitDbTopics {
       return;
     }
     sweepProbation();
-    admit(topic, peer);
+    admit(topic, peer, 1);
   }
 
-  private void admit(final String topic, final PeerId peer) {
+  /**
+   * Checks a topic's database (manifest and controller from the subscribing peer). A check that
+   * fails is tried again, at most {@link #ADMISSION_ATTEMPTS} times in all, while that peer is
+   * still subscribed: a peer subscribes once, so a check that lost a race (its blocks not served
+   * yet, a slow link) would otherwise leave a real database unfollowed for good.
+   */
+  private void admit(final String topic, final PeerId peer, final int attempt) {
     synchronized (this) {
       if (pending.containsKey(topic)) {
         return;
@@ -268,8 +278,17 @@ public final class OrbitDbTopics {
             }
           } else {
             count("not-admitted");
-            LOG.debug("not following {} (subscribed by {}): its manifest and controller did not"
-                + " resolve: {}", topic, peer, error == null ? "refused" : error.toString());
+            LOG.debug("not following {} (subscribed by {}, attempt {}): its manifest and "
+                + "controller did not resolve: {}", topic, peer, attempt,
+                error == null ? "refused" : error.toString());
+            if (attempt < ADMISSION_ATTEMPTS) {
+              CompletableFuture.runAsync(() -> {
+                if (!followed.contains(topic) && pubsub.peers(topic).contains(peer)) {
+                  admit(topic, peer, attempt + 1);
+                }
+              }, CompletableFuture.delayedExecutor(
+                  ADMISSION_RETRY_DELAY.toMillis() * attempt, TimeUnit.MILLISECONDS, storage));
+            }
           }
         });
   }
