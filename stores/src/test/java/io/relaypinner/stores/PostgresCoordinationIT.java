@@ -66,4 +66,44 @@ class PostgresCoordinationIT {
       }
     }
   }
+
+  @Test
+  void aTtlLeaseIsRenewedByItsHolderAndTakenOverOnceItExpires() {
+    try (PostgresDatastore store = PostgresDatastore.open(config())) {
+      final PostgresLeaseTable one = new PostgresLeaseTable(store.dataSource(), config(),
+          "relay-1", Duration.ofMillis(1500));
+      final PostgresLeaseTable two = new PostgresLeaseTable(store.dataSource(), config(),
+          "relay-2", Duration.ofMillis(1500));
+      assertThat(one.tryAcquire("/orbitdb/zdpuTtl")).isTrue();
+      assertThat(two.tryAcquire("/orbitdb/zdpuTtl")).isFalse();
+      assertThat(one.renew(List.of("/orbitdb/zdpuTtl", "/orbitdb/zdpuOther")))
+          .containsExactly("/orbitdb/zdpuTtl");
+      assertThat(two.holderOf("/orbitdb/zdpuTtl")).contains("relay-1");
+      // relay-1 stops renewing (it died): relay-2 gets the lease once it expired, and relay-1's
+      // late renewal finds nothing.
+      Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(200))
+          .until(() -> two.tryAcquire("/orbitdb/zdpuTtl"));
+      assertThat(one.renew(List.of("/orbitdb/zdpuTtl"))).isEmpty();
+      assertThat(one.tryAcquire("/orbitdb/zdpuTtl")).isFalse();
+      two.release("/orbitdb/zdpuTtl");
+      assertThat(one.tryAcquire("/orbitdb/zdpuTtl")).isTrue();
+    }
+  }
+
+  @Test
+  void aMediaPinIsWorkedOnByOneRelayAtATime_andFreedWhenItsHolderDies() {
+    try (PostgresDatastore store = PostgresDatastore.open(config())) {
+      final PostgresMediaWork one = new PostgresMediaWork(config(), 4);
+      final PostgresMediaWork two = new PostgresMediaWork(config(), 4);
+      final var claim = one.claim("bafkqaaa").orElseThrow();
+      assertThat(two.claim("bafkqaaa")).isEmpty();
+      assertThat(two.claim("bafkqaab")).isPresent().get()
+          .satisfies(other -> other.close(true));
+      // Not done (the pin failed, or the holder's session ended): free for the next claim.
+      claim.close(false);
+      final var again = two.claim("bafkqaaa").orElseThrow();
+      assertThat(one.claim("bafkqaaa")).isEmpty();
+      again.close(true);
+    }
+  }
 }

@@ -1,0 +1,157 @@
+package io.relaypinner.stores;
+
+import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import javax.sql.DataSource;
+
+/**
+ * Leases with a time to live in the table {@code relay_leases}, shared by every relay on one
+ * PostgreSQL: one holder per name (a followed database's address, the GC leadership). A lease is
+ * taken when nobody holds it or its holder let it expire, and the holder renews it (one
+ * statement for all its names) well before it expires; a relay that dies, is cut off, or cannot
+ * reach PostgreSQL stops renewing and loses its leases after {@code ttl}, measured by
+ * PostgreSQL's clock only (the relays' clocks do not matter).
+ *
+ * <p>Each call is one autocommitted statement on the shared pool; a failure throws
+ * {@link StoreUnavailableException}. Whether a caller may still act on a lease it took is for
+ * the caller to judge from when its last renewal succeeded (see the relay's
+ * {@code LeaseKeeper}): it must stop before {@code ttl} has passed since then. Thread-safe.
+ */
+public final class PostgresLeaseTable {
+  /** Longest name (a database address is about 100 characters). */
+  public static final int MAX_NAME = 512;
+
+  private final DataSource pool;
+  private final String where;
+  private final String holder;
+  private final Duration ttl;
+
+  /**
+   * @param holder this relay's name in the table (its peer id)
+   * @param ttl how long a lease lasts without renewal
+   */
+  public PostgresLeaseTable(final DataSource pool, final PostgresStoreConfig config,
+      final String holder, final Duration ttl) {
+    this.pool = Objects.requireNonNull(pool, "pool");
+    this.where = config.safeUrl();
+    this.holder = Objects.requireNonNull(holder, "holder");
+    this.ttl = Objects.requireNonNull(ttl, "ttl");
+    if (ttl.toMillis() < 100) {
+      throw new IllegalArgumentException("lease ttl under 100 ms: " + ttl);
+    }
+  }
+
+  public String holder() {
+    return holder;
+  }
+
+  public Duration ttl() {
+    return ttl;
+  }
+
+  /** Takes {@code name} (free or expired) or renews it (held by this relay); true if held now. */
+  public boolean tryAcquire(final String name) {
+    check(name);
+    return run("lease " + name, c -> {
+      try (PreparedStatement s = c.prepareStatement(
+          "INSERT INTO relay_leases (name, holder, expires_at)"
+              + " VALUES (?, ?, clock_timestamp() + ? * interval '1 millisecond')"
+              + " ON CONFLICT (name) DO UPDATE"
+              + " SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at"
+              + " WHERE relay_leases.holder = EXCLUDED.holder"
+              + " OR relay_leases.expires_at < clock_timestamp()"
+              + " RETURNING holder")) {
+        s.setString(1, name);
+        s.setString(2, holder);
+        s.setLong(3, ttl.toMillis());
+        try (ResultSet r = s.executeQuery()) {
+          return r.next();
+        }
+      }
+    });
+  }
+
+  /** Renews every lease of {@code names} this relay still holds; returns those. */
+  public Set<String> renew(final Collection<String> names) {
+    if (names.isEmpty()) {
+      return Set.of();
+    }
+    names.forEach(PostgresLeaseTable::check);
+    return run("renew", c -> {
+      final Array array = c.createArrayOf("text", names.toArray());
+      try (PreparedStatement s = c.prepareStatement(
+          "UPDATE relay_leases SET expires_at = clock_timestamp() + ? * interval '1 millisecond'"
+              + " WHERE holder = ? AND name = ANY(?) AND expires_at >= clock_timestamp()"
+              + " RETURNING name")) {
+        s.setLong(1, ttl.toMillis());
+        s.setString(2, holder);
+        s.setArray(3, array);
+        final Set<String> held = new HashSet<>();
+        try (ResultSet r = s.executeQuery()) {
+          while (r.next()) {
+            held.add(r.getString(1));
+          }
+        }
+        return held;
+      } finally {
+        array.free();
+      }
+    });
+  }
+
+  /** Gives {@code name} up if this relay holds it. */
+  public void release(final String name) {
+    check(name);
+    run("release " + name, c -> {
+      try (PreparedStatement s = c.prepareStatement(
+          "DELETE FROM relay_leases WHERE name = ? AND holder = ?")) {
+        s.setString(1, name);
+        s.setString(2, holder);
+        return s.executeUpdate();
+      }
+    });
+  }
+
+  /** Who holds {@code name} now (an unexpired lease), if anyone. */
+  public Optional<String> holderOf(final String name) {
+    check(name);
+    return run("read lease " + name, c -> {
+      try (PreparedStatement s = c.prepareStatement("SELECT holder FROM relay_leases"
+          + " WHERE name = ? AND expires_at >= clock_timestamp()")) {
+        s.setString(1, name);
+        try (ResultSet r = s.executeQuery()) {
+          return r.next() ? Optional.of(r.getString(1)) : Optional.<String>empty();
+        }
+      }
+    });
+  }
+
+  private static void check(final String name) {
+    if (name == null || name.isEmpty() || name.length() > MAX_NAME) {
+      throw new IllegalArgumentException("bad lease name");
+    }
+  }
+
+  private interface Call<T> {
+    T run(Connection c) throws SQLException;
+  }
+
+  private <T> T run(final String what, final Call<T> call) {
+    try (Connection c = pool.getConnection()) {
+      return call.run(c);
+    } catch (final SQLException e) {
+      throw new StoreUnavailableException(PostgresDatastore.STORE, what + " failed on " + where
+          + ": " + PostgresDatastore.rootMessage(e), e);
+    }
+  }
+}
