@@ -76,6 +76,8 @@ import io.relaypinner.relay.routing.RoutingRoute;
 import io.relaypinner.relay.pubsub.PubSubMetrics;
 import io.relaypinner.relay.replication.InboxBudget;
 import io.relaypinner.relay.replication.MediaCidExtractor;
+import io.relaypinner.relay.coordination.Coordination;
+import io.relaypinner.relay.coordination.PostgresCoordination;
 import io.relaypinner.relay.replication.MediaPinQueue;
 import io.relaypinner.relay.replication.ReplicationMetrics;
 import io.relaypinner.relay.replication.ReplicationService;
@@ -185,6 +187,7 @@ public final class RelayNode implements AutoCloseable {
   private FlatFsBlockstore flatBlocks;
   private Datastore datastore;
   private volatile PinStore pins;
+  private volatile Coordination coordination = Coordination.local();
   private ThreadPoolExecutor storageExecutor;
   private volatile SyncEngine syncEngine;
   private CertificateStore certificates;
@@ -428,6 +431,11 @@ public final class RelayNode implements AutoCloseable {
         : new MvStoreDatastore(dir.resolve("datastore.mv"));
     StoreMetrics.register(registry, blockstore, datastore);
     pins = new PinStore(datastore, blockstore, CodecLinkResolver.standard());
+    if (datastore instanceof PostgresDatastore shared) {
+      coordination = PostgresCoordination.start(shared, identity.peerId().toBase58(),
+          PostgresCoordination.DEFAULT_LEASE_TTL,
+          ReplicationService.Config.DEFAULT.pinConcurrency(), clock);
+    }
     storageExecutor = new ThreadPoolExecutor(STORAGE_THREADS, STORAGE_THREADS, 0,
         TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(STORAGE_QUEUE),
         new DefaultThreadFactory("relay-storage", true), new ThreadPoolExecutor.AbortPolicy());
@@ -676,6 +684,8 @@ public final class RelayNode implements AutoCloseable {
         new OrbitDbReplicas(context),
         new MediaCidExtractor(config.sync().mediaCidFields()), pinQueue, replicationExecutor,
         HeadsConfig.DEFAULT, ReplicationService.Config.DEFAULT, InboxBudget.defaults(), clock);
+    replication.coordinate(coordination);
+    pinQueue.shareWith(coordination.media());
     replication.start(syncEngine);
     ReplicationMetrics.register(registry, replication);
     replicationSyncer.attach(replication, orbitDbTopics::permits);
@@ -744,6 +754,14 @@ public final class RelayNode implements AutoCloseable {
   /** The Pinning Service API's state, once started with HTTP. */
   public Optional<PinningServiceEngine> pinningService() {
     return Optional.ofNullable(pinningService);
+  }
+
+  /**
+   * How this relay coordinates with others on shared stores (issue 24); {@code gcLeader()} is
+   * the predicate scheduled GC asks. Local (owns everything) with the embedded stores.
+   */
+  public Coordination coordination() {
+    return coordination;
   }
 
   /** The replication service (for tests and diagnostics); empty before start. */
@@ -998,6 +1016,7 @@ public final class RelayNode implements AutoCloseable {
     if (replication != null) {
       replication.close();
     }
+    coordination.close();
     if (discovery != null) {
       discovery.close();
       discovery = null;

@@ -189,6 +189,14 @@ public final class OrbitDbLog {
     }
   }
 
+  /**
+   * The heads last written to the datastore (by this node, or by another node sharing the
+   * datastore): joining them catches up with what the other node replicated.
+   */
+  public List<Cid> storedHeads() {
+    return datastore.get(keyPrefix + "heads").map(OrbitDbLog::decodeCids).orElse(List.of());
+  }
+
   /** The block bytes of the current heads, oldest clock first (what a heads exchange sends). */
   public List<byte[]> headBlocks() {
     final List<Entry> entries = new ArrayList<>();

@@ -3,12 +3,16 @@ package io.relaypinner.relay.replication;
 import io.relaypinner.ipfs.bitswap.NetworkPinner;
 import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.multiformats.Cid;
+import io.relaypinner.relay.coordination.MediaWorkQueue;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -27,6 +31,9 @@ public final class MediaPinQueue {
 
   /** Pins waiting for a turn; beyond it new CIDs fail at once (a later sync retries). */
   public static final int MAX_QUEUED = 10_000;
+  /** How often a CID another relay is pinning is looked at again, and how many times. */
+  static final Duration BUSY_RECHECK = Duration.ofSeconds(1);
+  static final int MAX_BUSY_RECHECKS = 600;
 
   private final NetworkPinner pinner;
   private final PinStore pins;
@@ -37,6 +44,10 @@ public final class MediaPinQueue {
   private final ArrayDeque<Cid> queue = new ArrayDeque<>();
   private final AtomicLong pinned = new AtomicLong();
   private final AtomicLong failed = new AtomicLong();
+  private final Map<Cid, MediaWorkQueue.Claim> claims = new ConcurrentHashMap<>();
+  private final Map<Cid, Integer> attempts = new ConcurrentHashMap<>();
+  private final AtomicLong busy = new AtomicLong();
+  private volatile MediaWorkQueue work = cid -> Optional.of(done -> { });
   private int running;
 
   /**
@@ -56,6 +67,14 @@ public final class MediaPinQueue {
   }
 
   /**
+   * Shares the pin work with the other relays on shared stores (issue 24): a CID another relay
+   * is pinning is not fetched here; its pin is awaited in the shared pins instead.
+   */
+  public void shareWith(final MediaWorkQueue queue) {
+    this.work = Objects.requireNonNull(queue, "queue");
+  }
+
+  /**
    * Pins {@code cid} (fetching what is missing of its DAG from connected peers). Completes with
    * the CID once its whole DAG is stored and pinned; fails when it could not be.
    */
@@ -66,8 +85,17 @@ public final class MediaPinQueue {
       return existing;
     }
     created.whenComplete((ok, error) -> pending.remove(cid, created));
+    start(cid, created, 0);
+    return created;
+  }
+
+  /** Checks, claims and queues {@code cid}; while another relay pins it, looks again later. */
+  private void start(final Cid cid, final CompletableFuture<Cid> created, final int attempt) {
+    final Executor runner = attempt == 0 ? storage
+        : CompletableFuture.delayedExecutor(BUSY_RECHECK.toMillis(), TimeUnit.MILLISECONDS,
+            storage);
     try {
-      storage.execute(() -> {
+      runner.execute(() -> {
         try {
           if (pins.isPinned(cid)) {
             created.complete(cid);
@@ -87,13 +115,13 @@ public final class MediaPinQueue {
             return;
           }
           queue.add(cid);
+          attempts.put(cid, attempt);
         }
         pump();
       });
     } catch (final RejectedExecutionException e) {
       created.completeExceptionally(e);
     }
-    return created;
   }
 
   private void pump() {
@@ -107,15 +135,43 @@ public final class MediaPinQueue {
         running++;
       }
       final CompletableFuture<Cid> future = pending.get(next);
+      // The claim is a PostgreSQL round trip with shared stores: on the storage executor, and
+      // only for pins about to run (claims hold sessions).
       CompletableFuture<?> started;
       try {
-        started = pinner.pin(next, limits);
+        started = CompletableFuture.supplyAsync(() -> work.claim(next), storage)
+            .thenCompose(claim -> {
+              if (claim.isEmpty()) {
+                throw new BusyException();
+              }
+              claims.put(next, claim.get());
+              return pinner.pin(next, limits);
+            });
       } catch (final RuntimeException e) {
         started = CompletableFuture.failedFuture(e);
       }
       started.whenComplete((done, error) -> {
         synchronized (this) {
           running--;
+        }
+        final MediaWorkQueue.Claim claim = claims.remove(next);
+        if (claim != null) {
+          try {
+            claim.close(error == null);
+          } catch (final RuntimeException e) {
+            LOG.debug("media claim of {} not closed: {}", next, e.toString());
+          }
+        }
+        final Integer attempt = attempts.remove(next);
+        if (error != null && rootCause(error) instanceof BusyException && future != null) {
+          busy.incrementAndGet();
+          final int tried = attempt == null ? 0 : attempt;
+          if (tried + 1 < MAX_BUSY_RECHECKS) {
+            // Another relay is pinning it: look again later (it shows in the shared pins).
+            start(next, future, tried + 1);
+            pump();
+            return;
+          }
         }
         if (error != null) {
           failed.incrementAndGet();
@@ -132,6 +188,28 @@ public final class MediaPinQueue {
         pump();
       });
     }
+  }
+
+  /** Another relay holds the CID's claim. */
+  private static final class BusyException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    BusyException() {
+      super("another relay is pinning it", null, false, false);
+    }
+  }
+
+  private static Throwable rootCause(final Throwable error) {
+    Throwable cause = error;
+    while (cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    return cause;
+  }
+
+  /** Pins that waited because another relay was pinning the same CID. */
+  public long busyCount() {
+    return busy.get();
   }
 
   /** Pins queued or running. */

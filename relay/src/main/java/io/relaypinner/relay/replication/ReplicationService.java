@@ -14,6 +14,7 @@ import io.relaypinner.orbitdb.OrbitDbReplicas;
 import io.relaypinner.orbitdb.heads.HeadsConfig;
 import io.relaypinner.orbitdb.heads.HeadsEndpoint;
 import io.relaypinner.orbitdb.heads.HeadsExchangeProtocol;
+import io.relaypinner.relay.coordination.Coordination;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
 import io.relaypinner.relay.sync.SyncContext;
 import io.relaypinner.relay.sync.SyncEngine;
@@ -94,6 +95,7 @@ public final class ReplicationService implements AutoCloseable {
   private final Set<OrbitDbAddress> wired = ConcurrentHashMap.newKeySet();
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
   private volatile SyncEngine engine;
+  private volatile ReplicationCoordinator coordinator;
   private volatile Consumer<String> explicitFollow = topic -> { };
   private volatile boolean closed;
 
@@ -121,12 +123,24 @@ public final class ReplicationService implements AutoCloseable {
         clock, new DatabaseSync.Config(config.updateWindow(), config.quietPeriod(),
             config.dialTimeout(), DatabaseSync.Config.DEFAULT.resumeEvery(),
             DatabaseSync.Config.DEFAULT.giveUpFactor()), this::count);
+    this.coordinator = new ReplicationCoordinator(Coordination.local(), replicas, executor,
+        this::count);
+  }
+
+  /**
+   * Coordinates with the other relays on shared stores (issue 24; call before {@link #start}):
+   * syncs only the databases this relay owns, announces and joins heads changes.
+   */
+  public void coordinate(final Coordination coordination) {
+    this.coordinator = new ReplicationCoordinator(coordination, replicas, executor, this::count);
   }
 
   /** Starts answering the heads protocol; syncs are queued on {@code syncEngine}. */
   public void start(final SyncEngine syncEngine) {
     this.engine = Objects.requireNonNull(syncEngine, "syncEngine");
     syncEngine.onExplicitRequest(this::onExplicitRequest);
+    coordinator.start(topic -> trigger(topic, SyncTrigger.FOLLOW),
+        topic -> explicitFollow.accept(topic));
     headsProtocol.register(host.protocols());
   }
 
@@ -193,6 +207,7 @@ public final class ReplicationService implements AutoCloseable {
       return;
     }
     if (session(OrbitDbAddress.parse(topic), true).isPresent()) {
+      coordinator.followed(OrbitDbAddress.parse(topic));
       trigger(topic, SyncTrigger.FOLLOW);
     }
   }
@@ -209,6 +224,7 @@ public final class ReplicationService implements AutoCloseable {
     }
     replicas.unfollow(address);
     wired.remove(address);
+    coordinator.unfollowed(address);
   }
 
   /** A message on a followed topic (on a pubsub event loop): its data is an entry block. */
@@ -330,6 +346,10 @@ public final class ReplicationService implements AutoCloseable {
       }
     });
     context.countOperation();
+    if (!coordinator.owns(address)) {
+      // Another relay on the shared stores replicates it: catch up with it and with our peers.
+      return coordinator.followerSync(context, session, replica);
+    }
     try {
       executor.execute(() -> blocks.databaseOpened(replica));
     } catch (final RejectedExecutionException e) {
@@ -372,7 +392,10 @@ public final class ReplicationService implements AutoCloseable {
   /** Hooks the replica's joins once into the media path. */
   private void wire(final OrbitDbReplica replica, final DatabaseSession session) {
     if (wired.add(replica.address())) {
-      replica.addListener(result -> media.onJoin(session, replica, result));
+      replica.addListener(result -> {
+        media.onJoin(session, replica, result);
+        coordinator.joined(replica, result);
+      });
     }
   }
 

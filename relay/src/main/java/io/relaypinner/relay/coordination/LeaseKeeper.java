@@ -1,0 +1,201 @@
+package io.relaypinner.relay.coordination;
+
+import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@link DatabaseOwnership} on leases with a time to live (PostgreSQL's {@code relay_leases}):
+ * each {@link #tick} (every {@code ttl / 3}) renews the leases this relay holds in one statement
+ * and tries to take each wanted name it does not hold. A holder that dies stops renewing, so its
+ * leases expire after {@code ttl} and the next tick of another relay that wants them takes them:
+ * ownership moves within {@code ttl} plus one tick period.
+ *
+ * <p>This relay trusts a lease only until {@code ttl} minus a tenth after the start of the last
+ * statement that took or renewed it, on its own clock: PostgreSQL measures the expiry from a
+ * later instant, so a relay that cannot renew (PostgreSQL down, network cut) stops acting as the
+ * owner before anyone else can take over. Engine: no threads, the injected {@link Clock};
+ * thread-safe.
+ */
+public final class LeaseKeeper implements DatabaseOwnership {
+  private static final Logger LOG = LoggerFactory.getLogger(LeaseKeeper.class);
+
+  /** Names wanted at most (followed databases, their controllers', the GC leadership). */
+  public static final int MAX_WANTED = 4096;
+
+  /** The lease store (PostgreSQL's {@code relay_leases}, or a fake in tests). */
+  public interface Leases {
+    boolean tryAcquire(String name);
+
+    Set<String> renew(Collection<String> names);
+
+    void release(String name);
+
+    Duration ttl();
+  }
+
+  private final Leases leases;
+  private final Clock clock;
+  private final long trustMillis;
+  private final Set<String> wanted = new LinkedHashSet<>();
+  private final Set<String> dropped = new LinkedHashSet<>();
+  private final Map<String, Long> validUntil = new HashMap<>();
+  private final AtomicLong failures = new AtomicLong();
+  private final AtomicLong acquired = new AtomicLong();
+  private final AtomicLong lost = new AtomicLong();
+  private volatile Consumer<String> listener = name -> { };
+  /** Failed rounds when the last outage ended: the first failure of an outage is logged. */
+  private volatile long failuresLogged;
+
+  public LeaseKeeper(final Leases leases, final Clock clock) {
+    this.leases = Objects.requireNonNull(leases, "leases");
+    this.clock = Objects.requireNonNull(clock, "clock");
+    this.trustMillis = leases.ttl().toMillis() - leases.ttl().toMillis() / 10;
+  }
+
+  /** How often {@link #tick} should run. */
+  public Duration tickPeriod() {
+    return leases.ttl().dividedBy(3);
+  }
+
+  @Override
+  public synchronized void want(final String name) {
+    if (wanted.contains(name)) {
+      return;
+    }
+    if (wanted.size() >= MAX_WANTED) {
+      LOG.warn("not taking {}: {} names wanted already", name, MAX_WANTED);
+      return;
+    }
+    dropped.remove(name);
+    wanted.add(name);
+  }
+
+  @Override
+  public synchronized void drop(final String name) {
+    if (wanted.remove(name) && validUntil.remove(name) != null) {
+      dropped.add(name);
+    }
+  }
+
+  @Override
+  public synchronized boolean owns(final String name) {
+    final Long until = validUntil.get(name);
+    return until != null && clock.millis() < until;
+  }
+
+  @Override
+  public void onAcquired(final Consumer<String> listener) {
+    this.listener = Objects.requireNonNull(listener, "listener");
+  }
+
+  /** Names this relay owns now. */
+  public synchronized List<String> owned() {
+    final long now = clock.millis();
+    final List<String> out = new ArrayList<>();
+    validUntil.forEach((name, until) -> {
+      if (now < until) {
+        out.add(name);
+      }
+    });
+    return out;
+  }
+
+  /** Renews, takes and gives up leases (one round); never throws for a store outage. */
+  public void tick() {
+    final List<String> release;
+    final List<String> held;
+    final List<String> toTake;
+    synchronized (this) {
+      release = new ArrayList<>(dropped);
+      dropped.clear();
+      held = new ArrayList<>(validUntil.keySet());
+      toTake = new ArrayList<>();
+      for (final String name : wanted) {
+        if (!validUntil.containsKey(name)) {
+          toTake.add(name);
+        }
+      }
+    }
+    final long failed = failures.get();
+    try {
+      for (final String name : release) {
+        leases.release(name);
+      }
+      if (!held.isEmpty()) {
+        final long start = clock.millis();
+        final Set<String> renewed = leases.renew(held);
+        synchronized (this) {
+          for (final String name : held) {
+            if (renewed.contains(name) && wanted.contains(name)) {
+              validUntil.put(name, start + trustMillis);
+            } else if (validUntil.remove(name) != null) {
+              lost.incrementAndGet();
+              LOG.warn("lost the lease on {} (it expired before it was renewed)", name);
+            }
+          }
+        }
+      }
+      for (final String name : toTake) {
+        final long start = clock.millis();
+        if (!leases.tryAcquire(name)) {
+          continue;
+        }
+        synchronized (this) {
+          if (!wanted.contains(name)) {
+            dropped.add(name);
+            continue;
+          }
+          validUntil.put(name, start + trustMillis);
+        }
+        acquired.incrementAndGet();
+        LOG.info("this relay now replicates {}", name);
+        try {
+          listener.accept(name);
+        } catch (final RuntimeException e) {
+          LOG.warn("lease listener failed for {}: {}", name, e.toString());
+        }
+      }
+      if (failed != failuresLogged) {
+        failuresLogged = failed;
+        LOG.info("leases renewed again ({} failed rounds since start)", failed);
+      }
+    } catch (final StoreUnavailableException e) {
+      // Leases not renewed expire on their own (owns() turns false); the next tick tries again.
+      if (failures.getAndIncrement() == failuresLogged) {
+        LOG.warn("leases not renewed (retrying every {} ms): {}", tickPeriod().toMillis(),
+            e.getMessage());
+      }
+      synchronized (this) {
+        dropped.addAll(release);
+      }
+    }
+  }
+
+  /** Leases taken since start. */
+  public long acquiredCount() {
+    return acquired.get();
+  }
+
+  /** Leases lost (expired before renewal) since start. */
+  public long lostCount() {
+    return lost.get();
+  }
+
+  /** Ticks that failed on the store since start. */
+  public long failureCount() {
+    return failures.get();
+  }
+}

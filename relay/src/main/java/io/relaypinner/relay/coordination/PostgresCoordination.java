@@ -1,0 +1,162 @@
+package io.relaypinner.relay.coordination;
+
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
+import io.relaypinner.multiformats.Cid;
+import io.relaypinner.stores.PostgresDatastore;
+import io.relaypinner.stores.PostgresLeaseTable;
+import io.relaypinner.stores.PostgresMediaWork;
+import io.relaypinner.stores.PostgresNotifier;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@link Coordination} of the relays sharing one PostgreSQL (issue 24): database ownership and
+ * the GC leadership on TTL leases ({@code relay_leases}, {@link LeaseKeeper} ticking on one
+ * daemon thread), heads announcements with {@code NOTIFY relay_heads} (payload: the announcing
+ * relay, the address, then as many head CIDs as fit in {@value PostgresNotifier#MAX_PAYLOAD}
+ * characters), media pin work in {@code relay_media_work} ({@code SKIP LOCKED}).
+ */
+public final class PostgresCoordination {
+  private static final Logger LOG = LoggerFactory.getLogger(PostgresCoordination.class);
+
+  /** The channel of heads announcements. */
+  public static final String HEADS_CHANNEL = "relay_heads";
+  /** The lease of the garbage-collection leader. */
+  public static final String GC_LEADER = "relay-gc-leader";
+  /** How long a lease lasts without renewal (renewed every third of it). */
+  public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(6);
+
+  private PostgresCoordination() {
+  }
+
+  /**
+   * Starts the coordination of this relay ({@code holder}: its peer id) on {@code store}'s
+   * database.
+   *
+   * @param mediaClaims media pins claimed at once at most (the pin concurrency)
+   */
+  public static Coordination start(final PostgresDatastore store, final String holder,
+      final Duration leaseTtl, final int mediaClaims, final Clock clock) {
+    final PostgresLeaseTable table = new PostgresLeaseTable(store.dataSource(), store.config(),
+        holder, leaseTtl);
+    final LeaseKeeper keeper = new LeaseKeeper(new LeaseKeeper.Leases() {
+      @Override
+      public boolean tryAcquire(final String name) {
+        return table.tryAcquire(name);
+      }
+
+      @Override
+      public Set<String> renew(final Collection<String> names) {
+        return table.renew(names);
+      }
+
+      @Override
+      public void release(final String name) {
+        table.release(name);
+      }
+
+      @Override
+      public Duration ttl() {
+        return table.ttl();
+      }
+    }, clock);
+    keeper.want(GC_LEADER);
+    final Announcer announcer = new Announcer(holder);
+    final PostgresNotifier notifier = new PostgresNotifier(store.config(), store.dataSource(),
+        HEADS_CHANNEL, announcer::heard);
+    announcer.notifier = notifier;
+    final PostgresMediaWork work = new PostgresMediaWork(store.config(), mediaClaims);
+    final MediaWorkQueue media = (Cid cid) -> work.claim(cid.toString())
+        .map(claim -> (MediaWorkQueue.Claim) claim::close);
+    final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(
+        new DefaultThreadFactory("relay-leases", true));
+    final long period = keeper.tickPeriod().toMillis();
+    ticker.scheduleWithFixedDelay(() -> {
+      try {
+        keeper.tick();
+      } catch (final RuntimeException e) {
+        LOG.warn("lease round failed: {}", e.toString());
+      }
+    }, 0, period, TimeUnit.MILLISECONDS);
+    LOG.info("coordination: leases of {} ms in {}, heads on NOTIFY {}", leaseTtl.toMillis(),
+        store.config().safeUrl(), HEADS_CHANNEL);
+    return new Coordination(keeper, announcer, media, () -> keeper.owns(GC_LEADER), () -> {
+      ticker.shutdownNow();
+      try {
+        ticker.awaitTermination(5, TimeUnit.SECONDS);
+      } catch (final InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      notifier.close();
+      for (final String name : keeper.owned()) {
+        try {
+          table.release(name);
+        } catch (final StoreUnavailableException e) {
+          break;
+        }
+      }
+    });
+  }
+
+  /** Heads announcements over one notifier; its own payloads are ignored. */
+  static final class Announcer implements HeadsAnnouncer {
+    private final String holder;
+    private volatile PostgresNotifier notifier;
+    private volatile BiConsumer<String, List<String>> listener = (a, h) -> { };
+
+    Announcer(final String holder) {
+      this.holder = holder;
+    }
+
+    @Override
+    public void announce(final String address, final List<String> heads) {
+      final PostgresNotifier current = notifier;
+      if (current == null) {
+        return;
+      }
+      current.notify(payload(holder, address, heads));
+    }
+
+    static String payload(final String holder, final String address, final List<String> heads) {
+      final StringBuilder out = new StringBuilder(holder).append(' ').append(address);
+      for (final String head : heads) {
+        if (out.length() + 1 + head.length() > PostgresNotifier.MAX_PAYLOAD) {
+          break;
+        }
+        out.append(' ').append(head);
+      }
+      if (out.length() > PostgresNotifier.MAX_PAYLOAD) {
+        throw new IllegalArgumentException("address too long to announce");
+      }
+      return out.toString();
+    }
+
+    void heard(final String payload) {
+      final String[] parts = payload.split(" ");
+      if (parts.length < 2 || parts[0].equals(holder)) {
+        return;
+      }
+      final List<String> heads = new ArrayList<>();
+      for (int i = 2; i < parts.length; i++) {
+        heads.add(parts[i]);
+      }
+      listener.accept(parts[1], heads);
+    }
+
+    @Override
+    public void onAnnounced(final BiConsumer<String, List<String>> listener) {
+      this.listener = listener;
+    }
+  }
+}

@@ -1,0 +1,147 @@
+package io.relaypinner.relay.coordination;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
+import io.relaypinner.testkit.MutableClock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class LeaseKeeperTest {
+  private static final Duration TTL = Duration.ofSeconds(6);
+
+  /** relay_leases in memory, on the same clock. */
+  private static final class Table {
+    final MutableClock clock = new MutableClock(Instant.parse("2026-11-24T00:00:00Z"));
+    final Map<String, String> holders = new HashMap<>();
+    final Map<String, Instant> expiries = new HashMap<>();
+    boolean down;
+
+    LeaseKeeper.Leases as(final String holder) {
+      return new LeaseKeeper.Leases() {
+        @Override
+        public boolean tryAcquire(final String name) {
+          check();
+          final String current = holders.get(name);
+          if (current == null || current.equals(holder)
+              || expiries.get(name).isBefore(clock.instant())) {
+            holders.put(name, holder);
+            expiries.put(name, clock.instant().plus(TTL));
+            return true;
+          }
+          return false;
+        }
+
+        @Override
+        public Set<String> renew(final Collection<String> names) {
+          check();
+          final Set<String> out = new HashSet<>();
+          for (final String name : names) {
+            if (holder.equals(holders.get(name))
+                && !expiries.get(name).isBefore(clock.instant())) {
+              expiries.put(name, clock.instant().plus(TTL));
+              out.add(name);
+            }
+          }
+          return out;
+        }
+
+        @Override
+        public void release(final String name) {
+          check();
+          if (holder.equals(holders.get(name))) {
+            holders.remove(name);
+          }
+        }
+
+        @Override
+        public Duration ttl() {
+          return TTL;
+        }
+      };
+    }
+
+    void check() {
+      if (down) {
+        throw new StoreUnavailableException("postgres", "down", null);
+      }
+    }
+  }
+
+  @Test
+  void oneOwnerAtATime_andATakeoverWithinTheTtlAndATickAfterTheOwnerDies() {
+    final Table table = new Table();
+    final LeaseKeeper one = new LeaseKeeper(table.as("one"), table.clock);
+    final LeaseKeeper two = new LeaseKeeper(table.as("two"), table.clock);
+    final List<String> twoGot = new ArrayList<>();
+    two.onAcquired(twoGot::add);
+    one.want("/orbitdb/a");
+    two.want("/orbitdb/a");
+    one.tick();
+    two.tick();
+    assertThat(one.owns("/orbitdb/a")).isTrue();
+    assertThat(two.owns("/orbitdb/a")).isFalse();
+    // The owner keeps renewing: nobody takes it over.
+    for (int i = 0; i < 10; i++) {
+      table.clock.advance(two.tickPeriod());
+      one.tick();
+      two.tick();
+    }
+    assertThat(one.owns("/orbitdb/a")).isTrue();
+    assertThat(twoGot).isEmpty();
+    // The owner dies (stops ticking): two owns it within ttl + one period.
+    Duration waited = Duration.ZERO;
+    while (!two.owns("/orbitdb/a")) {
+      table.clock.advance(two.tickPeriod());
+      waited = waited.plus(two.tickPeriod());
+      two.tick();
+    }
+    assertThat(waited).isLessThanOrEqualTo(TTL.plus(two.tickPeriod()));
+    assertThat(twoGot).containsExactly("/orbitdb/a");
+    // The old owner stopped trusting its lease before the takeover.
+    assertThat(one.owns("/orbitdb/a")).isFalse();
+    one.tick();
+    assertThat(one.owns("/orbitdb/a")).isFalse();
+    assertThat(one.lostCount()).isEqualTo(1);
+  }
+
+  @Test
+  void anOwnerCutOffFromTheStoreStopsOwningBeforeTheLeaseExpires() {
+    final Table table = new Table();
+    final LeaseKeeper one = new LeaseKeeper(table.as("one"), table.clock);
+    one.want("/orbitdb/a");
+    one.tick();
+    assertThat(one.owns("/orbitdb/a")).isTrue();
+    table.down = true;
+    final Instant expiry = table.expiries.get("/orbitdb/a");
+    while (one.owns("/orbitdb/a")) {
+      table.clock.advance(Duration.ofMillis(100));
+      one.tick();
+    }
+    assertThat(table.clock.instant()).isBefore(expiry);
+    assertThat(one.failureCount()).isPositive();
+    table.down = false;
+    one.tick();
+    assertThat(one.owns("/orbitdb/a")).isTrue();
+  }
+
+  @Test
+  void aDroppedNameIsReleased() {
+    final Table table = new Table();
+    final LeaseKeeper one = new LeaseKeeper(table.as("one"), table.clock);
+    one.want("/orbitdb/a");
+    one.tick();
+    one.drop("/orbitdb/a");
+    assertThat(one.owns("/orbitdb/a")).isFalse();
+    one.tick();
+    assertThat(table.holders).doesNotContainKey("/orbitdb/a");
+  }
+}
