@@ -12,7 +12,8 @@
 //     {"event":"ready", dbs: [{address, type, entries}], files:
 //     [{cid, sha256, bytes}], intruder} and waits; stdin closing stops it. While it waits, the
 //     stdin line `write <count>` adds <count> more entries to the first database and prints
-//     {"event":"written", address, entries} (the first database's entries in all).
+//     {"event":"written", address, entries} (the first database's entries in all); the line
+//     `dial <multiaddr>` dials another relay and prints {"event":"dialled", address}.
 //   replication-peer.mjs bob --dial <relay> --open <address>=<type>=<count>[,...] --cat <cid>[,...]
 //     Fresh stores; opens each database by address, waits until it holds <count> entries
 //     (events: entries, documents: documents), cats each file, and prints {"event":"done", dbs:
@@ -163,6 +164,16 @@ async function alice () {
   const { createInterface } = await import('node:readline')
   createInterface({ input: process.stdin }).on('line', async (line) => {
     const [cmd, count] = line.trim().split(/\s+/)
+    if (cmd === 'dial') {
+      // Another relay (the one it was connected to died): dial it, as a browser reconnecting.
+      try {
+        await libp2p.dial(deps.multiaddr(count))
+        out({ event: 'dialled', address: count })
+      } catch (err) {
+        out({ event: 'error', message: String(err) })
+      }
+      return
+    }
     if (cmd !== 'write') return
     try {
       const db = dbs[0]

@@ -34,6 +34,15 @@ public record Coordination(DatabaseOwnership ownership, HeadsAnnouncer heads,
       }
 
       @Override
+      public void standBy(final String name) {
+      }
+
+      @Override
+      public boolean wants(final String name) {
+        return true;
+      }
+
+      @Override
       public void drop(final String name) {
       }
 

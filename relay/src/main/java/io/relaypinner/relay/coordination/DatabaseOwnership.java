@@ -13,6 +13,17 @@ public interface DatabaseOwnership {
   /** This relay follows {@code name} and takes it whenever no other relay holds it. */
   void want(String name);
 
+  /**
+   * This relay follows {@code name} only to stand by (it heard of it from another relay, none of
+   * its own peers uses it): it takes the lease only once it has stood by for a lease's time to
+   * live, so the relay whose peers write the database gets it first, and a standby takes it over
+   * when that relay dies. A later {@link #want} keeps it standing by.
+   */
+  void standBy(String name);
+
+  /** Whether this relay follows {@code name} (wanted or standing by). */
+  boolean wants(String name);
+
   /** This relay no longer follows {@code name}; a lease it holds is given up. */
   void drop(String name);
 

@@ -52,6 +52,8 @@ public final class LeaseKeeper implements DatabaseOwnership {
   private final Set<String> wanted = new LinkedHashSet<>();
   private final Set<String> dropped = new LinkedHashSet<>();
   private final Map<String, Long> validUntil = new HashMap<>();
+  /** Standby names: not taken before this time (clock millis). */
+  private final Map<String, Long> notBefore = new HashMap<>();
   private final AtomicLong failures = new AtomicLong();
   private final AtomicLong acquired = new AtomicLong();
   private final AtomicLong lost = new AtomicLong();
@@ -84,7 +86,24 @@ public final class LeaseKeeper implements DatabaseOwnership {
   }
 
   @Override
+  public synchronized void standBy(final String name) {
+    if (wanted.contains(name)) {
+      return;
+    }
+    want(name);
+    if (wanted.contains(name)) {
+      notBefore.put(name, clock.millis() + leases.ttl().toMillis());
+    }
+  }
+
+  @Override
+  public synchronized boolean wants(final String name) {
+    return wanted.contains(name);
+  }
+
+  @Override
   public synchronized void drop(final String name) {
+    notBefore.remove(name);
     if (wanted.remove(name) && validUntil.remove(name) != null) {
       dropped.add(name);
     }
@@ -123,8 +142,10 @@ public final class LeaseKeeper implements DatabaseOwnership {
       dropped.clear();
       held = new ArrayList<>(validUntil.keySet());
       toTake = new ArrayList<>();
+      final long now = clock.millis();
       for (final String name : wanted) {
-        if (!validUntil.containsKey(name)) {
+        final Long standby = notBefore.get(name);
+        if (!validUntil.containsKey(name) && (standby == null || now >= standby)) {
           toTake.add(name);
         }
       }
@@ -161,7 +182,7 @@ public final class LeaseKeeper implements DatabaseOwnership {
           validUntil.put(name, start + trustMillis);
         }
         acquired.incrementAndGet();
-        LOG.info("this relay now replicates {}", name);
+        LOG.info("this relay now holds the lease on {}", name);
         try {
           listener.accept(name);
         } catch (final RuntimeException e) {

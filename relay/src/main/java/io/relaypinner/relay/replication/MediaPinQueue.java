@@ -33,7 +33,7 @@ public final class MediaPinQueue {
   public static final int MAX_QUEUED = 10_000;
   /** How often a CID another relay is pinning is looked at again, and how many times. */
   static final Duration BUSY_RECHECK = Duration.ofSeconds(1);
-  static final int MAX_BUSY_RECHECKS = 600;
+  static final int MAX_BUSY_RECHECKS = 60;
 
   private final NetworkPinner pinner;
   private final PinStore pins;
@@ -47,6 +47,7 @@ public final class MediaPinQueue {
   private final Map<Cid, MediaWorkQueue.Claim> claims = new ConcurrentHashMap<>();
   private final Map<Cid, Integer> attempts = new ConcurrentHashMap<>();
   private final AtomicLong busy = new AtomicLong();
+  private final AtomicLong overridden = new AtomicLong();
   private volatile MediaWorkQueue work = cid -> Optional.of(done -> { });
   private int running;
 
@@ -137,14 +138,21 @@ public final class MediaPinQueue {
       final CompletableFuture<Cid> future = pending.get(next);
       // The claim is a PostgreSQL round trip with shared stores: on the storage executor, and
       // only for pins about to run (claims hold sessions).
+      // A relay that claimed a CID but reaches no peer holding it keeps the claim until its pin
+      // times out: after MAX_BUSY_RECHECKS looks this relay pins it anyway (counted).
+      final int tried = attempts.getOrDefault(next, 0);
       CompletableFuture<?> started;
       try {
         started = CompletableFuture.supplyAsync(() -> work.claim(next), storage)
             .thenCompose(claim -> {
               if (claim.isEmpty()) {
-                throw new BusyException();
+                if (tried + 1 < MAX_BUSY_RECHECKS) {
+                  throw new BusyException();
+                }
+                overridden.incrementAndGet();
+              } else {
+                claims.put(next, claim.get());
               }
-              claims.put(next, claim.get());
               return pinner.pin(next, limits);
             });
       } catch (final RuntimeException e) {
@@ -164,14 +172,11 @@ public final class MediaPinQueue {
         }
         final Integer attempt = attempts.remove(next);
         if (error != null && rootCause(error) instanceof BusyException && future != null) {
+          // Another relay is pinning it: look again later (it shows in the shared pins).
           busy.incrementAndGet();
-          final int tried = attempt == null ? 0 : attempt;
-          if (tried + 1 < MAX_BUSY_RECHECKS) {
-            // Another relay is pinning it: look again later (it shows in the shared pins).
-            start(next, future, tried + 1);
-            pump();
-            return;
-          }
+          start(next, future, (attempt == null ? 0 : attempt) + 1);
+          pump();
+          return;
         }
         if (error != null) {
           failed.incrementAndGet();
@@ -210,6 +215,11 @@ public final class MediaPinQueue {
   /** Pins that waited because another relay was pinning the same CID. */
   public long busyCount() {
     return busy.get();
+  }
+
+  /** Pins run without the claim, after another relay held it for too long. */
+  public long overriddenCount() {
+    return overridden.get();
   }
 
   /** Pins queued or running. */

@@ -39,13 +39,23 @@ import org.slf4j.LoggerFactory;
 final class ReplicationCoordinator {
   private static final Logger LOG = LoggerFactory.getLogger(ReplicationCoordinator.class);
 
+  /** How long a follower sync waits for its joins. */
+  static final java.time.Duration FOLLOWER_WAIT = java.time.Duration.ofSeconds(5);
+
   private final Coordination coordination;
   private final OrbitDbReplicas replicas;
   private final Executor executor;
   private final Consumer<String> counter;
+  private final PeerJoins peerJoins;
+
+  /** What a follower does with what its own peers sent: pin the entries and their media. */
+  interface PeerJoins {
+    void joined(DatabaseSession session, OrbitDbReplica replica, JoinResult result);
+  }
 
   ReplicationCoordinator(final Coordination coordination, final OrbitDbReplicas replicas,
-      final Executor executor, final Consumer<String> counter) {
+      final Executor executor, final Consumer<String> counter, final PeerJoins peerJoins) {
+    this.peerJoins = Objects.requireNonNull(peerJoins, "peerJoins");
     this.coordination = Objects.requireNonNull(coordination, "coordination");
     this.replicas = Objects.requireNonNull(replicas, "replicas");
     this.executor = Objects.requireNonNull(executor, "executor");
@@ -70,7 +80,10 @@ final class ReplicationCoordinator {
       counter.accept("heads-announced-heard");
       final var replica = replicas.replica(OrbitDbAddress.parse(address));
       if (replica.isEmpty()) {
+        coordination.ownership().standBy(address);
+        // Follow it (to take it over if its owner dies); the sync opens it from the stores.
         follow.accept(address);
+        sync.accept(address);
         return;
       }
       try {
@@ -85,8 +98,18 @@ final class ReplicationCoordinator {
     return coordination;
   }
 
+  /**
+   * This relay follows {@code address}: it wants to own it, and tells the others (an
+   * announcement without heads), who follow it too so that one of them takes it over if this
+   * relay dies before it announced any heads.
+   */
   void followed(final OrbitDbAddress address) {
     coordination.ownership().want(address.toString());
+    try {
+      coordination.heads().announce(address.toString(), List.of());
+    } catch (final StoreUnavailableException e) {
+      counter.accept("heads-announce-failed");
+    }
   }
 
   void unfollowed(final OrbitDbAddress address) {
@@ -95,6 +118,15 @@ final class ReplicationCoordinator {
 
   boolean owns(final OrbitDbAddress address) {
     return coordination.ownership().owns(address.toString());
+  }
+
+  /**
+   * Whether joins of {@code address} pin their entries and media here: on its owner, and for a
+   * database nobody leases (an access controller's database, pinned with the database that uses
+   * it). A follower pins only what its own peers sent ({@link #followerSync}).
+   */
+  boolean pinsJoins(final OrbitDbAddress address) {
+    return owns(address) || !coordination.ownership().wants(address.toString());
   }
 
   /** After a join of {@code replica}: the owner announces new heads. */
@@ -127,19 +159,34 @@ final class ReplicationCoordinator {
     counter.accept("syncs-follower");
     final List<CompletableFuture<JoinResult>> joins = new ArrayList<>();
     for (final byte[] head : session.takeHeads()) {
-      joins.add(replica.joinBlock(head));
+      // Heads our own peers sent: fetched from them, so pinned here (the owner may not reach
+      // those peers); the media work queue keeps the owner from pinning the same media again.
+      joins.add(replica.joinBlock(head).thenApply(result -> {
+        peerJoins.joined(session, replica, result);
+        return result;
+      }));
     }
     for (final Cid head : replica.log().storedHeads()) {
       joins.add(replica.join(head));
     }
     long added = 0;
-    final long deadline = System.nanoTime() + context.timeout().toNanos();
+    // Stored heads are read from the shared stores; a join still fetching from a peer goes on
+    // in the background and is announced when it ends (as a join of the owner is).
+    final long deadline = System.nanoTime()
+        + Math.min(context.timeout().toNanos(), FOLLOWER_WAIT.toNanos());
     for (final CompletableFuture<JoinResult> join : joins) {
       final long left = Math.max(1, deadline - System.nanoTime());
       try {
         added += join.get(left, TimeUnit.NANOSECONDS).added().size();
       } catch (final java.util.concurrent.ExecutionException e) {
         counter.accept("joins-failed");
+      } catch (final java.util.concurrent.TimeoutException e) {
+        counter.accept("follower-joins-pending");
+        join.thenAccept(result -> {
+          if (!result.added().isEmpty()) {
+            announce(replica);
+          }
+        });
       }
     }
     if (added > 0) {
@@ -163,10 +210,18 @@ final class ReplicationCoordinator {
     if (cids.isEmpty()) {
       cids.addAll(replica.log().storedHeads());
     }
+    final List<CompletableFuture<JoinResult>> joins = new ArrayList<>();
     for (final Cid cid : cids) {
       if (!replica.log().contains(cid)) {
-        replica.join(cid);
+        joins.add(replica.join(cid));
       }
     }
+    // Parents that were not on the shared stores at an earlier try are there now: fetch again.
+    CompletableFuture.allOf(joins.toArray(CompletableFuture[]::new)).whenComplete((ok, e) -> {
+      if (!replica.log().isComplete()) {
+        replica.log().retryMissingNow();
+        replica.resume();
+      }
+    });
   }
 }

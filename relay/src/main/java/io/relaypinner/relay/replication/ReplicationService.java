@@ -124,7 +124,7 @@ public final class ReplicationService implements AutoCloseable {
             config.dialTimeout(), DatabaseSync.Config.DEFAULT.resumeEvery(),
             DatabaseSync.Config.DEFAULT.giveUpFactor()), this::count);
     this.coordinator = new ReplicationCoordinator(Coordination.local(), replicas, executor,
-        this::count);
+        this::count, media::onJoin);
   }
 
   /**
@@ -132,7 +132,8 @@ public final class ReplicationService implements AutoCloseable {
    * syncs only the databases this relay owns, announces and joins heads changes.
    */
   public void coordinate(final Coordination coordination) {
-    this.coordinator = new ReplicationCoordinator(coordination, replicas, executor, this::count);
+    this.coordinator = new ReplicationCoordinator(coordination, replicas, executor, this::count,
+        media::onJoin);
   }
 
   /** Starts answering the heads protocol; syncs are queued on {@code syncEngine}. */
@@ -393,7 +394,9 @@ public final class ReplicationService implements AutoCloseable {
   private void wire(final OrbitDbReplica replica, final DatabaseSession session) {
     if (wired.add(replica.address())) {
       replica.addListener(result -> {
-        media.onJoin(session, replica, result);
+        if (coordinator.pinsJoins(replica.address())) {
+          media.onJoin(session, replica, result);
+        }
         coordinator.joined(replica, result);
       });
     }

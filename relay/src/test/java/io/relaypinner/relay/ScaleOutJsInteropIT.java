@@ -1,0 +1,299 @@
+package io.relaypinner.relay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.libp2p.crypto.Ed25519PrivateKey;
+import io.relaypinner.libp2p.crypto.PrivateKey;
+import io.relaypinner.multiformats.Cid;
+import io.relaypinner.orbitdb.OrbitDbAddress;
+import io.relaypinner.relay.config.RelayConfig;
+import io.relaypinner.relay.identity.NodeIdentity;
+import io.relaypinner.relay.testing.SharedStoresRelayMain;
+import io.relaypinner.stores.PostgresStoreConfig;
+import io.relaypinner.stores.S3StoreConfig;
+import io.relaypinner.testkit.JsPeer;
+import io.relaypinner.testkit.NodeJs;
+import io.relaypinner.testkit.PostgresServer;
+import io.relaypinner.testkit.S3ProxyServer;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Issue 24's must-show, end to end: s3proxy and PostgreSQL on loopback, three relays on them
+ * (relay 1 a process of its own, so that it can be killed with SIGKILL; relays 2 and 3 in this
+ * JVM). A JS writer (stack B, OrbitDB 4) connected to relay 1 adds 20 files and writes 200
+ * entries naming them; once part of the log reached the shared stores relay 1 is killed mid-sync
+ * and the writer dials relay 2 (as a browser reconnecting to the same DNS name). Relay 2 or 3
+ * owns every database within 10 s of the kill; the log and the files complete on the shared
+ * stores; a JS reader connected only to relay 3 gets every entry and every file byte for byte;
+ * {@code /ipfs/<cid>} answers on every relay, relay 1 restarted included.
+ */
+class ScaleOutJsInteropIT {
+  private static final Logger LOG = LoggerFactory.getLogger(ScaleOutJsInteropIT.class);
+  private static final String BUCKET = "relay-scale-out";
+  private static final Duration LINE = Duration.ofSeconds(120);
+  private static final int FILES = 20;
+  private static final int ENTRIES = 200;
+
+  @TempDir
+  static Path shared;
+  private static S3ProxyServer s3;
+  private static PostgresServer postgres;
+
+  @TempDir
+  Path dataDirs;
+  private final List<AutoCloseable> toClose = new ArrayList<>();
+  private final HttpClient client = HttpClient.newBuilder()
+      .version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
+
+  @BeforeAll
+  static void startStores() {
+    PostgresServer.ensureInstalled();
+    s3 = new S3ProxyServer(shared.resolve("s3"), BUCKET).start();
+    postgres = new PostgresServer().start();
+  }
+
+  @AfterAll
+  static void stopStores() {
+    if (s3 != null) {
+      s3.close();
+    }
+    if (postgres != null) {
+      postgres.close();
+    }
+  }
+
+  @AfterEach
+  void close() throws Exception {
+    for (int i = toClose.size() - 1; i >= 0; i--) {
+      toClose.get(i).close();
+    }
+  }
+
+  /** Relay 1 in a child JVM on the test's class path; killed with SIGKILL by the test. */
+  private final class ChildRelay implements AutoCloseable {
+    final Process process;
+    final Path log;
+    String tcp;
+    int http;
+
+    ChildRelay(final int n) throws IOException {
+      log = dataDirs.resolve("relay" + n + ".log");
+      final String java = ProcessHandle.current().info().command().orElse("java");
+      process = new ProcessBuilder(java, "-Xmx512m", "-cp",
+          System.getProperty("java.class.path"), SharedStoresRelayMain.class.getName(),
+          dataDirs.resolve("relay" + n).toString(), Integer.toString(n),
+          s3.endpoint().toString(), BUCKET, S3ProxyServer.REGION, S3ProxyServer.ACCESS_KEY,
+          S3ProxyServer.SECRET_KEY, postgres.jdbcUrl(), PostgresServer.USER,
+          PostgresServer.PASSWORD)
+          .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+      toClose.add(this);
+      await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
+        if (!process.isAlive()) {
+          throw new IllegalStateException("relay " + n + " exited: " + Files.readString(log));
+        }
+        for (final String line : Files.readAllLines(log)) {
+          if (line.startsWith("started ")) {
+            final String[] parts = line.split(" ");
+            tcp = parts[1];
+            http = Integer.parseInt(parts[2]);
+            return true;
+          }
+        }
+        return false;
+      });
+    }
+
+    void kill() throws InterruptedException {
+      process.destroyForcibly();
+      assertThat(process.waitFor(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(process.exitValue()).isEqualTo(137);
+    }
+
+    @Override
+    public void close() throws Exception {
+      if (process.isAlive()) {
+        process.getOutputStream().close();
+        if (!process.waitFor(15, TimeUnit.SECONDS)) {
+          process.destroyForcibly();
+        }
+      }
+    }
+  }
+
+  private RelayNode inProcess(final int n) {
+    final byte[] seed = new byte[32];
+    seed[0] = (byte) n;
+    final PrivateKey key = Ed25519PrivateKey.fromSeed(seed);
+    final NodeIdentity identity = new NodeIdentity(key, key.publicKey().peerId(),
+        NodeIdentity.servingZone(key.publicKey().peerId(), "libp2p.direct"),
+        NodeIdentity.Source.ENVIRONMENT);
+    final RelayNode relay = new RelayNode(RelayConfig.builder()
+        .dataDir(dataDirs.resolve("relay" + n))
+        .s3(S3StoreConfig.of(Optional.of(s3.endpoint()), BUCKET, S3ProxyServer.REGION,
+            "blocks", Optional.of(S3ProxyServer.ACCESS_KEY),
+            Optional.of(S3ProxyServer.SECRET_KEY)))
+        .postgres(PostgresStoreConfig.of(postgres.jdbcUrl(), Optional.of(PostgresServer.USER),
+            Optional.of(PostgresServer.PASSWORD)))
+        .metricsHost("127.0.0.1").metricsPort(0)
+        .listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).ipv6Disabled(true).build(),
+        identity, new PrometheusRegistry(), Clock.systemUTC());
+    toClose.add(relay);
+    relay.start();
+    return relay;
+  }
+
+  private static String tcp(final RelayNode relay) {
+    return relay.host().orElseThrow().listenAddresses().stream()
+        .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow()
+        .withPeerId(relay.identity().peerId()).toString();
+  }
+
+  private static int logSize(final RelayNode relay, final String address) {
+    return relay.replication().orElseThrow().replicas().replica(OrbitDbAddress.parse(address))
+        .map(r -> r.log().size()).orElse(0);
+  }
+
+  private HttpResponse<byte[]> get(final int port, final String path) throws Exception {
+    return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofByteArray());
+  }
+
+  @Test
+  void threeRelays_writerOnRelay1KilledMidSync_readerOnRelay3GetsEverything() throws Exception {
+    final ChildRelay one = new ChildRelay(1);
+    final RelayNode two = inProcess(2);
+    final RelayNode three = inProcess(3);
+
+    final JsPeer alice = NodeJs.start("stack-b", "../common/replication-peer.mjs", "alice",
+        "--listen", "--dial", one.tcp, "--files", Integer.toString(FILES), "--file-size",
+        "300000", "--entries", Integer.toString(ENTRIES));
+    toClose.add(alice);
+    final JsonNode writing = alice.nextEvent("writing", LINE);
+    final List<String> addresses = new ArrayList<>();
+    writing.get("dbs").forEach(a -> addresses.add(a.asText()));
+
+    // Mid-sync: part of a log has reached the shared stores (relay 3 heard it announced).
+    await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50)).until(() ->
+        addresses.stream().anyMatch(a -> logSize(three, a) > 0));
+    final List<Integer> atKill = addresses.stream().map(a -> logSize(three, a)).toList();
+    one.kill();
+    final long killedAt = System.nanoTime();
+    LOG.info("relay 1 killed with {} of {} entries on the shared stores", atKill, ENTRIES);
+
+    // Another relay owns every database within 10 s of the kill.
+    await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() ->
+        addresses.stream().allMatch(a -> two.coordination().ownership().owns(a)
+            || three.coordination().ownership().owns(a)));
+    LOG.info("ownership moved in {} ms", (System.nanoTime() - killedAt) / 1_000_000);
+
+    final JsonNode ready = alice.nextEvent("ready", LINE);
+    // The writer reconnects to the surviving relays (as a browser reconnecting to the DNS name,
+    // which may land on either); it leaves before the reader starts.
+    for (final RelayNode relay : List.of(two, three)) {
+      alice.send("dial " + tcp(relay));
+      final JsonNode dialled = alice.nextJson(LINE);
+      assertThat(dialled.path("event").asText()).as(dialled.toString()).isEqualTo("dialled");
+    }
+    final List<String> cids = new ArrayList<>();
+    final List<String> hashes = new ArrayList<>();
+    ready.get("files").forEach(f -> {
+      cids.add(f.get("cid").asText());
+      hashes.add(f.get("sha256").asText());
+    });
+    final List<String> open = new ArrayList<>();
+    for (final JsonNode db : ready.get("dbs")) {
+      open.add(db.get("address").asText() + "=" + db.get("type").asText() + "="
+          + db.get("entries").asInt());
+    }
+    // The logs and the files complete on the shared stores; relay 3 (never the writer's relay)
+    // holds every entry through the announcements.
+    try {
+      await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
+        for (final JsonNode db : ready.get("dbs")) {
+          if (logSize(three, db.get("address").asText()) < db.get("entries").asInt()) {
+            return false;
+          }
+        }
+        return cids.stream().allMatch(c -> three.pins().isPinned(Cid.parse(c)));
+      });
+    } catch (final org.awaitility.core.ConditionTimeoutException e) {
+      final StringBuilder state = new StringBuilder();
+      for (final RelayNode relay : List.of(two, three)) {
+        state.append("\nrelay ").append(relay == two ? 2 : 3).append(": logs ")
+            .append(addresses.stream().map(a -> logSize(relay, a)).toList())
+            .append(", owns ").append(addresses.stream()
+                .map(a -> relay.coordination().ownership().owns(a)).toList())
+            .append(", pinned ").append(cids.stream()
+                .filter(c -> relay.pins().isPinned(Cid.parse(c))).count())
+            .append(", counters ").append(relay.replication().orElseThrow().counters())
+            .append(", pins ok/failed/busy ")
+            .append(relay.replication().orElseThrow().pinQueue().pinnedCount()).append('/')
+            .append(relay.replication().orElseThrow().pinQueue().failedCount()).append('/')
+            .append(relay.replication().orElseThrow().pinQueue().busyCount());
+      }
+      throw new AssertionError("shared stores incomplete:" + state + "\nalice: "
+          + alice.stderr(), e);
+    }
+
+    alice.close();
+    final JsPeer bob = NodeJs.start("stack-b", "../common/replication-peer.mjs", "bob",
+        "--dial", tcp(three), "--open", String.join(",", open), "--cat", String.join(",", cids));
+    toClose.add(bob);
+    final JsonNode done;
+    try {
+      done = bob.nextEvent("done", LINE);
+    } catch (final IllegalStateException e) {
+      throw new AssertionError("reader stuck; relay 3: connections "
+          + three.host().orElseThrow().connectionCount() + ", bitswap "
+          + three.bitswap().orElseThrow().stats() + ", replication "
+          + three.replication().orElseThrow().counters(), e);
+    }
+    int total = 0;
+    for (final JsonNode db : done.get("dbs")) {
+      assertThat(db.get("intruder").asBoolean()).as("intruder entry reached Bob").isFalse();
+      total += db.get("entries").asInt();
+    }
+    assertThat(total).isEqualTo(ENTRIES);
+    final List<String> bobHashes = new ArrayList<>();
+    done.get("files").forEach(f -> bobHashes.add(f.get("sha256").asText()));
+    assertThat(bobHashes).isEqualTo(hashes);
+
+    // /ipfs/<cid> on every relay, relay 1 restarted on its data directory included.
+    final ChildRelay restarted = new ChildRelay(1);
+    final List<Integer> ports = List.of(restarted.http, two.httpPort().getAsInt(),
+        three.httpPort().getAsInt());
+    final MessageDigest sha256 = MessageDigest.getInstance("SHA-256");
+    for (final int port : ports) {
+      for (int i = 0; i < cids.size(); i += 7) {
+        final HttpResponse<byte[]> response = get(port, "/ipfs/" + cids.get(i));
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(HexFormat.of().formatHex(sha256.digest(response.body())))
+            .isEqualTo(hashes.get(i));
+      }
+    }
+  }
+}
