@@ -5,14 +5,18 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
+import io.relaypinner.ipfs.pin.CodecLinkResolver;
 import io.relaypinner.ipfs.unixfs.UnixFsImporter;
 import io.relaypinner.libp2p.crypto.Ed25519PrivateKey;
 import io.relaypinner.libp2p.crypto.PrivateKey;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.relay.config.RelayConfig;
+import io.relaypinner.relay.coordination.SharedStoreGc;
 import io.relaypinner.relay.identity.NodeIdentity;
 import io.relaypinner.stores.PostgresStoreConfig;
+import io.relaypinner.stores.S3Blockstore;
 import io.relaypinner.stores.S3StoreConfig;
+import io.relaypinner.testkit.MutableClock;
 import io.relaypinner.testkit.PostgresServer;
 import io.relaypinner.testkit.S3ProxyServer;
 import java.net.URI;
@@ -23,6 +27,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -149,5 +154,74 @@ class SharedStoresIT {
           assertThat(back.statusCode()).isEqualTo(200);
           assertThat(back.body()).isEqualTo(file);
         });
+  }
+
+  /**
+   * GC safety on shared stores: the GC leader (relay 1 or 2, whichever holds the lease) never
+   * removes a block pinned through the other relay, nor one the other relay is still writing
+   * (stored, not yet pinned); it removes garbage only after it stayed unpinned for a grace
+   * period. The relay that is not the leader does nothing. Time passes on a test clock (S3's
+   * LastModified is real time, the clock starts at now).
+   */
+  @Test
+  void theGcLeaderNeverRemovesWhatTheOtherRelayPinnedOrIsWriting() throws Exception {
+    final RelayNode one = relay(1);
+    final RelayNode two = relay(2);
+    Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100))
+        .until(() -> one.coordination().gcLeader().getAsBoolean()
+            || two.coordination().gcLeader().getAsBoolean());
+    final boolean oneLeads = one.coordination().gcLeader().getAsBoolean();
+    final RelayNode leader = oneLeads ? one : two;
+    final RelayNode other = oneLeads ? two : one;
+    assertThat(other.coordination().gcLeader().getAsBoolean()).isFalse();
+
+    final Random random = new Random(24);
+    final byte[] garbageBytes = new byte[300_000];
+    random.nextBytes(garbageBytes);
+    final byte[] pinnedBytes = new byte[300_000];
+    random.nextBytes(pinnedBytes);
+    final byte[] writingBytes = new byte[300_000];
+    random.nextBytes(writingBytes);
+    final Cid garbage = new UnixFsImporter(leader.blockstore(), UnixFsImporter.Options.HELIA)
+        .importBytes(garbageBytes);
+    final Cid pinned = new UnixFsImporter(other.blockstore(), UnixFsImporter.Options.HELIA)
+        .importBytes(pinnedBytes);
+    other.pins().pin(pinned);
+    // Written through the other relay, its pin not made yet (an import or a media pin running).
+    final Cid writing = new UnixFsImporter(other.blockstore(), UnixFsImporter.Options.HELIA)
+        .importBytes(writingBytes);
+
+    final MutableClock clock = new MutableClock(Instant.now());
+    final Duration grace = Duration.ofMinutes(5);
+    final SharedStoreGc gc = gc(leader, grace, clock);
+    final SharedStoreGc notLeading = gc(other, grace, clock);
+    assertThat(notLeading.run().leader()).isFalse();
+
+    // Everything is younger than the grace period: nothing is even a candidate.
+    assertThat(gc.run().candidates()).isZero();
+    clock.advance(grace.plusMinutes(1));
+    // Old now: garbage and the unpinned blocks are candidates, nothing is removed yet.
+    final SharedStoreGc.Result first = gc.run();
+    assertThat(first.candidates()).isPositive();
+    assertThat(first.removed()).isZero();
+    // The other relay's write ends with its pin, before the next run.
+    other.pins().pin(writing);
+    clock.advance(grace.plusMinutes(1));
+    final SharedStoreGc.Result second = gc.run();
+    assertThat(second.removed()).isPositive();
+
+    assertThat(leader.blockstore().has(garbage)).isFalse();
+    for (final RelayNode relay : List.of(one, two)) {
+      assertThat(get(relay, "/ipfs/" + pinned).body()).isEqualTo(pinnedBytes);
+      assertThat(get(relay, "/ipfs/" + writing).body()).isEqualTo(writingBytes);
+    }
+    assertThat(notLeading.run().leader()).isFalse();
+  }
+
+  private static SharedStoreGc gc(final RelayNode relay, final Duration grace,
+      final MutableClock clock) {
+    final S3Blockstore store = (S3Blockstore) relay.blockstore();
+    return new SharedStoreGc(store, store::forEachKeyWithTime, relay.pins(),
+        CodecLinkResolver.standard(), relay.coordination().gcLeader(), grace, clock);
   }
 }
