@@ -11,7 +11,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** Leases (advisory locks) and notifications between relays on one PostgreSQL. */
+/** Leases, notifications and media work between relays on one PostgreSQL. */
 class PostgresCoordinationIT {
   private static PostgresServer server;
 
@@ -30,25 +30,6 @@ class PostgresCoordinationIT {
 
   private static PostgresStoreConfig config() {
     return PostgresDatastoreIT.config(server.jdbcUrl(), PostgresServer.PASSWORD);
-  }
-
-  @Test
-  void oneRelayOwnsADatabaseAndAnotherTakesOverWhenItsSessionEnds() {
-    final PostgresLeases one = new PostgresLeases(config());
-    try (PostgresLeases two = new PostgresLeases(config())) {
-      assertThat(one.tryAcquire("/orbitdb/zdpuA")).isTrue();
-      assertThat(one.tryAcquire("/orbitdb/zdpuA")).isTrue();
-      assertThat(two.tryAcquire("/orbitdb/zdpuA")).isFalse();
-      assertThat(two.tryAcquire("/orbitdb/zdpuB")).isTrue();
-      assertThat(one.holds("/orbitdb/zdpuA")).isTrue();
-      // The holder dies (its session ends, as when its process is killed).
-      one.close();
-      Awaitility.await().atMost(Duration.ofSeconds(10))
-          .until(() -> two.tryAcquire("/orbitdb/zdpuA"));
-      assertThat(two.held()).containsExactlyInAnyOrder("/orbitdb/zdpuA", "/orbitdb/zdpuB");
-      assertThat(two.release("/orbitdb/zdpuB")).isTrue();
-      assertThat(two.release("/orbitdb/zdpuB")).isFalse();
-    }
   }
 
   @Test
