@@ -45,11 +45,12 @@ import org.slf4j.LoggerFactory;
  * Issue 24's must-show, end to end: s3proxy and PostgreSQL on loopback, three relays on them
  * (relay 1 a process of its own, so that it can be killed with SIGKILL; relays 2 and 3 in this
  * JVM). A JS writer (stack B, OrbitDB 4) connected to relay 1 adds 20 files and writes 200
- * entries naming them; once part of the log reached the shared stores relay 1 is killed mid-sync
- * and the writer dials relay 2 (as a browser reconnecting to the same DNS name). Relay 2 or 3
- * owns every database within 10 s of the kill; the log and the files complete on the shared
- * stores; a JS reader connected only to relay 3 gets every entry and every file byte for byte;
- * {@code /ipfs/<cid>} answers on every relay, relay 1 restarted included.
+ * entries naming them in two databases; once part of a log reached the shared stores (relay 3
+ * heard it announced) relay 1 is killed mid-sync. Relay 2 or 3 owns every database within 10 s
+ * of the kill. The writer then reconnects to the surviving relays (as a browser reconnecting to
+ * the DNS name), the logs and the files complete on the shared stores, and the writer leaves. A
+ * JS reader connected only to relay 3 gets every entry (none of the intruder's) and every file
+ * byte for byte; {@code /ipfs/<cid>} answers on every relay, relay 1 restarted included.
  */
 class ScaleOutJsInteropIT {
   private static final Logger LOG = LoggerFactory.getLogger(ScaleOutJsInteropIT.class);
