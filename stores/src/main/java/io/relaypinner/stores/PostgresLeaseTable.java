@@ -81,6 +81,42 @@ public final class PostgresLeaseTable {
     });
   }
 
+  /**
+   * Takes (free or expired) or renews each of {@code names} in one statement; returns those this
+   * relay holds now.
+   */
+  public Set<String> tryAcquire(final Collection<String> names) {
+    if (names.isEmpty()) {
+      return Set.of();
+    }
+    names.forEach(PostgresLeaseTable::check);
+    return run("lease " + names.size() + " names", c -> {
+      final Array array = c.createArrayOf("text", names.toArray());
+      try (PreparedStatement s = c.prepareStatement(
+          "INSERT INTO relay_leases (name, holder, expires_at)"
+              + " SELECT n, ?, clock_timestamp() + ? * interval '1 millisecond'"
+              + " FROM unnest(?::text[]) AS n"
+              + " ON CONFLICT (name) DO UPDATE"
+              + " SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at"
+              + " WHERE relay_leases.holder = EXCLUDED.holder"
+              + " OR relay_leases.expires_at < clock_timestamp()"
+              + " RETURNING name")) {
+        s.setString(1, holder);
+        s.setLong(2, ttl.toMillis());
+        s.setArray(3, array);
+        final Set<String> held = new HashSet<>();
+        try (ResultSet r = s.executeQuery()) {
+          while (r.next()) {
+            held.add(r.getString(1));
+          }
+        }
+        return held;
+      } finally {
+        array.free();
+      }
+    });
+  }
+
   /** Renews every lease of {@code names} this relay still holds; returns those. */
   public Set<String> renew(final Collection<String> names) {
     if (names.isEmpty()) {

@@ -60,6 +60,8 @@ class PostgresCoordinationIT {
       assertThat(one.renew(List.of("/orbitdb/zdpuTtl", "/orbitdb/zdpuOther")))
           .containsExactly("/orbitdb/zdpuTtl");
       assertThat(two.holderOf("/orbitdb/zdpuTtl")).contains("relay-1");
+      assertThat(two.tryAcquire(List.of("/orbitdb/zdpuTtl", "/orbitdb/zdpuFree")))
+          .containsExactly("/orbitdb/zdpuFree");
       // relay-1 stops renewing (it died): relay-2 gets the lease once it expired, and relay-1's
       // late renewal finds nothing.
       Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(200))

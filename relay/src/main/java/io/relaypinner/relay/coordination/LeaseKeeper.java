@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
 /**
  * {@link DatabaseOwnership} on leases with a time to live (PostgreSQL's {@code relay_leases}):
  * each {@link #tick} (every {@code ttl / 3}) renews the leases this relay holds in one statement
- * and tries to take each wanted name it does not hold. A holder that dies stops renewing, so its
+ * and tries to take the wanted names it does not hold in another (two round trips per tick
+ * however many databases). A holder that dies stops renewing, so its
  * leases expire after {@code ttl} and the next tick of another relay that wants them takes them:
  * ownership moves within {@code ttl} plus one tick period.
  *
@@ -37,7 +38,8 @@ public final class LeaseKeeper implements DatabaseOwnership {
 
   /** The lease store (PostgreSQL's {@code relay_leases}, or a fake in tests). */
   public interface Leases {
-    boolean tryAcquire(String name);
+    /** Takes or renews each name in one round trip; returns those held now. */
+    Set<String> tryAcquire(Collection<String> names);
 
     Set<String> renew(Collection<String> names);
 
@@ -169,9 +171,10 @@ public final class LeaseKeeper implements DatabaseOwnership {
           }
         }
       }
+      final long start = clock.millis();
+      final Set<String> taken = toTake.isEmpty() ? Set.of() : leases.tryAcquire(toTake);
       for (final String name : toTake) {
-        final long start = clock.millis();
-        if (!leases.tryAcquire(name)) {
+        if (!taken.contains(name)) {
           continue;
         }
         synchronized (this) {

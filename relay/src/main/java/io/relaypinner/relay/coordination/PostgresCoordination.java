@@ -52,8 +52,8 @@ public final class PostgresCoordination {
         holder, leaseTtl);
     final LeaseKeeper keeper = new LeaseKeeper(new LeaseKeeper.Leases() {
       @Override
-      public boolean tryAcquire(final String name) {
-        return table.tryAcquire(name);
+      public Set<String> tryAcquire(final Collection<String> names) {
+        return table.tryAcquire(names);
       }
 
       @Override

@@ -28,16 +28,19 @@ class LeaseKeeperTest {
     LeaseKeeper.Leases as(final String holder) {
       return new LeaseKeeper.Leases() {
         @Override
-        public boolean tryAcquire(final String name) {
+        public Set<String> tryAcquire(final Collection<String> names) {
           check();
-          final String current = holders.get(name);
-          if (current == null || current.equals(holder)
-              || expiries.get(name).isBefore(clock.instant())) {
-            holders.put(name, holder);
-            expiries.put(name, clock.instant().plus(TTL));
-            return true;
+          final Set<String> out = new HashSet<>();
+          for (final String name : names) {
+            final String current = holders.get(name);
+            if (current == null || current.equals(holder)
+                || expiries.get(name).isBefore(clock.instant())) {
+              holders.put(name, holder);
+              expiries.put(name, clock.instant().plus(TTL));
+              out.add(name);
+            }
           }
-          return false;
+          return out;
         }
 
         @Override
