@@ -12,6 +12,8 @@ import io.relaypinner.libp2p.crypto.KeyType;
 import io.relaypinner.libp2p.crypto.Keys;
 import io.relaypinner.libp2p.crypto.PrivateKey;
 import io.relaypinner.multiformats.Cid;
+import io.relaypinner.multiformats.Multicodec;
+import io.relaypinner.multiformats.Multihash;
 import io.relaypinner.relay.RelayNode;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.identity.NodeIdentity;
@@ -19,6 +21,7 @@ import io.relaypinner.testkit.JsPeer;
 import io.relaypinner.testkit.NodeJs;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.net.Socket;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -30,6 +33,7 @@ import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -63,7 +67,7 @@ class ExportImportIT {
     final PrivateKey key = Keys.generate(KeyType.ED25519, new SecureRandom());
     final RelayNode node = new RelayNode(RelayConfig.builder().dataDir(dir.resolve(name))
         .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
-        .ipv6Disabled(true).apiToken(TOKEN).httpMaxBodySize(1 << 20).build(),
+        .ipv6Disabled(true).apiToken(TOKEN).build(),
         new NodeIdentity(key, key.publicKey().peerId(),
             NodeIdentity.servingZone(key.publicKey().peerId(), "libp2p.direct"),
             NodeIdentity.Source.ENVIRONMENT), new PrometheusRegistry(), Clock.systemUTC());
@@ -218,6 +222,52 @@ class ExportImportIT {
     assertThat(result.get("entries").asInt()).isZero();
     assertThat(result.get("rejected").toString()).isNotEqualTo("{}");
     assertThat(node.blockstore().has(intruderCid)).isFalse();
+  }
+
+  @Test
+  void importStreamsAMultiMebibyteCar_refusesOneOverTheLimit_andStoresNothingFromACutOne()
+      throws Exception {
+    // The HTTP body limit stays at its default (64 KiB): the import route streams its body.
+    final JsonNode db = vectors().get("dbs").get(0);
+    final Map<Cid, byte[]> media = new LinkedHashMap<>();
+    final SecureRandom random = new SecureRandom();
+    for (int i = 0; i < 6; i++) {
+      final byte[] block = new byte[1 << 20];
+      random.nextBytes(block);
+      media.put(Cid.v1(Multicodec.RAW, Multihash.sha2_256(block)), block);
+    }
+    final byte[] car = vectorCar(db, media);
+    assertThat(car.length).isGreaterThan(6 << 20);
+    final Cid manifest = Cid.parse(db.get("address").asText().substring("/orbitdb/".length()));
+    final RelayNode node = relay("streamed");
+
+    // Cut short in the middle of the big blocks: 400, nothing stored.
+    final HttpResponse<byte[]> cut = send(node, "POST", "/pinning/import",
+        Arrays.copyOf(car, car.length - (3 << 20)), TOKEN);
+    assertThat(cut.statusCode()).isEqualTo(400);
+    assertThat(JSON.readTree(cut.body()).get("code").asText()).isEqualTo("invalid_car");
+    assertThat(node.blockstore().has(manifest)).isFalse();
+
+    // Declared larger than the limit: 413 before a byte of the body is read (over a socket:
+    // nothing but the head is sent).
+    try (Socket socket = new Socket("127.0.0.1", node.httpPort().getAsInt())) {
+      socket.setSoTimeout(30_000);
+      socket.getOutputStream().write(("POST /pinning/import HTTP/1.1\r\nHost: relay\r\n"
+          + "Authorization: Bearer " + TOKEN + "\r\nContent-Length: "
+          + (ExportRoutes.MAX_IMPORT_BYTES + 1) + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+      final String answer = new String(socket.getInputStream().readAllBytes(),
+          StandardCharsets.UTF_8);
+      assertThat(answer).startsWith("HTTP/1.1 413 ").contains("car_too_large");
+    }
+
+    // The whole CAR, streamed: every entry verified and stored; blocks no entry names dropped.
+    final HttpResponse<byte[]> imported = send(node, "POST", "/pinning/import", car, TOKEN);
+    assertThat(imported.statusCode()).isEqualTo(200);
+    assertThat(JSON.readTree(imported.body()).get("entries").asInt()).isEqualTo(3);
+    assertThat(node.blockstore().has(manifest)).isTrue();
+    for (final Cid unnamed : media.keySet()) {
+      assertThat(node.blockstore().has(unnamed)).isFalse();
+    }
   }
 
   @Test
