@@ -38,13 +38,14 @@ final class StreamedBodyHandler extends ChannelInboundHandlerAdapter {
     public void resume() {}
   };
 
-  private final Router router;
-  private final Duration stall;
   /**
    * Bytes of an abandoned body (the route answered, or refused it as too large) read and
    * dropped before the connection is closed instead.
    */
   static final long MAX_DISCARDED = 16L << 20;
+
+  private final Router router;
+  private final Duration stall;
 
   private RequestBody current;
   private long discarded;
@@ -103,9 +104,9 @@ final class StreamedBodyHandler extends ChannelInboundHandlerAdapter {
     if (declared > route.maxBytes()) {
       // Refused before a byte is read; the body that follows is discarded (a body abandoned
       // from the start) while the dispatcher answers and closes.
-      final RequestBody discarded = new RequestBody(route.maxBytes(), stall, NO_FLOW);
-      discarded.abandon();
-      current = discarded;
+      final RequestBody refused = new RequestBody(route.maxBytes(), stall, NO_FLOW);
+      refused.abandon();
+      current = refused;
       ctx.fireChannelRead(new RejectedRequest(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
           route.tooLargeCode(), "request body is larger than " + route.maxBytes() + " bytes"));
       return;
