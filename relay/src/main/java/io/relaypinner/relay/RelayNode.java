@@ -306,7 +306,8 @@ public final class RelayNode implements AutoCloseable {
           .prefix(HttpMethod.POST, PinsRoute.PATH + "/", pinsRoute)
           .prefix(HttpMethod.DELETE, PinsRoute.PATH + "/", pinsRoute)
           .get(ExportRoutes.EXPORT, exportRoutes.export())
-          .post(ExportRoutes.IMPORT, exportRoutes.importer())
+          .streamed(HttpMethod.POST, ExportRoutes.IMPORT, exportRoutes.importer(),
+              ExportRoutes.MAX_IMPORT_BYTES, ExportRoutes.CAR_TOO_LARGE)
           .build();
       httpServer = new RelayHttpServer(config.http(), config.cors(), router, responses,
           httpMetrics, loops);

@@ -176,19 +176,15 @@ final class TrustlessGateway {
     return response;
   }
 
-  /** The CIDs a path goes through (into {@code through}) and the one it ends at. */
+  /**
+   * The blocks a path goes through (into {@code through}: each directory and, in HAMT-sharded
+   * ones, the inner shards on the way) and the CID it ends at.
+   */
   private Cid resolvePath(final Cid root, final String path, final List<Cid> through) {
     if (path.isEmpty()) {
       return root;
     }
-    Cid current = root;
-    final StringBuilder prefix = new StringBuilder();
-    for (final String segment : path.substring(1).split("/")) {
-      through.add(current);
-      prefix.append('/').append(segment);
-      current = reader.resolve(root, prefix.toString()).cid();
-    }
-    return current;
+    return reader.resolve(root, path, through::add).cid();
   }
 
   private FullHttpResponse failure(final Throwable error) {
