@@ -248,7 +248,7 @@ class BitswapIT {
 
   @Test
   void inbound_shouldCloseTheStreamAndCount_whenMessageExceedsTheCap() throws Exception {
-    final Node server = node(BitswapConfig.DEFAULT.withMaxMessageSize(64 * 1024));
+    final Node server = node(BitswapConfig.builder().maxMessageSize(64 * 1024).build());
     final Node client = node();
     connect(client, server);
     final Connection connection = client.host().connection(server.host().peerId()).orElseThrow();
@@ -282,7 +282,7 @@ class BitswapIT {
 
   @Test
   void server_shouldKeepServingAnotherPeer_whenOnePeerWantsManyMissingBlocks() throws Exception {
-    final Node server = node(BitswapConfig.DEFAULT.withMaxWantsPerPeer(1_000));
+    final Node server = node(BitswapConfig.builder().maxWantsPerPeer(1_000).build());
     final Node greedy = node();
     final Node normal = node();
     connect(greedy, server);
