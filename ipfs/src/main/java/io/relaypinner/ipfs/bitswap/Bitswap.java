@@ -53,7 +53,7 @@ public final class Bitswap implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Bitswap.class);
   private static final int MAX_OPEN_ATTEMPTS = 3;
   private static final Duration REOPEN_DELAY = Duration.ofMillis(200);
-  private static final long TICK_MILLIS = 250;
+  private static final long TICK_MILLIS = 500;
 
   private final Host host;
   private final Blockstore blockstore;
@@ -79,7 +79,7 @@ public final class Bitswap implements AutoCloseable {
     this.streams = new PeerStreams<>(host, loop, new PeerStreams.Options("bitswap",
         BitswapProtocol.PROTOCOL_IDS, config.maxOutboxMessages(),
         4L * config.bytesPerTurn() + 2L * config.maxMessageSize(), true, true,
-        MAX_OPEN_ATTEMPTS, REOPEN_DELAY, config.outboundIdleTimeout()),
+        MAX_OPEN_ATTEMPTS, REOPEN_DELAY, config.outboundIdleTimeout(), true),
         new StreamPolicy(), new StreamEvents());
   }
 

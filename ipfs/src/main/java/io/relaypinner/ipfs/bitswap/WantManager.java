@@ -12,7 +12,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -52,7 +51,8 @@ final class WantManager {
     void blockKept(Multihash key);
   }
 
-  private record Waiter(CompletableFuture<byte[]> future, long deadlineMillis) {}
+  private record Waiter(CompletableFuture<byte[]> future, long deadlineMillis,
+      Duration timeout) {}
 
   /** One CID we are fetching. */
   private static final class ClientWant {
@@ -136,10 +136,10 @@ final class WantManager {
       want.store = store;
       wants.put(key, want);
       clientWants.incrementAndGet();
-      want.waiters.add(new Waiter(waiter, deadline));
+      want.waiters.add(new Waiter(waiter, deadline, timeout));
       ask(want);
     } else {
-      want.waiters.add(new Waiter(waiter, deadline));
+      want.waiters.add(new Waiter(waiter, deadline, timeout));
       want.store |= store;
     }
   }
@@ -339,25 +339,30 @@ final class WantManager {
   /** Fails waiters past their deadline and asks again for wants nobody answered. */
   void tick() {
     final long now = clock.millis();
-    final List<Runnable> expired = new ArrayList<>();
-    for (final Iterator<Map.Entry<Multihash, ClientWant>> it = wants.entrySet().iterator();
-        it.hasNext();) {
-      final Map.Entry<Multihash, ClientWant> entry = it.next();
-      final ClientWant want = entry.getValue();
+    final List<Waiter> expired = new ArrayList<>();
+    final List<Cid> expiredCids = new ArrayList<>();
+    final List<ClientWant> touched = new ArrayList<>();
+    for (final ClientWant want : wants.values()) {
+      boolean any = false;
       for (final Waiter waiter : want.waiters) {
         if (now >= waiter.deadlineMillis()) {
-          expired.add(() -> waiter.future().completeExceptionally(new TimeoutException(
-              "bitswap: " + want.cid + " not received in time")));
+          expired.add(waiter);
+          expiredCids.add(want.cid);
+          any = true;
         }
       }
+      if (any) {
+        touched.add(want);
+      }
     }
-    // Outside the iteration: completing a waiter may call back into waiterGone.
-    for (final Runnable fail : expired) {
-      fail.run();
-    }
-    for (final ClientWant want : List.copyOf(wants.values())) {
-      want.waiters.removeIf(w -> w.future().isDone());
+    // Outside the iteration: completing a waiter runs its callbacks.
+    for (final ClientWant want : touched) {
+      want.waiters.removeIf(waiter -> now >= waiter.deadlineMillis());
       dropIfUnwanted(want.cid.multihash(), want);
+    }
+    for (int i = 0; i < expired.size(); i++) {
+      expired.get(i).future().completeExceptionally(new TimeoutException("bitswap: "
+          + expiredCids.get(i) + " not received within " + expired.get(i).timeout()));
     }
     final long base = config.rebroadcastInterval().toMillis();
     for (final ClientWant want : wants.values()) {

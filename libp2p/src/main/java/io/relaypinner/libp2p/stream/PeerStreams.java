@@ -106,10 +106,11 @@ public final class PeerStreams<M> {
    * @param maxOpenAttempts failed opens in a row before the queue is dropped
    * @param reopenDelay delay before the n-th retry is n times this
    * @param idleTimeout a stream unused this long is closed by {@link #closeIdle} (null: never)
+   * @param reportWritten whether {@link Events#written} is called (one loop task per message)
    */
   public record Options(String name, List<String> protocolIds, int maxQueuedMessages,
       long maxQueuedBytes, boolean openOnSend, boolean keepQueueOnEnd, int maxOpenAttempts,
-      Duration reopenDelay, Duration idleTimeout) {
+      Duration reopenDelay, Duration idleTimeout, boolean reportWritten) {
     /** Validates. */
     public Options {
       protocolIds = List.copyOf(protocolIds);
@@ -179,6 +180,12 @@ public final class PeerStreams<M> {
     final PeerStream stream = streams.get(peer);
     return stream == null
         || (stream.queue.isEmpty() && (stream.channel == null || stream.channel.isWritable()));
+  }
+
+  /** Messages queued for {@code peer} now. */
+  public int queuedMessages(final PeerId peer) {
+    final PeerStream stream = streams.get(peer);
+    return stream == null ? 0 : stream.queue.size();
   }
 
   /** Writes or queues {@code message} for {@code peer}. */
@@ -348,7 +355,9 @@ public final class PeerStreams<M> {
     final PeerId peer = stream.peer;
     stream.channel.writeAndFlush(Unpooled.wrappedBuffer(body)).addListener(f -> {
       if (f.isSuccess()) {
-        onLoop(() -> events.written(peer, message));
+        if (options.reportWritten()) {
+          onLoop(() -> events.written(peer, message));
+        }
       } else {
         LOG.debug("{} write to {} failed: {}", options.name(), peer, f.cause().toString());
         onLoop(() -> events.dropped(peer, message, Drop.WRITE_FAILED));
@@ -357,11 +366,11 @@ public final class PeerStreams<M> {
   }
 
   private void ended(final PeerStream stream, final Channel channel) {
-    if (stream.channel == channel) {
-      stream.channel = null;
-    } else if (stream.channel != null || streams.get(stream.peer) != stream) {
+    // Only the current stream's end counts (one closed as idle was let go already).
+    if (stream.channel != channel || streams.get(stream.peer) != stream) {
       return;
     }
+    stream.channel = null;
     if (!options.keepQueueOnEnd()) {
       dropQueue(stream, Drop.STREAM_ENDED);
     }
