@@ -378,6 +378,11 @@ public final class Bitswap implements AutoCloseable {
     public void flushSoon() {
       onLoopAlways(engine::flush);
     }
+
+    @Override
+    public void flushAfter(final Duration delay) {
+      loop.schedule(() -> onLoop(engine::flush), delay.toMillis(), TimeUnit.MILLISECONDS);
+    }
   }
 
   private final class StreamPolicy implements PeerStreams.Policy<Outgoing> {

@@ -84,6 +84,12 @@ public final class BitswapEngine {
 
     /** Call {@link #flush} soon, after the events now being handled (batches our wants). */
     void flushSoon();
+
+    /**
+     * Call {@link #flush} after {@code delay} (wants held for a busy peer are due then); without
+     * it, held wants go out on the first {@link #tick} after their hold.
+     */
+    default void flushAfter(final Duration delay) {}
   }
 
   /** A message for a peer and the ledger entries it serves (none for wants and cancels). */
@@ -706,6 +712,7 @@ public final class BitswapEngine {
       if (!state.awaiting.isEmpty()) {
         if (state.heldSince < 0) {
           state.heldSince = now;
+          output.flushAfter(Duration.ofMillis(MAX_HOLD_MILLIS));
         }
         if (now - state.heldSince < MAX_HOLD_MILLIS) {
           // Stays dirty: sent when the peer owes nothing ({@link #released}) or by tick().
