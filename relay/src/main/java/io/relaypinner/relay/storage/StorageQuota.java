@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
@@ -40,6 +41,8 @@ public final class StorageQuota {
   private final Runnable pressure;
   private final Map<String, LongAdder> refused = new ConcurrentHashMap<>();
   private final AtomicBoolean full = new AtomicBoolean();
+  /** Bytes of the latest refused write, so GC frees room for it too (0 after a GC run). */
+  private final AtomicLong wanted = new AtomicLong();
 
   /**
    * @param maxBytes the quota; 0 = none
@@ -76,9 +79,13 @@ public final class StorageQuota {
     return maxBytes > 0 && usedBytes() >= maxBytes / 100 * PRESSURE_PERCENT;
   }
 
-  /** How many bytes must go to bring the store back under the pressure line (0: none). */
+  /**
+   * How many bytes must go to bring the store, plus the latest refused write, back under the
+   * pressure line (0: none).
+   */
   public long excessBytes() {
-    return maxBytes == 0 ? 0 : Math.max(0, usedBytes() - maxBytes / 100 * PRESSURE_PERCENT);
+    return maxBytes == 0 ? 0
+        : Math.max(0, usedBytes() + wanted.get() - maxBytes / 100 * PRESSURE_PERCENT);
   }
 
   /**
@@ -94,6 +101,7 @@ public final class StorageQuota {
     final long used = usedBytes();
     if (used + bytes > maxBytes) {
       refused.computeIfAbsent(what, k -> new LongAdder()).increment();
+      wanted.accumulateAndGet(bytes, Math::max);
       if (full.compareAndSet(false, true)) {
         LOG.warn("storage quota reached: {} of {} bytes stored (RELAY_STORAGE_MAX_BYTES);"
             + " new pins, gateway fetches and replicated blocks are refused until GC frees"
@@ -108,8 +116,9 @@ public final class StorageQuota {
     }
   }
 
-  /** Called after GC: logs the way back under the quota once. */
+  /** Called after GC: forgets the refused write, logs the way back under the quota once. */
   void recheck() {
+    wanted.set(0);
     if (maxBytes > 0 && usedBytes() < maxBytes && full.compareAndSet(true, false)) {
       LOG.info("storage below its quota again: {} of {} bytes stored", usedBytes(), maxBytes);
     }
