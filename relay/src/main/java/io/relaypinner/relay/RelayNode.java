@@ -1,6 +1,7 @@
 package io.relaypinner.relay;
 
 import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -65,9 +66,11 @@ import io.relaypinner.relay.storage.StorageQuota;
 import io.relaypinner.relay.gateway.CarPlanner;
 import io.relaypinner.relay.gateway.GatewayMetrics;
 import io.relaypinner.relay.gateway.IpfsGatewayRoute;
+import io.relaypinner.relay.http.ErrorCodes;
 import io.relaypinner.relay.http.HttpMetrics;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RelayHttpServer;
+import io.relaypinner.relay.http.RouteHandler;
 import io.relaypinner.relay.http.Router;
 import io.relaypinner.relay.identity.IdentityVerificationMetrics;
 import io.relaypinner.relay.ui.DashboardStatusRoute;
@@ -319,7 +322,7 @@ public final class RelayNode implements AutoCloseable {
           .prefix(HttpMethod.POST, PinsRoute.PATH + "/", pinsRoute)
           .prefix(HttpMethod.DELETE, PinsRoute.PATH + "/", pinsRoute)
           .get(ExportRoutes.EXPORT, exportRoutes.export())
-          .post(ExportRoutes.IMPORT, exportRoutes.importer())
+          .post(ExportRoutes.IMPORT, refusedWhenFull(exportRoutes.importer(), "import"))
           .build();
       httpServer = new RelayHttpServer(config.http(), config.cors(), router, responses,
           httpMetrics, loops);
@@ -808,6 +811,23 @@ public final class RelayNode implements AutoCloseable {
    * {@code GET /pinning/export} and {@code POST /pinning/import}: imports verify entries on the
    * replication executor, then queue a sync so the database is followed like an announced one.
    */
+  /**
+   * {@code route}, answered {@code 507 storage_full} instead while the storage quota is reached
+   * (checked before the request does anything; counted under {@code what}).
+   */
+  private RouteHandler refusedWhenFull(final RouteHandler route, final String what) {
+    final StorageQuota quota = storageGc.quota();
+    return request -> {
+      try {
+        quota.checkRoom(what, 1);
+      } catch (final StorageFullException e) {
+        return CompletableFuture.completedFuture(responses.error(
+            HttpResponseStatus.INSUFFICIENT_STORAGE, ErrorCodes.STORAGE_FULL, e.getMessage()));
+      }
+      return route.handle(request);
+    };
+  }
+
   /** {@code RELAY_STORAGE_MAX_BYTES} when one is enforced. */
   private Optional<Long> quotaBytes() {
     final long max = storageGc.quota().maxBytes();
@@ -836,8 +856,7 @@ public final class RelayNode implements AutoCloseable {
     return new ExportRoutes(
         new DatabaseExporter(blockstore, datastore, CodecLinkResolver.standard(),
             payload -> media.extract(payload).cids(), CarPlanner.Limits.DEFAULT),
-        new DatabaseImporter(storageGc.quota().guard(blockstore, "import"), datastore, pins,
-            CodecLinkResolver.standard(),
+        new DatabaseImporter(blockstore, datastore, pins, CodecLinkResolver.standard(),
             payload -> media.extract(payload).cids(), replicationExecutor,
             CarReader.Limits.DEFAULT, REPLICATION_FETCH_TIMEOUT),
         blockstore, storageExecutor, responses, gatewayMetrics, config.http().apiToken(),

@@ -72,9 +72,9 @@ import org.junit.jupiter.api.io.TempDir;
  * history lists the database.
  */
 class RelayKillIT {
-  private static final int ENTRIES = 24;
+  private static final int ENTRIES = 12;
   private static final UnixFsImporter.Options MEDIA_CHUNKS = new UnixFsImporter.Options(65_536, 174);
-  private static final int MEDIA_BYTES = 200_000;
+  private static final int MEDIA_BYTES = 150_000;
 
   private final HttpClient client = HttpClient.newBuilder()
       .version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
