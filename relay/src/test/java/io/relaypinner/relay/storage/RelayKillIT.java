@@ -99,7 +99,9 @@ class RelayKillIT {
   private record Child(Process process, int httpPort, Multiaddr address, Deque<String> output) {
     static Child start(final Path dataDir, final String seed) throws Exception {
       final Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-      final Process process = new ProcessBuilder(java.toString(), "-Xmx256m", "-cp",
+      // Start-up flags of a short-lived JVM: this test restarts the relay three times.
+      final Process process = new ProcessBuilder(java.toString(), "-Xmx256m",
+          "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-cp",
           System.getProperty("java.class.path"), RelayChildMain.class.getName(),
           dataDir.toString(), seed).redirectErrorStream(true).start();
       final Deque<String> output = new ArrayDeque<>();
@@ -289,7 +291,9 @@ class RelayKillIT {
     }
     store.withheld.addAll(store.media);
 
+    phase("writer ready");
     child = Child.start(dataDir, seedHex);
+    phase("relay started");
     writer.connect(child);
     writer.pubsub().subscribe(address.topic()).get(5, TimeUnit.SECONDS);
     syncSoon(child, address);
