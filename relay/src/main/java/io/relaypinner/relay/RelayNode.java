@@ -60,6 +60,7 @@ import io.relaypinner.relay.gateway.CachingNetworkContent;
 import io.relaypinner.relay.gateway.NetworkContent;
 import io.relaypinner.relay.storage.GatewayCache;
 import io.relaypinner.relay.storage.GcPolicy;
+import io.relaypinner.relay.storage.LogMembers;
 import io.relaypinner.relay.storage.StorageGc;
 import io.relaypinner.relay.storage.StorageMetrics;
 import io.relaypinner.relay.storage.StorageQuota;
@@ -469,7 +470,7 @@ public final class RelayNode implements AutoCloseable {
           }
         });
     final StorageGc gc = new StorageGc(pins, new GatewayCache(limits.gatewayCacheMaxBytes()),
-        quota, clock, limits.gcGrace(), gcPolicy);
+        quota, clock, limits.gcGrace(), gcPolicy, new LogMembers(datastore));
     gcExecutor = new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory("relay-gc", true));
     gcExecutor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
     gc.executeOn(gcExecutor);
@@ -774,6 +775,7 @@ public final class RelayNode implements AutoCloseable {
         bitswapExecutor);
     final Host libp2p = host;
     final PinStore pinStore = pins;
+    final StorageQuota quota = storageGc.quota();
     final PinningServiceEngine engine = new PinningServiceEngine(datastore, clock,
         new PinningServiceEngine.Pinner() {
           @Override
@@ -786,6 +788,12 @@ public final class RelayNode implements AutoCloseable {
                   }
                 });
               }
+            }
+            try {
+              // At the quota a new pin fails at once (its request ends "failed").
+              quota.checkRoom("pin", 1);
+            } catch (final StorageFullException e) {
+              return CompletableFuture.failedFuture(e);
             }
             return pinner.pin(cid, NetworkPinner.Limits.DEFAULT);
           }

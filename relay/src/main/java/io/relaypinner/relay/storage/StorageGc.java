@@ -13,6 +13,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,7 +27,8 @@ import org.slf4j.LoggerFactory;
  * bytes as the store is above the pressure line. Then {@link PinStore#gc(java.util.function.Predicate)}
  * marks from every pin and, of the blocks no pin reaches, deletes:
  * <ul>
- *   <li>never a block the gateway cache keeps;
+ *   <li>never a block the gateway cache keeps, nor one {@code alsoKeep} names (entries of
+ *       replicated logs that wait for their media pin, {@link LogMembers});
  *   <li>a block the cache evicted, at once;
  *   <li>any other unpinned block only once it has been seen unpinned for the <em>grace
  *       period</em> ({@code RELAY_GC_GRACE_MS}): blocks a pin, a replication join or a gateway
@@ -56,6 +58,7 @@ public final class StorageGc {
   private final Clock clock;
   private final Duration grace;
   private final GcPolicy policy;
+  private final Supplier<Set<Multihash>> alsoKeep;
   private Map<Multihash, Long> firstSeen = new HashMap<>();
   private final AtomicBoolean queued = new AtomicBoolean();
   private final AtomicLong runs = new AtomicLong();
@@ -71,6 +74,17 @@ public final class StorageGc {
    */
   public StorageGc(final PinStore pins, final GatewayCache cache, final StorageQuota quota,
       final Clock clock, final Duration grace, final GcPolicy policy) {
+    this(pins, cache, quota, clock, grace, policy, Set::of);
+  }
+
+  /**
+   * @param alsoKeep blocks kept although no pin reaches them (asked once per run, before the
+   *     mark): e.g. {@link LogMembers}, the entries of replicated logs that wait for their media
+   */
+  public StorageGc(final PinStore pins, final GatewayCache cache, final StorageQuota quota,
+      final Clock clock, final Duration grace, final GcPolicy policy,
+      final Supplier<Set<Multihash>> alsoKeep) {
+    this.alsoKeep = Objects.requireNonNull(alsoKeep, "alsoKeep");
     this.pins = Objects.requireNonNull(pins, "pins");
     this.cache = Objects.requireNonNull(cache, "cache");
     this.quota = Objects.requireNonNull(quota, "quota");
@@ -120,12 +134,13 @@ public final class StorageGc {
         cache.trimTo(Math.max(0, cache.bytes() - excess));
       }
       final Set<Multihash> evicted = cache.drainEvicted();
+      final Set<Multihash> kept = alsoKeep.get();
       final long now = clock.millis();
       final long graceMs = grace.toMillis();
       final Map<Multihash, Long> seen = new HashMap<>();
       final long usedBefore = quota.usedBytes();
       final GcResult result = pins.gc(multihash -> {
-        if (cache.holds(multihash)) {
+        if (cache.holds(multihash) || kept.contains(multihash)) {
           return false;
         }
         if (evicted.contains(multihash)) {

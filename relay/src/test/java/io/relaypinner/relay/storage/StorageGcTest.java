@@ -249,4 +249,24 @@ class StorageGcTest {
     assertThat(cache.drainEvicted()).isEmpty();
     assertThat(cache.evictions()).isEqualTo(7);
   }
+  @Test
+  void entriesListedByAReplicatedLog_areKept_whileTheyWaitForTheirMediaPin() {
+    final MemoryDatastore datastore = new MemoryDatastore();
+    final Cid waiting = raw(blocks, 200);
+    final Cid oldStyle = raw(blocks, 200);
+    final Cid loose = raw(blocks, 200);
+    datastore.put("/orbitdb/logs/zdpuManifest/batches/" + waiting,
+        io.relaypinner.ipfs.dagcbor.DagCbor.encode(io.relaypinner.ipfs.dagcbor.DagCborValue.list(
+            List.of(io.relaypinner.ipfs.dagcbor.DagCborValue.of(waiting.toString())))));
+    datastore.put("/orbitdb/logs/zdpuManifest/entries/" + oldStyle, new byte[0]);
+    datastore.put("/orbitdb/logs/zdpuManifest/batches/garbage", new byte[] {1, 2, 3});
+    final StorageGc gc = new StorageGc(pins, new GatewayCache(1 << 20), quota(0), clock, GRACE,
+        GcPolicy.ALWAYS, new LogMembers(datastore));
+    gc.runOnce();
+    clock.advance(GRACE.multipliedBy(2));
+    gc.runOnce();
+    assertThat(blocks.has(waiting)).isTrue();
+    assertThat(blocks.has(oldStyle)).isTrue();
+    assertThat(blocks.has(loose)).isFalse();
+  }
 }
