@@ -466,7 +466,7 @@ public final class RelayNode implements AutoCloseable {
         flat == null ? () -> 0L : flat::byteCount, () -> {
           final StorageGc gc = storageGc;
           if (gc != null) {
-            gc.requestRun();
+            gc.requestRunUnderPressure();
           }
         });
     final StorageGc gc = new StorageGc(pins, new GatewayCache(limits.gatewayCacheMaxBytes()),

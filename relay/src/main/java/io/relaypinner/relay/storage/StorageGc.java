@@ -44,6 +44,12 @@ import org.slf4j.LoggerFactory;
  * later run).
  */
 public final class StorageGc {
+  /**
+   * Least time between two runs asked for by quota pressure: when nothing can be freed (all
+   * pinned) every write near the quota would otherwise start another full mark.
+   */
+  public static final Duration PRESSURE_GAP = Duration.ofSeconds(10);
+
   /** Most unpinned blocks whose first sighting is remembered. */
   public static final int MAX_TRACKED = 2_000_000;
 
@@ -67,6 +73,7 @@ public final class StorageGc {
   private final AtomicLong removedBlocks = new AtomicLong();
   private final AtomicLong freedBytes = new AtomicLong();
   private volatile Executor executor;
+  private final AtomicLong lastPressureRun = new AtomicLong(Long.MIN_VALUE);
 
   /**
    * @param grace how long an unpinned block is kept after GC first saw it (not for blocks the
@@ -117,6 +124,19 @@ public final class StorageGc {
       });
     } catch (final RejectedExecutionException e) {
       queued.set(false);
+    }
+  }
+
+  /**
+   * As {@link #requestRun}, for quota pressure: at most once per {@link #PRESSURE_GAP} (on the
+   * clock).
+   */
+  public void requestRunUnderPressure() {
+    final long now = clock.millis();
+    final long last = lastPressureRun.get();
+    if ((last == Long.MIN_VALUE || now - last >= PRESSURE_GAP.toMillis())
+        && lastPressureRun.compareAndSet(last, now)) {
+      requestRun();
     }
   }
 

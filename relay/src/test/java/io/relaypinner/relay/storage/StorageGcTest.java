@@ -269,4 +269,21 @@ class StorageGcTest {
     assertThat(blocks.has(oldStyle)).isTrue();
     assertThat(blocks.has(loose)).isFalse();
   }
+  @Test
+  void pressureRequests_areSpacedOnTheClock() {
+    final StorageGc gc = gc(new GatewayCache(1 << 20), quota(0), GcPolicy.ALWAYS);
+    final List<Runnable> queued = new ArrayList<>();
+    gc.executeOn(task -> {
+      queued.add(task);
+      task.run();
+    });
+    gc.requestRunUnderPressure();
+    gc.requestRunUnderPressure();
+    assertThat(queued).hasSize(1);
+    clock.advance(StorageGc.PRESSURE_GAP);
+    gc.requestRunUnderPressure();
+    assertThat(queued).hasSize(2);
+    gc.requestRun();   // an eviction is not pressure: no spacing
+    assertThat(queued).hasSize(3);
+  }
 }
