@@ -1,6 +1,7 @@
 package io.relaypinner.relay;
 
 import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -10,6 +11,7 @@ import io.relaypinner.ipfs.bitswap.NetworkPinner;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.car.CarReader;
 import io.relaypinner.ipfs.blockstore.FlatFsBlockstore;
+import io.relaypinner.ipfs.blockstore.StorageFullException;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.ipfs.datastore.MvStoreDatastore;
@@ -53,12 +55,23 @@ import io.relaypinner.relay.autotls.AutoTlsService;
 import io.relaypinner.relay.autotls.BrokerClient;
 import io.relaypinner.relay.bitswap.BitswapMetrics;
 import io.relaypinner.relay.bitswap.BitswapNetworkContent;
+import io.relaypinner.relay.config.StorageLimits;
+import io.relaypinner.relay.gateway.CachingNetworkContent;
+import io.relaypinner.relay.gateway.NetworkContent;
+import io.relaypinner.relay.storage.GatewayCache;
+import io.relaypinner.relay.storage.GcPolicy;
+import io.relaypinner.relay.storage.LogMembers;
+import io.relaypinner.relay.storage.StorageGc;
+import io.relaypinner.relay.storage.StorageMetrics;
+import io.relaypinner.relay.storage.StorageQuota;
 import io.relaypinner.relay.gateway.CarPlanner;
 import io.relaypinner.relay.gateway.GatewayMetrics;
 import io.relaypinner.relay.gateway.IpfsGatewayRoute;
+import io.relaypinner.relay.http.ErrorCodes;
 import io.relaypinner.relay.http.HttpMetrics;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RelayHttpServer;
+import io.relaypinner.relay.http.RouteHandler;
 import io.relaypinner.relay.http.Router;
 import io.relaypinner.relay.identity.IdentityVerificationMetrics;
 import io.relaypinner.relay.ui.DashboardStatusRoute;
@@ -106,6 +119,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -185,6 +199,11 @@ public final class RelayNode implements AutoCloseable {
   private FlatFsBlockstore flatBlocks;
   private Datastore datastore;
   private volatile PinStore pins;
+  /** The quota, the gateway cache and garbage collection (docs/operators.md). */
+  private volatile StorageGc storageGc;
+  private GcPolicy gcPolicy = GcPolicy.ALWAYS;
+  /** One thread: scheduled and pressure GC runs, never overlapping. */
+  private ScheduledThreadPoolExecutor gcExecutor;
   private ThreadPoolExecutor storageExecutor;
   private volatile SyncEngine syncEngine;
   private CertificateStore certificates;
@@ -290,12 +309,10 @@ public final class RelayNode implements AutoCloseable {
           .metrics(registry, scrapeExecutor)
           .pinning(syncEngine, config.http().apiToken())
           .dashboard(new DashboardStatusRoute(this::host, this::replication, syncEngine, pins,
-              config.storage().dataDir(), Optional.empty(), storageExecutor, clock, responses))
+              config.storage().dataDir(), quotaBytes(), storageExecutor, clock, responses))
           .gateway(new IpfsGatewayRoute(pins, new UnixFsReader(blockstore), storageExecutor,
               responses, gatewayMetrics, this::blockFile, config.gateway(),
-              Optional.of(new BitswapNetworkContent(bitswap, new NetworkPinner(bitswap, pins,
-                  CodecLinkResolver.standard(), bitswapExecutor))), blockstore,
-              CarPlanner.Limits.DEFAULT))
+              gatewayNetworkContent(), blockstore, CarPlanner.Limits.DEFAULT))
           .addTo(Router.builder())
           .getPrefix(RoutingRoute.PREFIX, new RoutingRoute(identity.peerId(),
               this::advertisedAddresses, cid -> blockstore.has(cid), this::connectedPeer,
@@ -306,7 +323,8 @@ public final class RelayNode implements AutoCloseable {
           .prefix(HttpMethod.POST, PinsRoute.PATH + "/", pinsRoute)
           .prefix(HttpMethod.DELETE, PinsRoute.PATH + "/", pinsRoute)
           .get(ExportRoutes.EXPORT, exportRoutes.export())
-          .streamed(HttpMethod.POST, ExportRoutes.IMPORT, exportRoutes.importer(),
+          .streamed(HttpMethod.POST, ExportRoutes.IMPORT,
+              refusedWhenFull(exportRoutes.importer(), "import"),
               ExportRoutes.MAX_IMPORT_BYTES, ExportRoutes.CAR_TOO_LARGE)
           .build();
       httpServer = new RelayHttpServer(config.http(), config.cors(), router, responses,
@@ -432,6 +450,63 @@ public final class RelayNode implements AutoCloseable {
     storageExecutor = new ThreadPoolExecutor(STORAGE_THREADS, STORAGE_THREADS, 0,
         TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(STORAGE_QUEUE),
         new DefaultThreadFactory("relay-storage", true), new ThreadPoolExecutor.AbortPolicy());
+    startStorageGc();
+  }
+
+  /**
+   * The quota ({@code RELAY_STORAGE_MAX_BYTES}, on flat files: S3 has no cheap byte count), the
+   * gateway cache and GC: every {@code RELAY_GC_INTERVAL_MS} and under pressure.
+   */
+  private void startStorageGc() {
+    final StorageLimits limits = config.storage().limits();
+    final FlatFsBlockstore flat = flatBlocks;
+    if (flat == null && limits.maxBytes() > 0) {
+      LOG.warn("RELAY_STORAGE_MAX_BYTES is not enforced with RELAY_BLOCKSTORE=s3: bound the"
+          + " bucket with the provider's quota");
+    }
+    final StorageQuota quota = new StorageQuota(flat == null ? 0 : limits.maxBytes(),
+        flat == null ? () -> 0L : flat::byteCount, () -> {
+          final StorageGc gc = storageGc;
+          if (gc != null) {
+            gc.requestRunUnderPressure();
+          }
+        });
+    final StorageGc gc = new StorageGc(pins, new GatewayCache(limits.gatewayCacheMaxBytes()),
+        quota, clock, limits.gcGrace(), gcPolicy, new LogMembers(datastore));
+    gcExecutor = new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory("relay-gc", true));
+    gcExecutor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    gc.executeOn(gcExecutor);
+    if (!limits.gcInterval().isZero()) {
+      gcExecutor.scheduleWithFixedDelay(gc::runOnce, limits.gcInterval().toMillis(),
+          limits.gcInterval().toMillis(), TimeUnit.MILLISECONDS);
+    }
+    StorageMetrics.register(registry, gc);
+    storageGc = gc;
+    LOG.info("storage: quota {}, gateway cache {} bytes, GC every {} ms (grace {} ms)",
+        quota.maxBytes() > 0 ? quota.maxBytes() + " bytes" : "none",
+        limits.gatewayCacheMaxBytes(), limits.gcInterval().toMillis(),
+        limits.gcGrace().toMillis());
+  }
+
+  /**
+   * Who may collect garbage (a leader lease when stores are shared); set before {@link #start}.
+   * Default: always.
+   */
+  public synchronized RelayNode gcPolicy(final GcPolicy policy) {
+    if (state != State.NEW) {
+      throw new IllegalStateException("the GC policy is set before start");
+    }
+    this.gcPolicy = Objects.requireNonNull(policy, "policy");
+    return this;
+  }
+
+  /** Garbage collection, the quota and the gateway cache of the running node. */
+  public StorageGc storageGc() {
+    final StorageGc current = storageGc;
+    if (current == null) {
+      throw new IllegalStateException("relay node is not running");
+    }
+    return current;
   }
 
   /** A raw block's file for zero-copy serving; empty when blocks are not flat files. */
@@ -655,8 +730,17 @@ public final class RelayNode implements AutoCloseable {
     final Bitswap network = bitswap;
     // fetch, not get: a block reaches the store only after the log (or the identity cache)
     // verified it, so a refused entry is never stored or served.
-    final io.relaypinner.orbitdb.BlockFetcher fetcher =
-        cid -> network.fetch(cid, REPLICATION_FETCH_TIMEOUT);
+    // With the quota reached, blocks not held are not fetched: the join keeps them on its
+    // frontier and a later join takes them once GC made room (counted as refused).
+    final StorageQuota quota = storageGc.quota();
+    final io.relaypinner.orbitdb.BlockFetcher fetcher = cid -> {
+      try {
+        quota.checkRoom("replication", 1);
+      } catch (final StorageFullException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+      return network.fetch(cid, REPLICATION_FETCH_TIMEOUT);
+    };
     final IdentityVerifiers identityVerifiers =
         IdentityVerifiers.withPasskeys(config.passkeys().toWebAuthnConfig());
     IdentityVerificationMetrics.register(registry, identityVerifiers);
@@ -693,6 +777,7 @@ public final class RelayNode implements AutoCloseable {
         bitswapExecutor);
     final Host libp2p = host;
     final PinStore pinStore = pins;
+    final StorageQuota quota = storageGc.quota();
     final PinningServiceEngine engine = new PinningServiceEngine(datastore, clock,
         new PinningServiceEngine.Pinner() {
           @Override
@@ -705,6 +790,12 @@ public final class RelayNode implements AutoCloseable {
                   }
                 });
               }
+            }
+            try {
+              // At the quota a new pin fails at once (its request ends "failed").
+              quota.checkRoom("pin", 1);
+            } catch (final StorageFullException e) {
+              return CompletableFuture.failedFuture(e);
             }
             return pinner.pin(cid, NetworkPinner.Limits.DEFAULT);
           }
@@ -730,6 +821,46 @@ public final class RelayNode implements AutoCloseable {
    * {@code GET /pinning/export} and {@code POST /pinning/import}: imports verify entries on the
    * replication executor, then queue a sync so the database is followed like an announced one.
    */
+  /**
+   * {@code route}, answered {@code 507 storage_full} instead while the storage quota is reached
+   * (checked before the request does anything; counted under {@code what}).
+   */
+  private RouteHandler refusedWhenFull(final RouteHandler route, final String what) {
+    final StorageQuota quota = storageGc.quota();
+    return request -> {
+      try {
+        quota.checkRoom(what, 1);
+      } catch (final StorageFullException e) {
+        return CompletableFuture.completedFuture(responses.error(
+            HttpResponseStatus.INSUFFICIENT_STORAGE, ErrorCodes.STORAGE_FULL, e.getMessage()));
+      }
+      return route.handle(request);
+    };
+  }
+
+  /** {@code RELAY_STORAGE_MAX_BYTES} when one is enforced. */
+  private Optional<Long> quotaBytes() {
+    final long max = storageGc.quota().maxBytes();
+    return max > 0 ? Optional.of(max) : Optional.empty();
+  }
+
+  /**
+   * The gateway's network fallback: bitswap fetches capped at the cache budget, cached (not
+   * pinned) in the {@link GatewayCache}; none when {@code RELAY_GATEWAY_CACHE_MAX_BYTES=0}.
+   */
+  private Optional<NetworkContent> gatewayNetworkContent() {
+    final long budget = storageGc.cache().maxBytes();
+    if (budget == 0) {
+      LOG.info("/ipfs/ network fallback off (RELAY_GATEWAY_CACHE_MAX_BYTES=0)");
+      return Optional.empty();
+    }
+    final BitswapNetworkContent fetcher = new BitswapNetworkContent(bitswap,
+        new NetworkPinner(bitswap, pins, CodecLinkResolver.standard(), bitswapExecutor), budget);
+    return Optional.of(new CachingNetworkContent(fetcher, blockstore,
+        CodecLinkResolver.standard(), storageGc, storageExecutor,
+        BitswapNetworkContent.MAX_BLOCKS));
+  }
+
   private ExportRoutes exportRoutes() {
     final MediaCidExtractor media = new MediaCidExtractor(config.sync().mediaCidFields());
     return new ExportRoutes(
@@ -760,7 +891,9 @@ public final class RelayNode implements AutoCloseable {
     bitswapExecutor = new ThreadPoolExecutor(STORAGE_THREADS, STORAGE_THREADS, 0,
         TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(4 * STORAGE_QUEUE),
         new DefaultThreadFactory("relay-bitswap", true), new ThreadPoolExecutor.AbortPolicy());
-    bitswap = Bitswap.start(host, blockstore, bitswapExecutor, BitswapConfig.DEFAULT);
+    // Blocks bitswap stores are pins' and gateway fetches': the quota refuses new ones when full.
+    bitswap = Bitswap.start(host, storageGc.quota().guard(blockstore, "bitswap"),
+        bitswapExecutor, BitswapConfig.DEFAULT);
     BitswapMetrics.register(registry, bitswap);
   }
 
@@ -939,6 +1072,21 @@ public final class RelayNode implements AutoCloseable {
    * cleanly. Only work still running after the wait is interrupted.
    */
   private void closeStorage() {
+    if (gcExecutor != null) {
+      // No interrupt: a GC run reads the datastore, whose file channel an interrupt closes.
+      gcExecutor.shutdown();
+      try {
+        if (!gcExecutor.awaitTermination(SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+          LOG.warn("GC did not stop within {} ms", SHUTDOWN_TIMEOUT.toMillis());
+          gcExecutor.shutdownNow();
+        }
+      } catch (final InterruptedException e) {
+        gcExecutor.shutdownNow();
+        Thread.currentThread().interrupt();
+      }
+      gcExecutor = null;
+    }
+    storageGc = null;
     if (storageExecutor != null) {
       storageExecutor.shutdown();
       try {

@@ -6,6 +6,7 @@ import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.relaypinner.ipfs.blockstore.Blockstore;
+import io.relaypinner.ipfs.blockstore.StorageFullException;
 import io.relaypinner.ipfs.pin.CodecLinkResolver;
 import io.relaypinner.ipfs.pin.DagLimitExceededException;
 import io.relaypinner.ipfs.pin.PinStore;
@@ -296,6 +297,10 @@ public final class IpfsGatewayRoute implements RouteHandler {
           }
           if (cause instanceof DagLimitExceededException) {
             return notFound("content too large to fetch: " + cause.getMessage());
+          }
+          if (StorageFullException.find(cause) != null) {
+            return error(HttpResponseStatus.INSUFFICIENT_STORAGE, ErrorCodes.STORAGE_FULL,
+                "this relay's storage is full: " + cause.getMessage());
           }
           LOG.debug("network fallback for {} failed: {}", cid, cause.toString());
           return notFound("content cannot be fetched: " + cause.getMessage());

@@ -5,6 +5,7 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.relaypinner.ipfs.blockstore.Blockstore;
+import io.relaypinner.ipfs.blockstore.StorageFullException;
 import io.relaypinner.ipfs.pin.DagLimitExceededException;
 import io.relaypinner.ipfs.unixfs.UnixFsException;
 import io.relaypinner.ipfs.unixfs.UnixFsReader;
@@ -202,6 +203,10 @@ final class TrustlessGateway {
     if (cause instanceof DagLimitExceededException) {
       return error(HttpResponseStatus.BAD_REQUEST, "car_too_large",
           "content too large to fetch: " + cause.getMessage());
+    }
+    if (StorageFullException.find(cause) != null) {
+      return error(HttpResponseStatus.INSUFFICIENT_STORAGE, ErrorCodes.STORAGE_FULL,
+          "this relay's storage is full: " + cause.getMessage());
     }
     LOG.debug("trustless answer failed: {}", cause.toString());
     return error(HttpResponseStatus.NOT_FOUND, ErrorCodes.CONTENT_NOT_FOUND,

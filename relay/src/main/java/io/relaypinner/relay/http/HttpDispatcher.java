@@ -26,6 +26,7 @@ import io.netty.handler.stream.ChunkedNioFile;
 import io.netty.handler.stream.ChunkedWriteHandler;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
+import io.relaypinner.ipfs.blockstore.StorageFullException;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import java.io.IOException;
 import java.util.ArrayDeque;
@@ -274,6 +275,14 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
       failure = e.getCause() != null ? e.getCause() : e;
     } catch (final CancellationException e) {
       failure = e;
+    }
+    final StorageFullException full = StorageFullException.find(failure);
+    if (full != null) {
+      // The quota refused new content: the store logged it once; the client may retry later.
+      LOG.debug("HTTP route {} {}: {}", exchange.method(), exchange.route(), full.getMessage());
+      metrics.error(ErrorCodes.STORAGE_FULL);
+      return responses.error(HttpResponseStatus.INSUFFICIENT_STORAGE, ErrorCodes.STORAGE_FULL,
+          full.getMessage());
     }
     final StoreUnavailableException outage = StoreUnavailableException.find(failure);
     if (outage != null) {
