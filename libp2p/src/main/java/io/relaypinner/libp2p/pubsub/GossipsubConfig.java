@@ -42,6 +42,8 @@ import java.time.Duration;
  *     this, new ones are dropped
  * @param maxMessageIdLength longest message id we read in IHAVE, IWANT and IDONTWANT (StrictSign
  *     ids, author and seqno, are under 50 bytes); longer ones are ignored
+ * @param maxSeenEntries message ids the seen-cache holds at most; beyond, the oldest go before
+ *     their {@code seenTtl} (a copy arriving later is delivered again)
  */
 public record GossipsubConfig(
     int d, int dLo, int dHi, int dLazy, Duration heartbeatInterval, Duration fanoutTtl,
@@ -51,7 +53,7 @@ public record GossipsubConfig(
     int maxIDontWant, int idontwantMinSize, int maxMessagesPerPeerPerHeartbeat,
     long maxQueuedBytesPerPeer, boolean floodPublish, boolean allowPublishToZeroTopicPeers,
     int maxTopicLength, Duration maxPruneBackoff, int maxBackoffsPerPeer,
-    int maxPendingValidations, int maxMessageIdLength) {
+    int maxPendingValidations, int maxMessageIdLength, int maxSeenEntries) {
 
   public static final GossipsubConfig DEFAULT = builder().build();
 
@@ -71,9 +73,9 @@ public record GossipsubConfig(
     positive(unsubscribeBackoff, "unsubscribeBackoff");
     positive(maxPruneBackoff, "maxPruneBackoff");
     if (maxTopicLength < 1 || maxBackoffsPerPeer < 1 || maxPendingValidations < 1
-        || maxMessageIdLength < 1) {
+        || maxMessageIdLength < 1 || maxSeenEntries < 1) {
       throw new IllegalArgumentException("maxTopicLength, maxBackoffsPerPeer,"
-          + " maxPendingValidations and maxMessageIdLength must be positive");
+          + " maxPendingValidations, maxMessageIdLength and maxSeenEntries must be positive");
     }
     if (maxPruneBackoff.compareTo(pruneBackoff) < 0
         || maxPruneBackoff.compareTo(unsubscribeBackoff) < 0) {
@@ -131,6 +133,7 @@ public record GossipsubConfig(
     b.maxBackoffsPerPeer = maxBackoffsPerPeer;
     b.maxPendingValidations = maxPendingValidations;
     b.maxMessageIdLength = maxMessageIdLength;
+    b.maxSeenEntries = maxSeenEntries;
     return b;
   }
 
@@ -166,6 +169,7 @@ public record GossipsubConfig(
     private int maxBackoffsPerPeer = 1_000;
     private int maxPendingValidations = 1_024;
     private int maxMessageIdLength = 256;
+    private int maxSeenEntries = 262_144;
 
     private Builder() {}
 
@@ -311,13 +315,20 @@ public record GossipsubConfig(
       return this;
     }
 
+    /** Default 262,144 (about 30 MiB of ids). */
+    public Builder maxSeenEntries(final int value) {
+      maxSeenEntries = value;
+      return this;
+    }
+
     public GossipsubConfig build() {
       return new GossipsubConfig(d, dLo, dHi, dLazy, heartbeatInterval, fanoutTtl, mcacheLength,
           mcacheGossip, seenTtl, pruneBackoff, unsubscribeBackoff, maxMessageSize, maxRpcSize,
           maxTopicsPerPeer, maxSubscriptionsPerRpc, maxIHaveLength, maxIHaveMessages,
           maxIWantAnswers, maxIDontWant, idontwantMinSize, maxMessagesPerPeerPerHeartbeat,
           maxQueuedBytesPerPeer, floodPublish, allowPublishToZeroTopicPeers, maxTopicLength,
-          maxPruneBackoff, maxBackoffsPerPeer, maxPendingValidations, maxMessageIdLength);
+          maxPruneBackoff, maxBackoffsPerPeer, maxPendingValidations, maxMessageIdLength,
+          maxSeenEntries);
     }
   }
 }

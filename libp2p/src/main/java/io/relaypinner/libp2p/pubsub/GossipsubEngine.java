@@ -986,6 +986,14 @@ public final class GossipsubEngine {
   }
 
   private void markSeen(final MessageId id) {
+    // Re-inserted so the map stays in expiry order (the heartbeat expires from the front).
+    seen.remove(id);
+    if (seen.size() >= config.maxSeenEntries()) {
+      final Iterator<MessageId> oldest = seen.keySet().iterator();
+      oldest.next();
+      oldest.remove();
+      count("seen-evicted");
+    }
     seen.put(id, clock.millis() + config.seenTtl().toMillis());
   }
 

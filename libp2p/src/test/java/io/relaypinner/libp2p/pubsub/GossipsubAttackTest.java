@@ -389,4 +389,20 @@ class GossipsubAttackTest {
     assertThat(engine.backoffEntries()).isZero();
     assertThat(engine.meshPeers(TOPIC)).containsExactly(attacker);
   }
+
+  @Test
+  void validMessagesFromManyPeers_keepTheSeenCacheWithinMaxSeenEntries() {
+    engine = newEngine(GossipsubConfig.builder().maxSeenEntries(100).build());
+    engine.subscribe(TOPIC);
+    for (int p = 0; p < 5; p++) {
+      final PrivateKey key = key();
+      final PeerId peer = connect(key, TOPIC);
+      for (int i = 0; i < 60; i++) {
+        engine.handleRpc(peer, publish(StrictSign.sign(key, TOPIC, new byte[] {(byte) i}, i)));
+      }
+    }
+    assertThat(delivered).hasSize(300);
+    assertThat(engine.seenEntries()).isEqualTo(100);
+    assertThat(engine.counter("seen-evicted")).isEqualTo(200);
+  }
 }
