@@ -13,6 +13,6 @@ for i in $(seq 1 "$runs"); do
   t1=$(date +%s%N)
   stop_relay
   times+=($(( (t1 - t0) / 1000000 )))
-  echo "run $i: ${times[-1]} ms"
+  echo "run $i: ${times[-1]} ms (load $(load_average))"
 done
 printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print "median: " a[int((NR+1)/2)] " ms"}'

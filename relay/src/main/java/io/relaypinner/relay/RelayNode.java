@@ -883,9 +883,16 @@ public final class RelayNode implements AutoCloseable {
 
   /** What /health reports, read live from the host. */
   private final class LiveStatus implements NodeStatus {
+    /**
+     * Encoded once: the identity never changes, base58 costs microseconds, and the health
+     * route's cache compares this string by identity (a new string per call made every
+     * {@code /health} answer serialize its record again).
+     */
+    private final String peerId = identity.peerId().toBase58();
+
     @Override
     public String peerId() {
-      return identity.peerId().toBase58();
+      return peerId;
     }
 
     @Override
