@@ -231,7 +231,7 @@ public final class RelayNode implements AutoCloseable {
     this.httpsEndpoint = MetricsHttpsEndpoint.resolve(config, identity.autoTlsServingZone());
     // Until a certificate is there (and METRICS_HTTPS_ENABLED), the HTTPS listener is down.
     this.metricsHttps = MetricsHttpsStatus.notListening(config.https().enabled(), httpsEndpoint);
-    this.responses = new HttpResponses(HttpResponses.newObjectMapper());
+    this.responses = HttpResponses.withMapperBuiltInBackground();
     this.httpMetrics = new HttpMetrics(registry);
     this.gatewayMetrics = new GatewayMetrics(registry);
   }
