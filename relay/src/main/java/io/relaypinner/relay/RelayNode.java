@@ -250,7 +250,7 @@ public final class RelayNode implements AutoCloseable {
     this.httpsEndpoint = MetricsHttpsEndpoint.resolve(config, identity.autoTlsServingZone());
     // Until a certificate is there (and METRICS_HTTPS_ENABLED), the HTTPS listener is down.
     this.metricsHttps = MetricsHttpsStatus.notListening(config.https().enabled(), httpsEndpoint);
-    this.responses = new HttpResponses(HttpResponses.newObjectMapper());
+    this.responses = HttpResponses.withMapperBuiltInBackground();
     this.httpMetrics = new HttpMetrics(registry);
     this.gatewayMetrics = new GatewayMetrics(registry);
   }
@@ -1017,9 +1017,16 @@ public final class RelayNode implements AutoCloseable {
 
   /** What /health reports, read live from the host. */
   private final class LiveStatus implements NodeStatus {
+    /**
+     * Encoded once: the identity never changes, base58 costs microseconds, and the health
+     * route's cache compares this string by identity (a new string per call made every
+     * {@code /health} answer serialize its record again).
+     */
+    private final String peerId = identity.peerId().toBase58();
+
     @Override
     public String peerId() {
-      return identity.peerId().toBase58();
+      return peerId;
     }
 
     @Override

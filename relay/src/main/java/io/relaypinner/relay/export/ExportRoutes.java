@@ -8,6 +8,7 @@ import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.relay.gateway.CarPlanner;
 import io.relaypinner.relay.gateway.GatewayMetrics;
+import io.relaypinner.relay.gateway.CarSections;
 import io.relaypinner.relay.gateway.SliceInput;
 import io.relaypinner.relay.http.ErrorCodes;
 import io.relaypinner.relay.http.HttpResponses;
@@ -117,7 +118,8 @@ public final class ExportRoutes {
               e.getMessage());
         }
         final StreamedResponse response = new StreamedResponse(HttpResponseStatus.OK,
-            plan.length(), resume -> new SliceInput(() -> CarPlanner.sections(blockstore, plan),
+            plan.length(), (resume, fileRegions) -> new SliceInput(
+                () -> new CarSections(blockstore, CarSections.NO_FILES, plan),
                 plan.length(), storage, resume, metrics));
         response.headers()
             .set(HttpHeaderNames.CONTENT_TYPE, "application/vnd.ipld.car; version=1")

@@ -138,7 +138,7 @@ public final class IpfsGatewayRoute implements RouteHandler {
     this.storage = Objects.requireNonNull(storage, "storage");
     this.responses = Objects.requireNonNull(responses, "responses");
     this.metrics = Objects.requireNonNull(metrics, "metrics");
-    this.trustless = blockstore == null ? null : new TrustlessGateway(blockstore, reader,
+    this.trustless = blockstore == null ? null : new TrustlessGateway(blockstore, blockFiles, reader,
         new CarPlanner(blockstore, CodecLinkResolver.standard(),
             Objects.requireNonNull(carLimits, "carLimits")),
         storage, responses, metrics, this::isPinned, mode, fallbackTimeout, network);
@@ -375,8 +375,9 @@ public final class IpfsGatewayRoute implements RouteHandler {
     final StreamedResponse response = blockFile.isPresent()
         ? StreamedResponse.ofFile(status,
             new StreamedResponse.FileBody(blockFile.get(), start, length, metrics::bytes))
-        : new StreamedResponse(status, length, resume -> new SliceInput(
-            () -> reader.slices(file, start, length), length, storage, resume, metrics));
+        : new StreamedResponse(status, length, (resume, fileRegions) -> new SliceInput(
+            () -> BodyPiece.of(reader.slices(file, start, length)), length, storage, resume,
+            metrics));
     response.headers()
         .set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_OCTET_STREAM)
         .set(HttpHeaderNames.CACHE_CONTROL, CACHE_CONTROL)

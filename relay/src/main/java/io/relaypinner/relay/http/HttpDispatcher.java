@@ -383,7 +383,7 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
       }
     } else {
       final ChunkedWriteHandler chunked = ctx.pipeline().get(ChunkedWriteHandler.class);
-      body = new HttpChunkedInput(streamed.openBody(chunked::resumeTransfer));
+      body = new ContentInput(streamed.openBody(chunked::resumeTransfer, !tls));
     }
     streamed.release();
     ctx.write(head, ctx.voidPromise());
