@@ -159,8 +159,7 @@ public final class OrbitDbLog {
     this.config = Objects.requireNonNull(config, "config");
     this.executor = Objects.requireNonNull(executor, "executor");
     this.clock = Objects.requireNonNull(clock, "clock");
-    this.keyPrefix = "/orbitdb/logs/" + address.manifest().toString(Multibase.Base.BASE58BTC)
-        + "/";
+    this.keyPrefix = keyPrefix(address);
     final int rejectedCacheSize = config.rejectedCacheSize();
     this.rejectedCids = java.util.Collections.synchronizedMap(
         new LinkedHashMap<>(16, 0.75f, false) {
@@ -176,6 +175,19 @@ public final class OrbitDbLog {
 
   public OrbitDbAddress address() {
     return address;
+  }
+
+  /**
+   * Whether a log of {@code address} with at least one verified entry is stored in
+   * {@code datastore} (its heads are persisted), without opening it.
+   */
+  public static boolean hasStoredEntries(final Datastore datastore,
+      final OrbitDbAddress address) {
+    return datastore.get(keyPrefix(address) + "heads").isPresent();
+  }
+
+  private static String keyPrefix(final OrbitDbAddress address) {
+    return "/orbitdb/logs/" + address.manifest().toString(Multibase.Base.BASE58BTC) + "/";
   }
 
   public EntryVerifier verifier() {

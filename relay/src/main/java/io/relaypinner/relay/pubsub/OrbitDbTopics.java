@@ -9,6 +9,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,9 +39,10 @@ import org.slf4j.LoggerFactory;
  *       is subscribed, persisted ({@code /relay/topics/...}, resubscribed at restart) and
  *       reported to the {@link Listener}; a successful {@code POST /pinning/sync} admits too
  *       ({@link #followAdmitted}).
- *   <li><b>Probation.</b> A database admitted in this run that has no verified entry
- *       {@link Limits#probation()} after its admission is dropped (unsubscribed, forgotten),
- *       checked as subscriptions arrive.
+ *   <li><b>Probation.</b> A followed database (by any route: a subscription, an explicit sync
+ *       or import, or restored at start) that has no verified entry {@link Limits#probation()}
+ *       after it was followed is dropped (unsubscribed, forgotten), checked as subscriptions
+ *       arrive and as topics are followed.
  *   <li><b>Events.</b> Messages on followed topics and peers subscribing to them go to the
  *       {@link Listener} (replication); nothing else does.
  * </ul>
@@ -118,8 +120,10 @@ public final class OrbitDbTopics {
   /** Topics being admitted, with the peer whose subscription started it. Guarded by this. */
   private final Map<String, PeerId> pending = new HashMap<>();
   private final Map<PeerId, Integer> pendingPerPeer = new HashMap<>();
-  /** Topics admitted in this run, to their admission time (clock millis). Guarded by this. */
+  /** Followed topics still on probation, to when they were followed (clock millis). */
   private final Map<String, Long> probation = new LinkedHashMap<>();
+  /** Topics being persisted before they are followed. Guarded by this. */
+  private final Set<String> activating = new HashSet<>();
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
   private volatile Listener listener;
   private volatile Admission admission;
@@ -240,7 +244,7 @@ public final class OrbitDbTopics {
       if (pending.containsKey(topic)) {
         return;
       }
-      if (followed.size() + pending.size() >= MAX_TOPICS) {
+      if (followed.size() + pending.size() + activating.size() >= MAX_TOPICS) {
         count("full");
         return;
       }
@@ -270,12 +274,11 @@ public final class OrbitDbTopics {
           }
           if (error == null && Boolean.TRUE.equals(ok)) {
             count("admitted");
-            synchronized (this) {
-              probation.put(topic, clock.millis());
-            }
-            if (follow(topic, true)) {
-              listener.onPeerSubscribed(topic, peer);
-            }
+            follow(topic, true).thenAccept(now -> {
+              if (now) {
+                listener.onPeerSubscribed(topic, peer);
+              }
+            });
           } else {
             count("not-admitted");
             LOG.debug("not following {} (subscribed by {}, attempt {}): its manifest and "
@@ -295,16 +298,20 @@ public final class OrbitDbTopics {
 
   /**
    * Follows a database that proved to exist another way (a successful {@code POST
-   * /pinning/sync}), if the policy permits it.
+   * /pinning/sync} or import), if the policy permits it. Completes true when it is followed
+   * (now or already), false when it is not (policy, {@link #MAX_TOPICS}, storage).
    */
-  public void followAdmitted(final String topic) {
+  public CompletableFuture<Boolean> followAdmitted(final String topic) {
     if (!isDatabaseAddress(topic) || !policy.permits(topic)) {
-      return;
+      return CompletableFuture.completedFuture(false);
     }
-    follow(topic, true);
+    if (followed.contains(topic)) {
+      return CompletableFuture.completedFuture(true);
+    }
+    return follow(topic, true);
   }
 
-  /** Drops databases admitted in this run that still have no verified entry after probation. */
+  /** Drops followed databases that still have no verified entry after their probation. */
   private void sweepProbation() {
     final long now = clock.millis();
     final List<String> due = new ArrayList<>();
@@ -329,8 +336,11 @@ public final class OrbitDbTopics {
   }
 
   private void unfollow(final String topic) {
-    if (!followed.remove(topic)) {
-      return;
+    synchronized (this) {
+      if (!followed.remove(topic)) {
+        return;
+      }
+      probation.remove(topic);
     }
     pubsub.unsubscribe(topic);
     try {
@@ -358,27 +368,63 @@ public final class OrbitDbTopics {
     }
   }
 
-  /** Follows {@code topic}; true when it was not followed before. */
-  private boolean follow(final String topic, final boolean persist) {
-    if (followed.size() >= MAX_TOPICS) {
-      count("full");
-      LOG.warn("not following {}: already following {} databases", topic, MAX_TOPICS);
-      return false;
-    }
-    if (!followed.add(topic)) {
-      return false;
-    }
-    if (persist) {
-      try {
-        storage.execute(() -> datastore.put(KEY_PREFIX + topic, new byte[0]));
-      } catch (final RejectedExecutionException e) {
-        // Not persisted means not followed: the next subscription tries again.
-        followed.remove(topic);
-        count("persist-rejected");
-        LOG.warn("not following {}: the storage queue is full", topic);
-        return false;
+  /**
+   * Follows {@code topic}: persisted first ({@code persist}), and only then subscribed, put on
+   * probation and reported to the listener, so a followed topic is always persisted and synced.
+   * Completes true when it was not followed before and is now; a full {@link #MAX_TOPICS}, a
+   * storage queue that refuses the write or a failed write leave it not followed (counted).
+   */
+  private CompletableFuture<Boolean> follow(final String topic, final boolean persist) {
+    synchronized (this) {
+      if (followed.contains(topic) || activating.contains(topic)) {
+        return CompletableFuture.completedFuture(false);
       }
-      LOG.info("following OrbitDB database {}", topic);
+      if (followed.size() + activating.size() >= MAX_TOPICS) {
+        count("full");
+        LOG.warn("not following {}: already following {} databases", topic, MAX_TOPICS);
+        return CompletableFuture.completedFuture(false);
+      }
+      activating.add(topic);
+    }
+    if (!persist) {
+      activate(topic);
+      return CompletableFuture.completedFuture(true);
+    }
+    final CompletableFuture<Boolean> done = new CompletableFuture<>();
+    try {
+      storage.execute(() -> {
+        try {
+          datastore.put(KEY_PREFIX + topic, new byte[0]);
+        } catch (final RuntimeException e) {
+          abandon(topic, "persist-failed");
+          LOG.warn("not following {}: it could not be persisted: {}", topic, e.toString());
+          done.complete(false);
+          return;
+        }
+        LOG.info("following OrbitDB database {}", topic);
+        activate(topic);
+        done.complete(true);
+      });
+    } catch (final RejectedExecutionException e) {
+      // Not persisted means not followed: the next subscription tries again.
+      abandon(topic, "persist-rejected");
+      LOG.warn("not following {}: the storage queue is full", topic);
+      done.complete(false);
+    }
+    return done;
+  }
+
+  private synchronized void abandon(final String topic, final String counter) {
+    activating.remove(topic);
+    count(counter);
+  }
+
+  /** The topic is persisted (or restored): subscribe, start its probation, tell replication. */
+  private void activate(final String topic) {
+    synchronized (this) {
+      activating.remove(topic);
+      followed.add(topic);
+      probation.put(topic, clock.millis());
     }
     pubsub.subscribe(topic).whenComplete((ok, error) -> {
       if (error != null) {
@@ -386,6 +432,6 @@ public final class OrbitDbTopics {
       }
     });
     listener.onFollow(topic);
-    return true;
+    sweepProbation();
   }
 }

@@ -1,6 +1,5 @@
 package io.relaypinner.relay.replication;
 
-import io.relaypinner.ipfs.bitswap.Bitswap;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.pin.PinResult;
 import io.relaypinner.ipfs.pin.PinStore;
@@ -26,14 +25,14 @@ import org.slf4j.LoggerFactory;
  * every waiting entry). Runs on the replication executor.
  *
  * <p>Bounded: at most {@link #MAX_WAITING} entries wait for media (beyond that they stay stored
- * but unpinned until a fallback scan, counted {@code pins-waiting-dropped}).
+ * but unpinned until a fallback scan, counted {@code bound.pins-waiting}).
  */
 final class ReplicatedBlocks {
   private static final Logger LOG = LoggerFactory.getLogger(ReplicatedBlocks.class);
   /** Entries waiting for their media before their pin, at most. */
   static final int MAX_WAITING = 10_000;
 
-  private final Bitswap bitswap;
+  private final Consumer<Cid> announce;
   private final Blockstore blockstore;
   private final PinStore pins;
   private final Consumer<String> counter;
@@ -41,9 +40,12 @@ final class ReplicatedBlocks {
   private final Map<Cid, Set<Cid>> waitingForMedia = new LinkedHashMap<>();
   private int waiting;
 
-  ReplicatedBlocks(final Bitswap bitswap, final Blockstore blockstore, final PinStore pins,
-      final Consumer<String> counter) {
-    this.bitswap = Objects.requireNonNull(bitswap, "bitswap");
+  /**
+   * @param announce tells bitswap peers that a block is stored here now
+   */
+  ReplicatedBlocks(final Consumer<Cid> announce, final Blockstore blockstore,
+      final PinStore pins, final Consumer<String> counter) {
+    this.announce = Objects.requireNonNull(announce, "announce");
     this.blockstore = Objects.requireNonNull(blockstore, "blockstore");
     this.pins = Objects.requireNonNull(pins, "pins");
     this.counter = Objects.requireNonNull(counter, "counter");
@@ -51,7 +53,7 @@ final class ReplicatedBlocks {
 
   /** Pins a verified entry and its identity; {@code media}: what its payload names. */
   void entryAdded(final Entry entry, final Set<Cid> media) {
-    bitswap.blockAdded(entry.cid());
+    announce.accept(entry.cid());
     if (pin(entry.cid()) == Pinned.WAITS_FOR_MEDIA && !media.isEmpty()) {
       synchronized (this) {
         if (waiting < MAX_WAITING) {
@@ -60,12 +62,12 @@ final class ReplicatedBlocks {
           }
           waiting++;
         } else {
-          counter.accept("pins-waiting-dropped");
+          counter.accept("bound.pins-waiting");
         }
       }
     }
     if (blockstore.has(entry.identity())) {
-      bitswap.blockAdded(entry.identity());
+      announce.accept(entry.identity());
       pin(entry.identity());
     }
   }

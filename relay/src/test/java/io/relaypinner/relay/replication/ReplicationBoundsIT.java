@@ -245,7 +245,7 @@ class ReplicationBoundsIT {
     }
     final ReplicationService replication = replication(relay);
     await().atMost(Duration.ofSeconds(30)).until(() ->
-        replication.counters().getOrDefault("heads-dropped.oversized", 0L) > 0);
+        replication.counters().getOrDefault("bound.inbox-oversized", 0L) > 0);
     assertThat(maxSeen).isLessThanOrEqualTo(budget.total());
     assertThat(replication.inboxBytes()).isLessThanOrEqualTo(budget.perDatabase());
   }
