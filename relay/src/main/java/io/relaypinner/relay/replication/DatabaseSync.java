@@ -164,7 +164,7 @@ final class DatabaseSync {
         added.size(), log.size(), named.size());
     // Pins are reported through the media path as they finish (the one "pinned" route).
     return new SyncResult(session.address().toString(), log.size(), added.size(),
-        log.heads().size(), receivedUpdate, !receivedUpdate, extracted, List.of());
+        log.heads().size(), receivedUpdate, !receivedUpdate, extracted);
   }
 
   /** Heads exchanges with the peers to dial, for the database and its controller's database. */

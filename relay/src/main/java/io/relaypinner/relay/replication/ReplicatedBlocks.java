@@ -24,12 +24,13 @@ import org.slf4j.LoggerFactory;
  * indexed by that media, and is pinned again when {@link #mediaPinned} names it (no pass over
  * every waiting entry). Runs on the replication executor.
  *
- * <p>Bounded: at most {@link #MAX_WAITING} entries wait for media (beyond that they stay stored
- * but unpinned until a fallback scan, counted {@code bound.pins-waiting}).
+ * <p>Bounded: at most {@link #MAX_WAITING} entries wait for media, naming at most
+ * {@link #MAX_WAITING} media CIDs in all (beyond that they stay stored but unpinned until a
+ * fallback scan, counted {@code bound.pins-waiting}).
  */
 final class ReplicatedBlocks {
   private static final Logger LOG = LoggerFactory.getLogger(ReplicatedBlocks.class);
-  /** Entries waiting for their media before their pin, at most. */
+  /** Entries waiting for their media before their pin, and media CIDs they wait for, at most. */
   static final int MAX_WAITING = 10_000;
 
   private final Consumer<Cid> announce;
@@ -38,7 +39,8 @@ final class ReplicatedBlocks {
   private final Consumer<String> counter;
   /** Media CID to the entries whose pin waits for it. */
   private final Map<Cid, Set<Cid>> waitingForMedia = new LinkedHashMap<>();
-  private int waiting;
+  /** Entries indexed in {@link #waitingForMedia}. */
+  private final Set<Cid> waiting = new java.util.HashSet<>();
 
   /**
    * @param announce tells bitswap peers that a block is stored here now
@@ -56,11 +58,15 @@ final class ReplicatedBlocks {
     announce.accept(entry.cid());
     if (pin(entry.cid()) == Pinned.WAITS_FOR_MEDIA && !media.isEmpty()) {
       synchronized (this) {
-        if (waiting < MAX_WAITING) {
+        // A fallback scan passes an entry again: it is indexed once.
+        if (waiting.contains(entry.cid())) {
+          counter.accept("pins-waiting-again");
+        } else if (waiting.size() < MAX_WAITING
+            && waitingForMedia.size() + media.size() <= MAX_WAITING) {
           for (final Cid cid : media) {
             waitingForMedia.computeIfAbsent(cid, k -> new LinkedHashSet<>()).add(entry.cid());
           }
-          waiting++;
+          waiting.add(entry.cid());
         } else {
           counter.accept("bound.pins-waiting");
         }
@@ -85,7 +91,10 @@ final class ReplicatedBlocks {
       final Pinned result = pin(entry);
       if (result != Pinned.WAITS_FOR_MEDIA) {
         synchronized (this) {
-          waiting--;
+          if (waiting.remove(entry)) {
+            // Pinned: it no longer waits on the other media it named either.
+            waitingForMedia.values().removeIf(set -> set.remove(entry) && set.isEmpty());
+          }
         }
       }
     }
@@ -102,7 +111,7 @@ final class ReplicatedBlocks {
   }
 
   synchronized int waitingCount() {
-    return waiting;
+    return waiting.size();
   }
 
   private enum Pinned { DONE, WAITS_FOR_MEDIA, FAILED }

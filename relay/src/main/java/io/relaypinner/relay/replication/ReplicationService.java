@@ -168,7 +168,7 @@ public final class ReplicationService implements AutoCloseable {
     for (final OrbitDbReplica replica : replicas.replicas()) {
       replica.log().counters().forEach((k, v) -> {
         if (k.startsWith("rejected.") || k.startsWith("bound.") || k.equals("unavailable")
-            || k.equals("oversized") || k.equals("deferred")) {
+            || k.equals("oversized") || k.equals("deferred") || k.equals("truncated")) {
           logs.merge("log." + k, v, Long::sum);
         }
       });

@@ -121,6 +121,17 @@ class ReplicationBoundsIT {
     return out;
   }
 
+  private static List<java.time.Instant> syncedAt(final JsonNode databases,
+      final String address) {
+    final List<java.time.Instant> out = new ArrayList<>();
+    databases.get("databases").forEach(d -> {
+      if (d.get("address").asText().equals(address)) {
+        out.add(java.time.Instant.parse(d.get("lastSyncedAt").asText()));
+      }
+    });
+    return out;
+  }
+
   private static ReplicationService replication(final RelayNode relay) {
     return relay.replication().orElseThrow();
   }
@@ -145,6 +156,7 @@ class ReplicationBoundsIT {
       return replication(relay).replicas().replica(address)
           .map(r -> r.log().size() >= 4).orElse(false);
     });
+    final java.time.Instant knownAt = java.time.Instant.now();
 
     final HttpResponse<String> answer = sync(relay, address.toString());
 
@@ -154,7 +166,10 @@ class ReplicationBoundsIT {
     assertThat(stats.toString()).contains("\"timedOutSyncs\":");
     assertThat(stats.findValue("timedOutSyncs").asLong()).isPositive();
     assertThat(stats.findValue("cooldownTopics").asLong()).isPositive();
-    assertThat(listed(get(relay, "/pinning/databases"))).doesNotContain(address.toString());
+    // Not recorded as synced since the relay knew of the gap (a sync that ended before any head
+    // was known, with an empty and so complete log, may have been recorded before it).
+    assertThat(syncedAt(get(relay, "/pinning/databases"), address.toString()))
+        .allMatch(at -> at.isBefore(knownAt));
 
     // The entry turns up again: the next explicit sync completes and lists the database.
     writer.blocks().put(chain.get(1).cid(), chain.get(1).block());
