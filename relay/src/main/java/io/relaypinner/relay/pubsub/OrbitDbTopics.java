@@ -35,7 +35,9 @@ import org.slf4j.LoggerFactory;
  *       and access controller must resolve from connected peers within
  *       {@link Limits#admissionTimeout()} ({@link Admission}). At most
  *       {@link Limits#maxPendingPerPeer()} admissions per peer and {@link Limits#maxPending()} in
- *       all run at once; beyond that subscriptions are refused (counted). Only an admitted topic
+ *       all run at once; beyond that subscriptions are refused (counted). A peer with
+ *       {@link #MAX_FAILED_PER_PEER} subscriptions whose database did not resolve gets no further
+ *       checks until one of its subscriptions is admitted. Only an admitted topic
  *       is subscribed, persisted ({@code /relay/topics/...}, resubscribed at restart) and
  *       reported to the {@link Listener}; a successful {@code POST /pinning/sync} admits too
  *       ({@link #followAdmitted}).
@@ -60,6 +62,14 @@ public final class OrbitDbTopics {
   public static final int MAX_TOPICS = 10_000;
   /** Checks of one subscription's database before it is given up (until a new subscription). */
   static final int ADMISSION_ATTEMPTS = 3;
+  /**
+   * Subscriptions of one peer whose database did not resolve, after which its further
+   * subscriptions are not checked (a peer subscribing to thousands of made-up topics costs one
+   * counter each, not a manifest fetch and its retries).
+   */
+  static final int MAX_FAILED_PER_PEER = 16;
+  /** Peers whose failed admissions are remembered. */
+  static final int MAX_TRACKED_PEERS = 4_096;
   /** Wait before the second check; the third waits twice as long. */
   static final Duration ADMISSION_RETRY_DELAY = Duration.ofSeconds(2);
 
@@ -120,6 +130,18 @@ public final class OrbitDbTopics {
   /** Topics being admitted, with the peer whose subscription started it. Guarded by this. */
   private final Map<String, PeerId> pending = new HashMap<>();
   private final Map<PeerId, Integer> pendingPerPeer = new HashMap<>();
+  /**
+   * Peers to the number of their subscriptions whose database did not resolve (an LRU of
+   * {@link #MAX_TRACKED_PEERS}). Guarded by this.
+   */
+  private final Map<PeerId, Integer> failedPerPeer = new LinkedHashMap<>(16, 0.75f, true) {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    protected boolean removeEldestEntry(final Map.Entry<PeerId, Integer> eldest) {
+      return size() > MAX_TRACKED_PEERS;
+    }
+  };
   /** Followed topics still on probation, to when they were followed (clock millis). */
   private final Map<String, Long> probation = new LinkedHashMap<>();
   /** Topics being persisted before they are followed. Guarded by this. */
@@ -183,7 +205,7 @@ public final class OrbitDbTopics {
   public long ignoredTopics() {
     long sum = 0;
     for (final String reason : List.of("not-an-address", "denied", "full", "pending-full",
-        "peer-pending-full", "not-admitted")) {
+        "peer-pending-full", "peer-failed-full", "not-admitted")) {
       final LongAdder n = counters.get(reason);
       sum += n == null ? 0 : n.sum();
     }
@@ -192,7 +214,8 @@ public final class OrbitDbTopics {
 
   /**
    * Counters: {@code not-an-address}, {@code denied}, {@code full}, {@code pending-full},
-   * {@code peer-pending-full}, {@code not-admitted}, {@code admitted}, {@code dropped-empty},
+   * {@code peer-pending-full}, {@code peer-failed-full}, {@code not-admitted}, {@code admitted},
+   * {@code dropped-empty},
    * {@code persist-rejected}.
    */
   public Map<String, Long> counters() {
@@ -252,6 +275,10 @@ public final class OrbitDbTopics {
         count("pending-full");
         return;
       }
+      if (failedPerPeer.getOrDefault(peer, 0) >= MAX_FAILED_PER_PEER) {
+        count("peer-failed-full");
+        return;
+      }
       final int ofPeer = pendingPerPeer.getOrDefault(peer, 0);
       if (ofPeer >= limits.maxPendingPerPeer()) {
         count("peer-pending-full");
@@ -274,6 +301,10 @@ public final class OrbitDbTopics {
           }
           if (error == null && Boolean.TRUE.equals(ok)) {
             count("admitted");
+            synchronized (this) {
+              // A peer that brought a real database gets its failure budget back.
+              failedPerPeer.remove(peer);
+            }
             follow(topic, true).thenAccept(now -> {
               if (now) {
                 listener.onPeerSubscribed(topic, peer);
@@ -281,6 +312,11 @@ public final class OrbitDbTopics {
             });
           } else {
             count("not-admitted");
+            if (attempt == 1) {
+              synchronized (this) {
+                failedPerPeer.merge(peer, 1, Integer::sum);
+              }
+            }
             LOG.debug("not following {} (subscribed by {}, attempt {}): its manifest and "
                 + "controller did not resolve: {}", topic, peer, attempt,
                 error == null ? "refused" : error.toString());

@@ -190,8 +190,8 @@ class ReplicationBoundsIT {
       flooders.add(peer(relay));
     }
     final long heapBefore = usedHeap();
-    // 20 x 250 topics in the suite; -Dflood.topicsPerPeer=1000 for the full 20,000 (slower).
-    final int perPeer = Integer.getInteger("flood.topicsPerPeer", 250);
+    // 20 x 1,000 = 20,000 made-up topics (the flood); -Dflood.topicsPerPeer=N varies it.
+    final int perPeer = Integer.getInteger("flood.topicsPerPeer", 1000);
     for (final Peer flooder : flooders) {
       for (int i = 0; i < perPeer; i++) {
         final byte[] bytes = new byte[16];
