@@ -209,6 +209,9 @@ class ReplicationBoundsIT {
     }
     assertThat(topics.followed()).isEmpty();
     assertThat(topics.pendingAdmissions()).isLessThanOrEqualTo(32);
+    // Each flooder costs at most 16 manifest lookups; the rest of its topics only a counter.
+    assertThat(topics.counters().getOrDefault("not-admitted", 0L))
+        .isLessThanOrEqualTo(flooders.size() * 16L * 3);
     // The relay joined no flooded topic (only its own peer-discovery topics remain).
     assertThat(relay.pubsub().orElseThrow().topics())
         .noneMatch(topic -> topic.startsWith("/orbitdb/"));
