@@ -92,7 +92,7 @@ import io.relaypinner.relay.replication.MediaCidExtractor;
 import io.relaypinner.relay.replication.MediaPinQueue;
 import io.relaypinner.relay.replication.ReplicationMetrics;
 import io.relaypinner.relay.replication.ReplicationService;
-import io.relaypinner.relay.replication.ReplicationSyncer;
+import io.relaypinner.relay.replication.Libp2pReplicationNetwork;
 import io.relaypinner.relay.storage.StoreMetrics;
 import io.relaypinner.relay.sync.DatabaseSyncer;
 import io.relaypinner.relay.sync.SyncEngine;
@@ -214,7 +214,6 @@ public final class RelayNode implements AutoCloseable {
   private volatile Bitswap bitswap;
   /** Bitswap's own blockstore threads, so peers' wants never crowd out the gateway's reads. */
   private ThreadPoolExecutor bitswapExecutor;
-  private final ReplicationSyncer replicationSyncer = new ReplicationSyncer();
   private volatile ReplicationService replication;
   private volatile PinningServiceEngine pinningService;
   /** Joins, verification, entry pins and media pins of the replication service. */
@@ -525,9 +524,18 @@ public final class RelayNode implements AutoCloseable {
     syncEngine = new SyncEngine(config.sync(), newDatabaseSyncer(), history, registry, clock);
   }
 
-  /** What does the work of one sync: replication plugs in here. */
+  /**
+   * What does the work of one sync: the replication service's syncer, once the network is up (a
+   * sync before that fails and is retried by the next trigger).
+   */
   private DatabaseSyncer newDatabaseSyncer() {
-    return replicationSyncer;
+    return context -> {
+      final ReplicationService current = replication;
+      if (current == null) {
+        throw new IllegalStateException("replication is not running yet");
+      }
+      return current.syncer().sync(context);
+    };
   }
 
   /**
@@ -753,19 +761,23 @@ public final class RelayNode implements AutoCloseable {
     }
     final ReplicaContext context = new ReplicaContext(blockstore, datastore, fetcher,
         new Identities(blockstore, fetcher, identityVerifiers, replicationExecutor,
-            Identities.DEFAULT_CACHE_SIZE), replicationExecutor, logConfig);
-    final MediaPinQueue pinQueue = new MediaPinQueue(new NetworkPinner(bitswap, pins,
-        CodecLinkResolver.standard(), replicationExecutor), pins, replicationExecutor,
-        NetworkPinner.Limits.DEFAULT, ReplicationService.Config.DEFAULT.pinConcurrency());
-    replication = new ReplicationService(host, pubsub, bitswap, blockstore, pins,
-        new OrbitDbReplicas(context),
+            Identities.DEFAULT_CACHE_SIZE), replicationExecutor, logConfig, clock);
+    final NetworkPinner mediaPinner = new NetworkPinner(bitswap, pins,
+        CodecLinkResolver.standard(), replicationExecutor);
+    final MediaPinQueue pinQueue = new MediaPinQueue(
+        cid -> mediaPinner.pin(cid, NetworkPinner.Limits.DEFAULT), pins::isPinned,
+        replicationExecutor, ReplicationService.Config.DEFAULT.pinConcurrency());
+    final OrbitDbTopics topics = orbitDbTopics;
+    final ReplicationService service = new ReplicationService(
+        new Libp2pReplicationNetwork(host, pubsub, bitswap, HeadsConfig.DEFAULT), blockstore,
+        pins, new OrbitDbReplicas(context),
         new MediaCidExtractor(config.sync().mediaCidFields()), pinQueue, replicationExecutor,
-        HeadsConfig.DEFAULT, ReplicationService.Config.DEFAULT, InboxBudget.defaults(), clock);
-    replication.start(syncEngine);
-    ReplicationMetrics.register(registry, replication);
-    replicationSyncer.attach(replication, orbitDbTopics::permits);
-    replication.onExplicitSyncOfUnfollowed(orbitDbTopics::followAdmitted);
-    orbitDbTopics.start(replication.topicListener(), replication.admission());
+        ReplicationService.Config.DEFAULT, InboxBudget.defaults(), topics::permits,
+        topics::followAdmitted, clock);
+    service.start(syncEngine);
+    ReplicationMetrics.register(registry, service);
+    replication = service;
+    topics.start(service.topicListener(), service.admission());
   }
 
   /**

@@ -1,7 +1,5 @@
 package io.relaypinner.relay.replication;
 
-import io.relaypinner.ipfs.bitswap.NetworkPinner;
-import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.multiformats.Cid;
 import java.util.ArrayDeque;
 import java.util.Map;
@@ -11,11 +9,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Pins media DAGs over bitswap ({@link NetworkPinner}): at most {@code concurrency} pins run at
+ * Pins media DAGs over bitswap (the node's {@code NetworkPinner}): at most {@code concurrency} pins run at
  * once, the rest wait in a bounded queue, and a CID queued or running is not queued again (its
  * callers share one future). A root pinned already completes at once; a failed pin is forgotten,
  * so a later sync tries again.
@@ -28,11 +27,17 @@ public final class MediaPinQueue {
   /** Pins waiting for a turn; beyond it new CIDs fail at once (a later sync retries). */
   public static final int MAX_QUEUED = 10_000;
 
-  private final NetworkPinner pinner;
-  private final PinStore pins;
+  /** Fetches a DAG's missing blocks and pins it (completes once pinned). */
+  @FunctionalInterface
+  public interface DagPinner {
+    CompletableFuture<?> pin(Cid root);
+  }
+
+  private final DagPinner pinner;
+  private final Predicate<Cid> isPinned;
   private final Executor storage;
-  private final NetworkPinner.Limits limits;
   private final int concurrency;
+  private final AtomicLong queueFull = new AtomicLong();
   private final Map<Cid, CompletableFuture<Cid>> pending = new ConcurrentHashMap<>();
   private final ArrayDeque<Cid> queue = new ArrayDeque<>();
   private final AtomicLong pinned = new AtomicLong();
@@ -40,15 +45,15 @@ public final class MediaPinQueue {
   private int running;
 
   /**
-   * @param storage runs the pinned-already check (a datastore read); never an event loop
+   * @param isPinned whether a root is pinned already (a datastore read; may throw)
+   * @param storage runs the pinned-already check; never an event loop
    * @param concurrency pins running at once
    */
-  public MediaPinQueue(final NetworkPinner pinner, final PinStore pins, final Executor storage,
-      final NetworkPinner.Limits limits, final int concurrency) {
+  public MediaPinQueue(final DagPinner pinner, final Predicate<Cid> isPinned,
+      final Executor storage, final int concurrency) {
     this.pinner = Objects.requireNonNull(pinner, "pinner");
-    this.pins = Objects.requireNonNull(pins, "pins");
+    this.isPinned = Objects.requireNonNull(isPinned, "isPinned");
     this.storage = Objects.requireNonNull(storage, "storage");
-    this.limits = Objects.requireNonNull(limits, "limits");
     if (concurrency < 1) {
       throw new IllegalArgumentException("concurrency must be positive");
     }
@@ -69,7 +74,7 @@ public final class MediaPinQueue {
     try {
       storage.execute(() -> {
         try {
-          if (pins.isPinned(cid)) {
+          if (isPinned.test(cid)) {
             created.complete(cid);
             return;
           }
@@ -83,6 +88,7 @@ public final class MediaPinQueue {
         synchronized (this) {
           if (queue.size() >= MAX_QUEUED) {
             failed.incrementAndGet();
+            queueFull.incrementAndGet();
             created.completeExceptionally(new IllegalStateException("media pin queue full"));
             return;
           }
@@ -91,6 +97,7 @@ public final class MediaPinQueue {
         pump();
       });
     } catch (final RejectedExecutionException e) {
+      failed.incrementAndGet();
       created.completeExceptionally(e);
     }
     return created;
@@ -109,7 +116,7 @@ public final class MediaPinQueue {
       final CompletableFuture<Cid> future = pending.get(next);
       CompletableFuture<?> started;
       try {
-        started = pinner.pin(next, limits);
+        started = pinner.pin(next);
       } catch (final RuntimeException e) {
         started = CompletableFuture.failedFuture(e);
       }
@@ -147,5 +154,10 @@ public final class MediaPinQueue {
   /** Pins that failed (timeout, limit, unreadable DAG, queue full) since start. */
   public long failedCount() {
     return failed.get();
+  }
+
+  /** Pins refused because {@link #MAX_QUEUED} waited already, since start. */
+  public long queueFullCount() {
+    return queueFull.get();
   }
 }
