@@ -111,7 +111,7 @@ public final class BitswapThroughput {
     final EventLoops loops = EventLoops.create(2, "bench");
     final ExecutorService storage = Executors.newFixedThreadPool(4);
     final SecureRandom keys = new SecureRandom();
-    final BitswapConfig config = BitswapConfig.DEFAULT.withMaxWantsPerPeer(100_000);
+    final BitswapConfig config = BitswapConfig.builder().maxWantsPerPeer(100_000).build();
     try (Host host = new Host(Keys.generate(KeyType.ED25519, keys), HostConfig.builder()
             .listenAddresses(List.of(Multiaddr.parse("/ip4/127.0.0.1/tcp/0"))).build(), loops,
             Clock.systemUTC());

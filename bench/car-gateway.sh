@@ -15,7 +15,7 @@ length=$(curl -sfI "$car" | tr -d '\r' | awk -F': ' 'tolower($1)=="content-lengt
 got=$(curl -sf "$car" | wc -c)
 [ "$got" = "$length" ] || { echo "CAR of $got bytes, Content-Length $length" >&2; exit 1; }
 for url in "$car" "http://127.0.0.1:$port/ipfs/$cid"; do
-  wrk -t2 -c8 -d3s "$url" >/dev/null
+  "${wrk_pin[@]}" wrk -t2 -c8 -d3s "$url" >/dev/null
   echo "== $url"
-  wrk -t2 -c8 -d10s "$url" | grep -E 'Requests/sec|Transfer/sec'
+  measured_wrk -t2 -c8 -d10s "$url" | grep -E 'Requests/sec|Transfer/sec|^load'
 done

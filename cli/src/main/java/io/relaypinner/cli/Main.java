@@ -53,11 +53,32 @@ public final class Main implements Runnable {
    */
   public static int execute(final String[] args, final Map<String, String> environment,
       final PrintWriter out, final PrintWriter err) {
+    if (args.length == 0 || args.length == 1 && args[0].equals("run")) {
+      return runWithoutOptions(environment, err);
+    }
     final CommandLine commandLine = new CommandLine(new Main(), new EnvironmentFactory(environment))
         .setOut(out)
         .setErr(err)
         .setCaseInsensitiveEnumValuesAllowed(true);
     return commandLine.execute(withDefaultCommand(args));
+  }
+
+  /**
+   * {@code run} without options (how the launcher, the systemd unit and the container start the
+   * relay), without building the command-line model: picocli's classes are compiled for Java 5,
+   * which class-data sharing cannot archive, so parsing costs every start about 180 classes
+   * loaded and verified from the jar plus the reflection over every command's annotations.
+   * Behaves as picocli would: the command's exit code; an unexpected exception is printed and
+   * exits 1.
+   */
+  private static int runWithoutOptions(final Map<String, String> environment,
+      final PrintWriter err) {
+    try {
+      return new RunCommand(Map.copyOf(environment), err).call();
+    } catch (final RuntimeException e) {
+      e.printStackTrace(err);
+      return EXIT_FAILURE;
+    }
   }
 
   /** No command means {@code run}: an empty line or one that starts with a run option. */

@@ -9,6 +9,7 @@ import io.relaypinner.relay.config.InvalidConfigException;
 import io.relaypinner.relay.config.LogFormat;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.identity.NodeIdentity;
+import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -46,6 +47,8 @@ final class RunCommand implements Callable<Integer> {
   private static final Logger LOG = LoggerFactory.getLogger(RunCommand.class);
 
   private final Map<String, String> environment;
+  /** Where usage errors go when run without picocli ({@link Main}); else the spec's. */
+  private final PrintWriter err;
 
   @Spec
   private CommandSpec spec;
@@ -58,7 +61,13 @@ final class RunCommand implements Callable<Integer> {
   private Path envFile;
 
   RunCommand(final Map<String, String> environment) {
+    this(environment, null);
+  }
+
+  /** For {@code run} without options, parsed by nobody: usage errors go to {@code err}. */
+  RunCommand(final Map<String, String> environment, final PrintWriter err) {
     this.environment = environment;
+    this.err = err;
   }
 
   @Override
@@ -119,7 +128,7 @@ final class RunCommand implements Callable<Integer> {
   }
 
   private int usageError(final String message) {
-    spec.commandLine().getErr().println("relay-pinner: " + message);
+    (err != null ? err : spec.commandLine().getErr()).println("relay-pinner: " + message);
     return Main.EXIT_USAGE;
   }
 }

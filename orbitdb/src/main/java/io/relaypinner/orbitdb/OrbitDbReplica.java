@@ -1,12 +1,10 @@
 package io.relaypinner.orbitdb;
 
 import io.relaypinner.multiformats.Cid;
-import io.relaypinner.multiformats.PeerId;
 import io.relaypinner.orbitdb.access.AccessController;
 import io.relaypinner.orbitdb.access.AccessControllerRef;
 import io.relaypinner.orbitdb.access.IpfsAccessController;
 import io.relaypinner.orbitdb.access.OrbitDbAccessController;
-import io.relaypinner.orbitdb.heads.HeadsEndpoint;
 import io.relaypinner.orbitdb.log.EntryVerifier;
 import io.relaypinner.orbitdb.log.JoinResult;
 import io.relaypinner.orbitdb.log.OrbitDbLog;
@@ -26,9 +24,9 @@ import org.slf4j.LoggerFactory;
  * replicated too: {@link #accessControllerDatabase()}); the blocks are stored once checked, so
  * readers can fetch them from this node.
  *
- * <p>Heads reach it three ways, all through the same verify-and-join path: {@link #join(Cid)},
- * {@link #joinBlock(byte[])} (a pubsub message's data is the entry block) and the heads exchange
- * ({@link #headsEndpoint()}).
+ * <p>Heads reach it through the same verify-and-join path: {@link #join(Cid)} and
+ * {@link #joinBlock(byte[])} (a pubsub message's or heads-exchange frame's data is the entry
+ * block); the relay's replication routes both here.
  */
 public final class OrbitDbReplica {
   private static final Logger LOG = LoggerFactory.getLogger(OrbitDbReplica.class);
@@ -39,22 +37,6 @@ public final class OrbitDbReplica {
   private final OrbitDbLog log;
   private final ReplicaContext context;
   private final List<Consumer<JoinResult>> listeners = new CopyOnWriteArrayList<>();
-  private final HeadsEndpoint endpoint = new HeadsEndpoint() {
-    @Override
-    public CompletableFuture<List<byte[]>> heads() {
-      return CompletableFuture.supplyAsync(() -> log.headBlocks(), context.executor());
-    }
-
-    @Override
-    public void onHead(final byte[] block, final PeerId from) {
-      joinBlock(block).whenComplete((result, error) -> {
-        if (error != null) {
-          LOG.warn("{}: joining a head from {} failed", address(), from, error);
-        }
-      });
-    }
-  };
-
   private OrbitDbReplica(final Manifest manifest, final AccessController accessController,
       final OrbitDbReplica accessControllerDatabase, final ReplicaContext context) {
     this.manifest = manifest;
@@ -64,7 +46,8 @@ public final class OrbitDbReplica {
     final EntryVerifier verifier = new EntryVerifier(manifest.address(), accessController,
         context.identities(), context.executor());
     this.log = new OrbitDbLog(manifest.address(), verifier, context.blockstore(),
-        context.fetcher(), context.datastore(), context.logConfig(), context.executor());
+        context.fetcher(), context.datastore(), context.logConfig(), context.executor(),
+        context.clock());
     if (accessController instanceof OrbitDbAccessController orbitdb
         && accessControllerDatabase != null) {
       accessControllerDatabase.addListener(result -> {
@@ -175,11 +158,6 @@ public final class OrbitDbReplica {
       }
       return result;
     }, context.executor());
-  }
-
-  /** This database's side of the heads exchange. */
-  public HeadsEndpoint headsEndpoint() {
-    return endpoint;
   }
 
   @Override

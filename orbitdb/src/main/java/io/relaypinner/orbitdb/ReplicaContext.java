@@ -5,6 +5,7 @@ import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.identity.Identities;
 import io.relaypinner.orbitdb.log.LogConfig;
+import java.time.Clock;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -14,11 +15,20 @@ import java.util.concurrent.TimeUnit;
 /**
  * What every replica of a node shares: the blockstore verified blocks go to, the datastore for
  * log state, where missing blocks come from, the identity cache, the executor for decoding,
- * verification and storage (never a Netty event loop), and the log limits.
+ * verification and storage (never a Netty event loop), the log limits and the clock the logs
+ * time their retries on.
  */
 public record ReplicaContext(Blockstore blockstore, Datastore datastore, BlockFetcher fetcher,
-    Identities identities, Executor executor, LogConfig logConfig) {
+    Identities identities, Executor executor, LogConfig logConfig, Clock clock) {
+  /** A context on the system clock. */
+  public ReplicaContext(final Blockstore blockstore, final Datastore datastore,
+      final BlockFetcher fetcher, final Identities identities, final Executor executor,
+      final LogConfig logConfig) {
+    this(blockstore, datastore, fetcher, identities, executor, logConfig, Clock.systemUTC());
+  }
+
   public ReplicaContext {
+    Objects.requireNonNull(clock, "clock");
     Objects.requireNonNull(blockstore, "blockstore");
     Objects.requireNonNull(datastore, "datastore");
     Objects.requireNonNull(fetcher, "fetcher");

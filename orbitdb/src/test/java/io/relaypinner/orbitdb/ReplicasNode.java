@@ -2,12 +2,16 @@ package io.relaypinner.orbitdb;
 
 import io.relaypinner.libp2p.host.Connection;
 import io.relaypinner.libp2p.host.ProtocolRegistry;
+import io.relaypinner.multiformats.PeerId;
 import io.relaypinner.orbitdb.heads.HeadsConfig;
+import io.relaypinner.orbitdb.heads.HeadsEndpoint;
 import io.relaypinner.orbitdb.heads.HeadsExchangeProtocol;
 import io.relaypinner.orbitdb.heads.HeadsExchangeResult;
 import io.relaypinner.orbitdb.log.JoinResult;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ForkJoinPool;
 
 /**
  * For tests: {@link OrbitDbReplicas} with the heads exchange answered and dialled straight from
@@ -21,7 +25,7 @@ public final class ReplicasNode {
   public ReplicasNode(final ReplicaContext context, final HeadsConfig headsConfig) {
     this.replicas = new OrbitDbReplicas(context);
     this.headsProtocol = new HeadsExchangeProtocol(headsConfig,
-        address -> replicas.replica(address).map(OrbitDbReplica::headsEndpoint));
+        address -> replicas.replica(address).map(ReplicasNode::endpoint));
   }
 
   public OrbitDbReplicas replicas() {
@@ -57,7 +61,23 @@ public final class ReplicasNode {
   public CompletableFuture<HeadsExchangeResult> exchangeHeads(final Connection connection,
       final OrbitDbAddress address) {
     return replica(address).map(replica -> headsProtocol.exchange(connection, address,
-        replica.headsEndpoint())).orElseGet(() -> CompletableFuture.failedFuture(
+        endpoint(replica))).orElseGet(() -> CompletableFuture.failedFuture(
             new IllegalStateException("not following " + address)));
+  }
+
+  /** A replica's side of the heads exchange: our heads from its log, theirs joined at once. */
+  static HeadsEndpoint endpoint(final OrbitDbReplica replica) {
+    return new HeadsEndpoint() {
+      @Override
+      public CompletableFuture<List<byte[]>> heads() {
+        return CompletableFuture.supplyAsync(() -> replica.log().headBlocks(),
+            ForkJoinPool.commonPool());
+      }
+
+      @Override
+      public void onHead(final byte[] block, final PeerId from) {
+        replica.joinBlock(block);
+      }
+    };
   }
 }

@@ -1,6 +1,7 @@
 package io.relaypinner.relay;
 
 import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -10,6 +11,7 @@ import io.relaypinner.ipfs.bitswap.NetworkPinner;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.car.CarReader;
 import io.relaypinner.ipfs.blockstore.FlatFsBlockstore;
+import io.relaypinner.ipfs.blockstore.StorageFullException;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.ipfs.datastore.MvStoreDatastore;
@@ -53,12 +55,23 @@ import io.relaypinner.relay.autotls.AutoTlsService;
 import io.relaypinner.relay.autotls.BrokerClient;
 import io.relaypinner.relay.bitswap.BitswapMetrics;
 import io.relaypinner.relay.bitswap.BitswapNetworkContent;
+import io.relaypinner.relay.config.StorageLimits;
+import io.relaypinner.relay.gateway.CachingNetworkContent;
+import io.relaypinner.relay.gateway.NetworkContent;
+import io.relaypinner.relay.storage.GatewayCache;
+import io.relaypinner.relay.storage.GcPolicy;
+import io.relaypinner.relay.storage.LogMembers;
+import io.relaypinner.relay.storage.StorageGc;
+import io.relaypinner.relay.storage.StorageMetrics;
+import io.relaypinner.relay.storage.StorageQuota;
 import io.relaypinner.relay.gateway.CarPlanner;
 import io.relaypinner.relay.gateway.GatewayMetrics;
 import io.relaypinner.relay.gateway.IpfsGatewayRoute;
+import io.relaypinner.relay.http.ErrorCodes;
 import io.relaypinner.relay.http.HttpMetrics;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RelayHttpServer;
+import io.relaypinner.relay.http.RouteHandler;
 import io.relaypinner.relay.http.Router;
 import io.relaypinner.relay.identity.IdentityVerificationMetrics;
 import io.relaypinner.relay.ui.DashboardStatusRoute;
@@ -81,7 +94,7 @@ import io.relaypinner.relay.coordination.PostgresCoordination;
 import io.relaypinner.relay.replication.MediaPinQueue;
 import io.relaypinner.relay.replication.ReplicationMetrics;
 import io.relaypinner.relay.replication.ReplicationService;
-import io.relaypinner.relay.replication.ReplicationSyncer;
+import io.relaypinner.relay.replication.Libp2pReplicationNetwork;
 import io.relaypinner.relay.storage.StoreMetrics;
 import io.relaypinner.relay.sync.DatabaseSyncer;
 import io.relaypinner.relay.sync.SyncEngine;
@@ -108,6 +121,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -188,6 +202,12 @@ public final class RelayNode implements AutoCloseable {
   private Datastore datastore;
   private volatile PinStore pins;
   private volatile Coordination coordination = Coordination.local();
+  /** The quota, the gateway cache and garbage collection (docs/operators.md). */
+  private volatile StorageGc storageGc;
+  /** Set by {@link #gcPolicy}; null: the coordination's (always alone, the leader shared). */
+  private GcPolicy gcPolicy;
+  /** One thread: scheduled and pressure GC runs, never overlapping. */
+  private ScheduledThreadPoolExecutor gcExecutor;
   private ThreadPoolExecutor storageExecutor;
   private volatile SyncEngine syncEngine;
   private CertificateStore certificates;
@@ -198,7 +218,6 @@ public final class RelayNode implements AutoCloseable {
   private volatile Bitswap bitswap;
   /** Bitswap's own blockstore threads, so peers' wants never crowd out the gateway's reads. */
   private ThreadPoolExecutor bitswapExecutor;
-  private final ReplicationSyncer replicationSyncer = new ReplicationSyncer();
   private volatile ReplicationService replication;
   private volatile PinningServiceEngine pinningService;
   /** Joins, verification, entry pins and media pins of the replication service. */
@@ -234,7 +253,7 @@ public final class RelayNode implements AutoCloseable {
     this.httpsEndpoint = MetricsHttpsEndpoint.resolve(config, identity.autoTlsServingZone());
     // Until a certificate is there (and METRICS_HTTPS_ENABLED), the HTTPS listener is down.
     this.metricsHttps = MetricsHttpsStatus.notListening(config.https().enabled(), httpsEndpoint);
-    this.responses = new HttpResponses(HttpResponses.newObjectMapper());
+    this.responses = HttpResponses.withMapperBuiltInBackground();
     this.httpMetrics = new HttpMetrics(registry);
     this.gatewayMetrics = new GatewayMetrics(registry);
   }
@@ -293,12 +312,10 @@ public final class RelayNode implements AutoCloseable {
           .metrics(registry, scrapeExecutor)
           .pinning(syncEngine, config.http().apiToken())
           .dashboard(new DashboardStatusRoute(this::host, this::replication, syncEngine, pins,
-              config.storage().dataDir(), Optional.empty(), storageExecutor, clock, responses))
+              config.storage().dataDir(), quotaBytes(), storageExecutor, clock, responses))
           .gateway(new IpfsGatewayRoute(pins, new UnixFsReader(blockstore), storageExecutor,
               responses, gatewayMetrics, this::blockFile, config.gateway(),
-              Optional.of(new BitswapNetworkContent(bitswap, new NetworkPinner(bitswap, pins,
-                  CodecLinkResolver.standard(), bitswapExecutor))), blockstore,
-              CarPlanner.Limits.DEFAULT))
+              gatewayNetworkContent(), blockstore, CarPlanner.Limits.DEFAULT))
           .addTo(Router.builder())
           .getPrefix(RoutingRoute.PREFIX, new RoutingRoute(identity.peerId(),
               this::advertisedAddresses, cid -> blockstore.has(cid), this::connectedPeer,
@@ -309,7 +326,9 @@ public final class RelayNode implements AutoCloseable {
           .prefix(HttpMethod.POST, PinsRoute.PATH + "/", pinsRoute)
           .prefix(HttpMethod.DELETE, PinsRoute.PATH + "/", pinsRoute)
           .get(ExportRoutes.EXPORT, exportRoutes.export())
-          .post(ExportRoutes.IMPORT, exportRoutes.importer())
+          .streamed(HttpMethod.POST, ExportRoutes.IMPORT,
+              refusedWhenFull(exportRoutes.importer(), "import"),
+              ExportRoutes.MAX_IMPORT_BYTES, ExportRoutes.CAR_TOO_LARGE)
           .build();
       httpServer = new RelayHttpServer(config.http(), config.cors(), router, responses,
           httpMetrics, loops);
@@ -439,6 +458,64 @@ public final class RelayNode implements AutoCloseable {
     storageExecutor = new ThreadPoolExecutor(STORAGE_THREADS, STORAGE_THREADS, 0,
         TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(STORAGE_QUEUE),
         new DefaultThreadFactory("relay-storage", true), new ThreadPoolExecutor.AbortPolicy());
+    startStorageGc();
+  }
+
+  /**
+   * The quota ({@code RELAY_STORAGE_MAX_BYTES}, on flat files: S3 has no cheap byte count), the
+   * gateway cache and GC: every {@code RELAY_GC_INTERVAL_MS} and under pressure.
+   */
+  private void startStorageGc() {
+    final StorageLimits limits = config.storage().limits();
+    final FlatFsBlockstore flat = flatBlocks;
+    if (flat == null && limits.maxBytes() > 0) {
+      LOG.warn("RELAY_STORAGE_MAX_BYTES is not enforced with RELAY_BLOCKSTORE=s3: bound the"
+          + " bucket with the provider's quota");
+    }
+    final StorageQuota quota = new StorageQuota(flat == null ? 0 : limits.maxBytes(),
+        flat == null ? () -> 0L : flat::byteCount, () -> {
+          final StorageGc gc = storageGc;
+          if (gc != null) {
+            gc.requestRunUnderPressure();
+          }
+        });
+    final StorageGc gc = new StorageGc(pins, new GatewayCache(limits.gatewayCacheMaxBytes()),
+        quota, clock, limits.gcGrace(), gcPolicy != null ? gcPolicy : coordination.gcPolicy(),
+        new LogMembers(datastore));
+    gcExecutor = new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory("relay-gc", true));
+    gcExecutor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    gc.executeOn(gcExecutor);
+    if (!limits.gcInterval().isZero()) {
+      gcExecutor.scheduleWithFixedDelay(gc::runOnce, limits.gcInterval().toMillis(),
+          limits.gcInterval().toMillis(), TimeUnit.MILLISECONDS);
+    }
+    StorageMetrics.register(registry, gc);
+    storageGc = gc;
+    LOG.info("storage: quota {}, gateway cache {} bytes, GC every {} ms (grace {} ms)",
+        quota.maxBytes() > 0 ? quota.maxBytes() + " bytes" : "none",
+        limits.gatewayCacheMaxBytes(), limits.gcInterval().toMillis(),
+        limits.gcGrace().toMillis());
+  }
+
+  /**
+   * Who may collect garbage; set before {@link #start}. Default: the coordination's, always with
+   * the embedded stores, the GC-leader lease with shared ones ({@code GcLeaderPolicy}).
+   */
+  public synchronized RelayNode gcPolicy(final GcPolicy policy) {
+    if (state != State.NEW) {
+      throw new IllegalStateException("the GC policy is set before start");
+    }
+    this.gcPolicy = Objects.requireNonNull(policy, "policy");
+    return this;
+  }
+
+  /** Garbage collection, the quota and the gateway cache of the running node. */
+  public StorageGc storageGc() {
+    final StorageGc current = storageGc;
+    if (current == null) {
+      throw new IllegalStateException("relay node is not running");
+    }
+    return current;
   }
 
   /** A raw block's file for zero-copy serving; empty when blocks are not flat files. */
@@ -457,9 +534,18 @@ public final class RelayNode implements AutoCloseable {
     syncEngine = new SyncEngine(config.sync(), newDatabaseSyncer(), history, registry, clock);
   }
 
-  /** What does the work of one sync: replication plugs in here. */
+  /**
+   * What does the work of one sync: the replication service's syncer, once the network is up (a
+   * sync before that fails and is retried by the next trigger).
+   */
   private DatabaseSyncer newDatabaseSyncer() {
-    return replicationSyncer;
+    return context -> {
+      final ReplicationService current = replication;
+      if (current == null) {
+        throw new IllegalStateException("replication is not running yet");
+      }
+      return current.syncer().sync(context);
+    };
   }
 
   /**
@@ -662,8 +748,17 @@ public final class RelayNode implements AutoCloseable {
     final Bitswap network = bitswap;
     // fetch, not get: a block reaches the store only after the log (or the identity cache)
     // verified it, so a refused entry is never stored or served.
-    final io.relaypinner.orbitdb.BlockFetcher fetcher =
-        cid -> network.fetch(cid, REPLICATION_FETCH_TIMEOUT);
+    // With the quota reached, blocks not held are not fetched: the join keeps them on its
+    // frontier and a later join takes them once GC made room (counted as refused).
+    final StorageQuota quota = storageGc.quota();
+    final io.relaypinner.orbitdb.BlockFetcher fetcher = cid -> {
+      try {
+        quota.checkRoom("replication", 1);
+      } catch (final StorageFullException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+      return network.fetch(cid, REPLICATION_FETCH_TIMEOUT);
+    };
     final IdentityVerifiers identityVerifiers =
         IdentityVerifiers.withPasskeys(config.passkeys().toWebAuthnConfig());
     IdentityVerificationMetrics.register(registry, identityVerifiers);
@@ -676,21 +771,25 @@ public final class RelayNode implements AutoCloseable {
     }
     final ReplicaContext context = new ReplicaContext(blockstore, datastore, fetcher,
         new Identities(blockstore, fetcher, identityVerifiers, replicationExecutor,
-            Identities.DEFAULT_CACHE_SIZE), replicationExecutor, logConfig);
-    final MediaPinQueue pinQueue = new MediaPinQueue(new NetworkPinner(bitswap, pins,
-        CodecLinkResolver.standard(), replicationExecutor), pins, replicationExecutor,
-        NetworkPinner.Limits.DEFAULT, ReplicationService.Config.DEFAULT.pinConcurrency());
-    replication = new ReplicationService(host, pubsub, bitswap, blockstore, pins,
-        new OrbitDbReplicas(context),
+            Identities.DEFAULT_CACHE_SIZE), replicationExecutor, logConfig, clock);
+    final NetworkPinner mediaPinner = new NetworkPinner(bitswap, pins,
+        CodecLinkResolver.standard(), replicationExecutor);
+    final MediaPinQueue pinQueue = new MediaPinQueue(
+        cid -> mediaPinner.pin(cid, NetworkPinner.Limits.DEFAULT), pins::isPinned,
+        replicationExecutor, ReplicationService.Config.DEFAULT.pinConcurrency());
+    final OrbitDbTopics topics = orbitDbTopics;
+    final ReplicationService service = new ReplicationService(
+        new Libp2pReplicationNetwork(host, pubsub, bitswap, HeadsConfig.DEFAULT), blockstore,
+        pins, new OrbitDbReplicas(context),
         new MediaCidExtractor(config.sync().mediaCidFields()), pinQueue, replicationExecutor,
-        HeadsConfig.DEFAULT, ReplicationService.Config.DEFAULT, InboxBudget.defaults(), clock);
-    replication.coordinate(coordination);
+        ReplicationService.Config.DEFAULT, InboxBudget.defaults(), topics::permits,
+        topics::followAdmitted, clock);
+    service.coordinate(coordination);
     pinQueue.shareWith(coordination.media());
-    replication.start(syncEngine);
-    ReplicationMetrics.register(registry, replication);
-    replicationSyncer.attach(replication, orbitDbTopics::permits);
-    replication.onExplicitSyncOfUnfollowed(orbitDbTopics::followAdmitted);
-    orbitDbTopics.start(replication.topicListener(), replication.admission());
+    service.start(syncEngine);
+    ReplicationMetrics.register(registry, service);
+    replication = service;
+    topics.start(service.topicListener(), service.admission());
   }
 
   /**
@@ -702,6 +801,7 @@ public final class RelayNode implements AutoCloseable {
         bitswapExecutor);
     final Host libp2p = host;
     final PinStore pinStore = pins;
+    final StorageQuota quota = storageGc.quota();
     final PinningServiceEngine engine = new PinningServiceEngine(datastore, clock,
         new PinningServiceEngine.Pinner() {
           @Override
@@ -714,6 +814,12 @@ public final class RelayNode implements AutoCloseable {
                   }
                 });
               }
+            }
+            try {
+              // At the quota a new pin fails at once (its request ends "failed").
+              quota.checkRoom("pin", 1);
+            } catch (final StorageFullException e) {
+              return CompletableFuture.failedFuture(e);
             }
             return pinner.pin(cid, NetworkPinner.Limits.DEFAULT);
           }
@@ -739,6 +845,46 @@ public final class RelayNode implements AutoCloseable {
    * {@code GET /pinning/export} and {@code POST /pinning/import}: imports verify entries on the
    * replication executor, then queue a sync so the database is followed like an announced one.
    */
+  /**
+   * {@code route}, answered {@code 507 storage_full} instead while the storage quota is reached
+   * (checked before the request does anything; counted under {@code what}).
+   */
+  private RouteHandler refusedWhenFull(final RouteHandler route, final String what) {
+    final StorageQuota quota = storageGc.quota();
+    return request -> {
+      try {
+        quota.checkRoom(what, 1);
+      } catch (final StorageFullException e) {
+        return CompletableFuture.completedFuture(responses.error(
+            HttpResponseStatus.INSUFFICIENT_STORAGE, ErrorCodes.STORAGE_FULL, e.getMessage()));
+      }
+      return route.handle(request);
+    };
+  }
+
+  /** {@code RELAY_STORAGE_MAX_BYTES} when one is enforced. */
+  private Optional<Long> quotaBytes() {
+    final long max = storageGc.quota().maxBytes();
+    return max > 0 ? Optional.of(max) : Optional.empty();
+  }
+
+  /**
+   * The gateway's network fallback: bitswap fetches capped at the cache budget, cached (not
+   * pinned) in the {@link GatewayCache}; none when {@code RELAY_GATEWAY_CACHE_MAX_BYTES=0}.
+   */
+  private Optional<NetworkContent> gatewayNetworkContent() {
+    final long budget = storageGc.cache().maxBytes();
+    if (budget == 0) {
+      LOG.info("/ipfs/ network fallback off (RELAY_GATEWAY_CACHE_MAX_BYTES=0)");
+      return Optional.empty();
+    }
+    final BitswapNetworkContent fetcher = new BitswapNetworkContent(bitswap,
+        new NetworkPinner(bitswap, pins, CodecLinkResolver.standard(), bitswapExecutor), budget);
+    return Optional.of(new CachingNetworkContent(fetcher, blockstore,
+        CodecLinkResolver.standard(), storageGc, storageExecutor,
+        BitswapNetworkContent.MAX_BLOCKS));
+  }
+
   private ExportRoutes exportRoutes() {
     final MediaCidExtractor media = new MediaCidExtractor(config.sync().mediaCidFields());
     return new ExportRoutes(
@@ -757,8 +903,9 @@ public final class RelayNode implements AutoCloseable {
   }
 
   /**
-   * How this relay coordinates with others on shared stores (issue 24); {@code gcLeader()} is
-   * the predicate scheduled GC asks. Local (owns everything) with the embedded stores.
+   * How this relay coordinates with others on shared stores (issue 24); its {@code gcPolicy()}
+   * (the GC-leader lease there) guards {@link #storageGc()}. Local (owns everything, always
+   * collects) with the embedded stores.
    */
   public Coordination coordination() {
     return coordination;
@@ -777,7 +924,9 @@ public final class RelayNode implements AutoCloseable {
     bitswapExecutor = new ThreadPoolExecutor(STORAGE_THREADS, STORAGE_THREADS, 0,
         TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(4 * STORAGE_QUEUE),
         new DefaultThreadFactory("relay-bitswap", true), new ThreadPoolExecutor.AbortPolicy());
-    bitswap = Bitswap.start(host, blockstore, bitswapExecutor, BitswapConfig.DEFAULT);
+    // Blocks bitswap stores are pins' and gateway fetches': the quota refuses new ones when full.
+    bitswap = Bitswap.start(host, storageGc.quota().guard(blockstore, "bitswap"),
+        bitswapExecutor, BitswapConfig.DEFAULT);
     BitswapMetrics.register(registry, bitswap);
   }
 
@@ -901,9 +1050,16 @@ public final class RelayNode implements AutoCloseable {
 
   /** What /health reports, read live from the host. */
   private final class LiveStatus implements NodeStatus {
+    /**
+     * Encoded once: the identity never changes, base58 costs microseconds, and the health
+     * route's cache compares this string by identity (a new string per call made every
+     * {@code /health} answer serialize its record again).
+     */
+    private final String peerId = identity.peerId().toBase58();
+
     @Override
     public String peerId() {
-      return identity.peerId().toBase58();
+      return peerId;
     }
 
     @Override
@@ -956,6 +1112,21 @@ public final class RelayNode implements AutoCloseable {
    * cleanly. Only work still running after the wait is interrupted.
    */
   private void closeStorage() {
+    if (gcExecutor != null) {
+      // No interrupt: a GC run reads the datastore, whose file channel an interrupt closes.
+      gcExecutor.shutdown();
+      try {
+        if (!gcExecutor.awaitTermination(SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+          LOG.warn("GC did not stop within {} ms", SHUTDOWN_TIMEOUT.toMillis());
+          gcExecutor.shutdownNow();
+        }
+      } catch (final InterruptedException e) {
+        gcExecutor.shutdownNow();
+        Thread.currentThread().interrupt();
+      }
+      gcExecutor = null;
+    }
+    storageGc = null;
     if (storageExecutor != null) {
       storageExecutor.shutdown();
       try {

@@ -5,16 +5,16 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
-import io.relaypinner.ipfs.pin.CodecLinkResolver;
 import io.relaypinner.ipfs.unixfs.UnixFsImporter;
 import io.relaypinner.libp2p.crypto.Ed25519PrivateKey;
 import io.relaypinner.libp2p.crypto.PrivateKey;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.relay.config.RelayConfig;
-import io.relaypinner.relay.coordination.SharedStoreGc;
 import io.relaypinner.relay.identity.NodeIdentity;
+import io.relaypinner.relay.storage.GatewayCache;
+import io.relaypinner.relay.storage.StorageGc;
+import io.relaypinner.relay.storage.StorageQuota;
 import io.relaypinner.stores.PostgresStoreConfig;
-import io.relaypinner.stores.S3Blockstore;
 import io.relaypinner.stores.S3StoreConfig;
 import io.relaypinner.testkit.MutableClock;
 import io.relaypinner.testkit.PostgresServer;
@@ -157,23 +157,25 @@ class SharedStoresIT {
   }
 
   /**
-   * GC safety on shared stores: the GC leader (relay 1 or 2, whichever holds the lease) never
-   * removes a block pinned through the other relay, nor one the other relay is still writing
-   * (stored, not yet pinned); it removes garbage only after it stayed unpinned for a grace
-   * period. The relay that is not the leader does nothing. Time passes on a test clock (S3's
-   * LastModified is real time, the clock starts at now).
+   * GC safety on shared stores: the relays' one GC ({@code StorageGc}, guarded by the GC-leader
+   * lease) runs on the leader only (relay 1 or 2, whichever holds the lease), never removes a
+   * block pinned through the other relay, nor one the other relay is still writing (stored, not
+   * yet pinned); it removes garbage only on a second look, a grace period after it first saw it
+   * unpinned. Time passes on a test clock for a StorageGc built like the relay's; the relays'
+   * own GC shows the policy (the other skips, the leader keeps what it just saw).
    */
   @Test
   void theGcLeaderNeverRemovesWhatTheOtherRelayPinnedOrIsWriting() throws Exception {
     final RelayNode one = relay(1);
     final RelayNode two = relay(2);
     Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100))
-        .until(() -> one.coordination().gcLeader().getAsBoolean()
-            || two.coordination().gcLeader().getAsBoolean());
-    final boolean oneLeads = one.coordination().gcLeader().getAsBoolean();
+        .until(() -> one.coordination().gcPolicy().mayCollect()
+            || two.coordination().gcPolicy().mayCollect());
+    final boolean oneLeads = one.coordination().gcPolicy().mayCollect();
     final RelayNode leader = oneLeads ? one : two;
     final RelayNode other = oneLeads ? two : one;
-    assertThat(other.coordination().gcLeader().getAsBoolean()).isFalse();
+    assertThat(other.coordination().gcPolicy().mayCollect()).isFalse();
+    assertThat(leader.coordination().gcPolicy().sharedStores()).isTrue();
 
     final Random random = new Random(24);
     final byte[] garbageBytes = new byte[300_000];
@@ -182,6 +184,8 @@ class SharedStoresIT {
     random.nextBytes(pinnedBytes);
     final byte[] writingBytes = new byte[300_000];
     random.nextBytes(writingBytes);
+    final byte[] lateBytes = new byte[300_000];
+    random.nextBytes(lateBytes);
     final Cid garbage = new UnixFsImporter(leader.blockstore(), UnixFsImporter.Options.HELIA)
         .importBytes(garbageBytes);
     final Cid pinned = new UnixFsImporter(other.blockstore(), UnixFsImporter.Options.HELIA)
@@ -191,37 +195,45 @@ class SharedStoresIT {
     final Cid writing = new UnixFsImporter(other.blockstore(), UnixFsImporter.Options.HELIA)
         .importBytes(writingBytes);
 
+    // The relays' own GC: the one without the lease skips; the leader deletes nothing it sees
+    // for the first time.
+    assertThat(other.storageGc().runOnce()).isEqualTo(StorageGc.Outcome.SKIPPED);
+    assertThat(leader.storageGc().runOnce()).isEqualTo(StorageGc.Outcome.DONE);
+    assertThat(leader.storageGc().removedBlocks()).isZero();
+
     final MutableClock clock = new MutableClock(Instant.now());
     final Duration grace = Duration.ofMinutes(5);
-    final SharedStoreGc gc = gc(leader, grace, clock);
-    final SharedStoreGc notLeading = gc(other, grace, clock);
-    assertThat(notLeading.run().leader()).isFalse();
+    final StorageGc gc = gc(leader, grace, clock);
+    final StorageGc notLeading = gc(other, grace, clock);
+    assertThat(notLeading.runOnce()).isEqualTo(StorageGc.Outcome.SKIPPED);
 
-    // Everything is younger than the grace period: nothing is even a candidate.
-    assertThat(gc.run().candidates()).isZero();
-    clock.advance(grace.plusMinutes(1));
-    // Old now: garbage and the unpinned blocks are candidates, nothing is removed yet.
-    final SharedStoreGc.Result first = gc.run();
-    assertThat(first.candidates()).isPositive();
-    assertThat(first.removed()).isZero();
-    // The other relay's write ends with its pin, before the next run.
+    // First sighting: garbage and the unpinned blocks are noted, nothing is removed.
+    assertThat(gc.runOnce()).isEqualTo(StorageGc.Outcome.DONE);
+    assertThat(gc.removedBlocks()).isZero();
+    // The other relay's write ends with its pin, and it starts another write, within the grace.
     other.pins().pin(writing);
+    final Cid late = new UnixFsImporter(other.blockstore(), UnixFsImporter.Options.HELIA)
+        .importBytes(lateBytes);
     clock.advance(grace.plusMinutes(1));
-    final SharedStoreGc.Result second = gc.run();
-    assertThat(second.removed()).isPositive();
+    // Second look: the garbage goes; the block written since is seen for the first time.
+    assertThat(gc.runOnce()).isEqualTo(StorageGc.Outcome.DONE);
+    assertThat(gc.removedBlocks()).isPositive();
 
     assertThat(leader.blockstore().has(garbage)).isFalse();
+    assertThat(leader.blockstore().has(late)).isTrue();
     for (final RelayNode relay : List.of(one, two)) {
       assertThat(get(relay, "/ipfs/" + pinned).body()).isEqualTo(pinnedBytes);
       assertThat(get(relay, "/ipfs/" + writing).body()).isEqualTo(writingBytes);
     }
-    assertThat(notLeading.run().leader()).isFalse();
+    assertThat(notLeading.runOnce()).isEqualTo(StorageGc.Outcome.SKIPPED);
+    assertThat(notLeading.removedBlocks()).isZero();
   }
 
-  private static SharedStoreGc gc(final RelayNode relay, final Duration grace,
+  /** A GC of {@code relay}'s stores as the relay builds it, on {@code clock}. */
+  private static StorageGc gc(final RelayNode relay, final Duration grace,
       final MutableClock clock) {
-    final S3Blockstore store = (S3Blockstore) relay.blockstore();
-    return new SharedStoreGc(store, store::forEachKeyWithTime, relay.pins(),
-        CodecLinkResolver.standard(), relay.coordination().gcLeader(), grace, clock);
+    return new StorageGc(relay.pins(), new GatewayCache(1 << 20),
+        new StorageQuota(0, () -> 0L, () -> { }), clock, grace,
+        relay.coordination().gcPolicy());
   }
 }

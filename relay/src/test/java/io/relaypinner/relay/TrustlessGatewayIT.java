@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.relaypinner.ipfs.blockstore.Blockstore;
+import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
 import io.relaypinner.ipfs.car.CarBlock;
 import io.relaypinner.ipfs.car.CarReader;
 import io.relaypinner.ipfs.dagcbor.DagCbor;
@@ -13,7 +14,9 @@ import io.relaypinner.ipfs.dagcbor.DagCborValue;
 import io.relaypinner.ipfs.dagpb.DagPb;
 import io.relaypinner.ipfs.dagpb.PbLink;
 import io.relaypinner.ipfs.dagpb.PbNode;
+import io.relaypinner.ipfs.unixfs.UnixFsEntry;
 import io.relaypinner.ipfs.unixfs.UnixFsImporter;
+import io.relaypinner.ipfs.unixfs.UnixFsReader;
 import io.relaypinner.ipfs.unixfs.pb.UnixFsProto;
 import io.relaypinner.libp2p.crypto.Ed25519PrivateKey;
 import io.relaypinner.libp2p.crypto.PrivateKey;
@@ -28,6 +31,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -256,6 +260,57 @@ class TrustlessGatewayIT {
     assertError(send("GET", "/ipfs/" + absent + "?format=car"), 404, "content_not_found");
     final HttpResponse<byte[]> head = send("HEAD", "/ipfs/" + absent + "?format=raw");
     assertThat(head.statusCode()).isEqualTo(404);
+  }
+
+  /**
+   * A HAMT-sharded directory made by {@code @helia/unixfs} addAll with the sharding threshold
+   * lowered (interop/js/http-clients/make-hamt-car.mjs, committed as
+   * {@code gateway/hamt-dir.car}): the CAR for a path through it carries the root shard, the
+   * inner shards on the way and the file, so a client holding only the CAR follows the path
+   * itself; a path into a sharded subdirectory too.
+   */
+  @Test
+  void car_forAPathThroughAHamtDirectory_carriesTheInnerShardsOnTheWay() throws Exception {
+    final MemoryBlockstore fixture = new MemoryBlockstore();
+    final Cid root;
+    try (var in = TrustlessGatewayIT.class.getResourceAsStream("/gateway/hamt-dir.car")) {
+      final CarReader reader = new CarReader(in, CarReader.Limits.DEFAULT);
+      root = reader.roots().get(0);
+      for (Optional<CarBlock> next = reader.next(); next.isPresent(); next = reader.next()) {
+        fixture.put(next.get().cid(), next.get().data());
+        node.blockstore().put(next.get().cid(), next.get().data());
+      }
+    }
+    node.pins().pin(root);
+    final UnixFsReader whole = new UnixFsReader(fixture);
+    assertThat(whole.stat(root).kind()).isEqualTo(UnixFsEntry.Kind.HAMT_DIRECTORY);
+    // A name whose bucket in the root is a sub-shard (the root alone does not hold it).
+    String name = null;
+    for (int i = 0; i < 300 && name == null; i++) {
+      final List<Cid> through = new ArrayList<>();
+      whole.resolve(root, "/f" + i + ".txt", through::add);
+      if (through.size() > 1) {
+        name = "f" + i + ".txt";
+      }
+    }
+    assertThat(name).as("a file below an inner shard").isNotNull();
+
+    for (final String[] path : List.of(new String[] {name, "file " + name.substring(1,
+        name.length() - 4) + "\n"}, new String[] {"inner/deep.txt", "deep\n"})) {
+      final HttpResponse<byte[]> response = send("GET", "/ipfs/" + root + "/" + path[0]
+          + "?format=car&dag-scope=entity");
+      assertThat(response.statusCode()).isEqualTo(200);
+      final MemoryBlockstore fromCar = new MemoryBlockstore();
+      final List<CarBlock> blocks = blocks(response.body());
+      blocks.forEach(b -> fromCar.put(b.cid(), b.data()));
+      assertThat(blocks.get(0).cid()).isEqualTo(root);
+      final List<Cid> through = new ArrayList<>();
+      final UnixFsReader carOnly = new UnixFsReader(fromCar);
+      final UnixFsEntry file = carOnly.resolve(root, "/" + path[0], through::add);
+      assertThat(new String(carOnly.open(file.cid()).readAllBytes(), StandardCharsets.UTF_8))
+          .isEqualTo(path[1]);
+      assertThat(blocks).extracting(CarBlock::cid).startsWith(through.toArray(Cid[]::new));
+    }
   }
 
   @Test

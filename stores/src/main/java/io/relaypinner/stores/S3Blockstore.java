@@ -237,24 +237,6 @@ public final class S3Blockstore implements Blockstore, Closeable {
     });
   }
 
-  /**
-   * Visits every stored block's CID (CIDv1 {@code raw}) with its object's {@code LastModified}:
-   * when it was first written (a put of a block already there is refused by
-   * {@code If-None-Match: *} and leaves the time as it was).
-   */
-  public void forEachKeyWithTime(final java.util.function.BiConsumer<Cid, java.time.Instant>
-      visitor) {
-    final ListObjectsV2Request request = ListObjectsV2Request.builder()
-        .bucket(config.bucket()).prefix(config.prefix()).maxKeys(1000).build();
-    call(() -> {
-      for (final S3Object object : s3.listObjectsV2Paginator(request).contents()) {
-        parseKey(object.key().substring(config.prefix().length()))
-            .ifPresent(mh -> visitor.accept(Blocks.rawCid(mh), object.lastModified()));
-      }
-      return null;
-    });
-  }
-
   /** Blocks newly uploaded since open (puts answered "already there" do not count). */
   public long blocksWritten() {
     return blocksWritten.get();

@@ -33,6 +33,21 @@ public interface Datastore extends AutoCloseable {
   boolean delete(String key);
 
   /**
+   * Stores every value of {@code puts} and removes every key of {@code deletes}, durable on
+   * return. Implementations may make it one write (one commit, one fsync) rather than one per
+   * key; this default does one per key, in order (puts, then deletes).
+   */
+  default void write(final java.util.Map<String, byte[]> puts,
+      final java.util.Collection<String> deletes) {
+    for (final java.util.Map.Entry<String, byte[]> e : puts.entrySet()) {
+      put(e.getKey(), e.getValue());
+    }
+    for (final String key : deletes) {
+      delete(key);
+    }
+  }
+
+  /**
    * Every entry whose key starts with {@code prefix}, in ascending key order (UTF-16 code unit
    * order, as {@link String#compareTo}). A consistent snapshot as of the call.
    */

@@ -16,7 +16,8 @@ import org.h2.mvstore.MVStoreException;
  * A {@link Datastore} in one H2 MVStore file ({@code com.h2database:h2-mvstore} 2.4), map
  * {@value #MAP_NAME}, {@code String} keys and {@code byte[]} values.
  *
- * <p>Commit policy: every {@link #put} and {@link #delete} commits and then fsyncs the file
+ * <p>Commit policy: every {@link #put}, {@link #delete} and {@link #write} (a batch: one commit
+ * for all its keys) commits and then fsyncs the file
  * ({@link MVStore#commit()} writes a new chunk but does not force it to the disk; {@link
  * MVStore#sync()} does) before returning. A pin that was reported as recorded must never be lost,
  * and these writes are rare (pins, heads, sync state), so one chunk write plus one fsync each is
@@ -83,6 +84,29 @@ public final class MvStoreDatastore implements Datastore {
     final byte[] copy = Datastore.checkValue(value).clone();
     synchronized (writeLock) {
       map.put(key, copy);
+      durableCommit();
+    }
+  }
+
+  /** One commit and one fsync for the whole batch. */
+  @Override
+  public void write(final java.util.Map<String, byte[]> puts,
+      final java.util.Collection<String> deletes) {
+    final java.util.Map<String, byte[]> copies = new java.util.LinkedHashMap<>();
+    for (final java.util.Map.Entry<String, byte[]> e : puts.entrySet()) {
+      copies.put(Datastore.checkKey(e.getKey()), Datastore.checkValue(e.getValue()).clone());
+    }
+    for (final String key : deletes) {
+      Datastore.checkKey(key);
+    }
+    if (copies.isEmpty() && deletes.isEmpty()) {
+      return;
+    }
+    synchronized (writeLock) {
+      map.putAll(copies);
+      for (final String key : deletes) {
+        map.remove(key);
+      }
       durableCommit();
     }
   }

@@ -12,6 +12,7 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -129,6 +130,17 @@ public final class PinStore {
    *     deleted
    */
   public GcResult gc() {
+    return gc(multihash -> true);
+  }
+
+  /**
+   * As {@link #gc()}, deleting an unmarked block only when {@code sweepable} accepts its
+   * multihash: the caller keeps blocks it still wants (a cache, a grace period for blocks an
+   * in-flight pin wrote). A block reached by a pin is never offered to {@code sweepable}. The
+   * predicate runs under GC's lock: it must be quick and must not call back into this store.
+   */
+  public GcResult gc(final Predicate<Multihash> sweepable) {
+    Objects.requireNonNull(sweepable, "sweepable");
     gcLock.writeLock().lock();
     try {
       final List<Multihash> snapshot = new ArrayList<>();
@@ -141,7 +153,8 @@ public final class PinStore {
       }
       long removed = 0;
       for (final Multihash multihash : snapshot) {
-        if (!mark.reached().contains(multihash) && blockstore.delete(Blocks.rawCid(multihash))) {
+        if (!mark.reached().contains(multihash) && sweepable.test(multihash)
+            && blockstore.delete(Blocks.rawCid(multihash))) {
           removed++;
         }
       }

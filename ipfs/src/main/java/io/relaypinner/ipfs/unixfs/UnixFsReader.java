@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.NoSuchElementException;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * Reads UnixFS v1 ({@code ipfs/specs} {@code src/unixfs.md}) from a {@link Blockstore}: file
@@ -64,6 +65,16 @@ public final class UnixFsReader {
    *     {@link Reason#MISSING_BLOCK}, {@link Reason#MALFORMED} or {@link Reason#UNSUPPORTED}
    */
   public UnixFsEntry resolve(final Cid root, final String path) {
+    return resolve(root, path, cid -> { });
+  }
+
+  /**
+   * Like {@link #resolve(Cid, String)}, telling {@code through} every block the walk reads
+   * before the one it ends at, in order: each directory on the path and, in a HAMT-sharded
+   * one, every inner shard between its root and the entry (what a verifier needs to follow the
+   * path itself, e.g. the blocks a trustless gateway's CAR starts with).
+   */
+  public UnixFsEntry resolve(final Cid root, final String path, final Consumer<Cid> through) {
     Loaded current = load(root);
     int count = 0;
     for (final String segment : path.split("/", -1)) {
@@ -77,9 +88,11 @@ public final class UnixFsReader {
       final Kind kind = entryOf(current).kind();
       final Cid child;
       if (kind == Kind.DIRECTORY) {
+        through.accept(current.cid);
         child = findInDirectory(current, segment);
       } else if (kind == Kind.HAMT_DIRECTORY) {
-        child = findInShard(current, segment);
+        through.accept(current.cid);
+        child = findInShard(current, segment, through);
       } else {
         throw new UnixFsException(Reason.NOT_A_DIRECTORY, current.cid,
             "cannot resolve '" + segment + "' inside a " + kind);
@@ -249,7 +262,7 @@ public final class UnixFsReader {
    * significant first; a link named exactly the upper-case hex index is a sub-shard, one named
    * index + name is the entry.
    */
-  private Cid findInShard(final Loaded root, final String name) {
+  private Cid findInShard(final Loaded root, final String name, final Consumer<Cid> through) {
     final long hash = Murmur3.hash64(name.getBytes(StandardCharsets.UTF_8));
     Loaded node = root;
     int consumed = 0;
@@ -270,6 +283,7 @@ public final class UnixFsReader {
         }
         if (linkName.length() == shard.padLength) {
           next = load(link.hash());
+          through.accept(next.cid);
           break;
         }
         if (linkName.substring(shard.padLength).equals(name)) {

@@ -140,7 +140,7 @@ class BitswapFrameCodecTest {
   @Test
   void decode_shouldThrow_whenOverMessageSize() {
     final BitswapFrameCodec small = new BitswapFrameCodec(
-        BitswapConfig.DEFAULT.withMaxMessageSize(2048));
+        BitswapConfig.builder().maxMessageSize(2048).build());
 
     assertThatThrownBy(() -> small.decode(new byte[2049]))
         .isInstanceOf(ProtocolViolationException.class).hasMessageContaining("exceeds");

@@ -24,6 +24,8 @@ import io.relaypinner.libp2p.crypto.Keys;
 import io.relaypinner.libp2p.host.Connection;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostConfig;
+import io.relaypinner.libp2p.host.LimitCounters.Limit;
+import io.relaypinner.libp2p.mux.yamux.YamuxStreamChannel;
 import io.relaypinner.libp2p.host.Stream;
 import io.relaypinner.libp2p.netty.EventLoops;
 import io.relaypinner.libp2p.netty.UvarintFrameDecoder;
@@ -248,7 +250,7 @@ class BitswapIT {
 
   @Test
   void inbound_shouldCloseTheStreamAndCount_whenMessageExceedsTheCap() throws Exception {
-    final Node server = node(BitswapConfig.DEFAULT.withMaxMessageSize(64 * 1024));
+    final Node server = node(BitswapConfig.builder().maxMessageSize(64 * 1024).build());
     final Node client = node();
     connect(client, server);
     final Connection connection = client.host().connection(server.host().peerId()).orElseThrow();
@@ -262,6 +264,36 @@ class BitswapIT {
     await().atMost(WAIT).until(() -> !channel.isActive());
     assertThat(server.bitswap().stats().rejected()).containsEntry("too-large", 1L);
     assertThat(connection.isOpen()).isTrue();
+  }
+
+  @Test
+  void inbound_shouldRefuseBitswapStreamsBeyondTheDefaultLimit_andKeepServing() throws Exception {
+    final Node server = node();
+    final Node client = node();
+    final byte[] data = "still served".getBytes(StandardCharsets.UTF_8);
+    final Cid cid = raw(data);
+    server.blocks().put(cid, data);
+    connect(client, server);
+    final Connection connection = client.host().connection(server.host().peerId()).orElseThrow();
+    final List<Channel> held = new ArrayList<>();
+    // The client's bitswap may hold one stream of its own to the server.
+    for (int i = 0; i < 33; i++) {
+      held.add(connection.newStream(List.of(BitswapProtocol.BITSWAP_1_2),
+          (channel, protocol) -> channel.pipeline().addLast(UvarintFrameEncoder.INSTANCE))
+          .get(10, TimeUnit.SECONDS).channel());
+    }
+
+    // 32 bitswap streams per connection (the default protocol limits); more are reset.
+    await().atMost(WAIT).until(() -> server.host().limitCounters()
+        .get(Limit.MAX_PROTOCOL_STREAMS) >= 1);
+    assertThat(held.stream().filter(Channel::isActive).count()).isBetween(31L, 32L);
+    assertThat(connection.isOpen()).isTrue();
+
+    // Streams freed, the client's own bitswap stream is taken and the block served.
+    for (final Channel channel : held) {
+      ((YamuxStreamChannel) channel).reset();
+    }
+    assertThat(client.bitswap().get(cid, WAIT).get(20, TimeUnit.SECONDS)).isEqualTo(data);
   }
 
   @Test
@@ -282,7 +314,7 @@ class BitswapIT {
 
   @Test
   void server_shouldKeepServingAnotherPeer_whenOnePeerWantsManyMissingBlocks() throws Exception {
-    final Node server = node(BitswapConfig.DEFAULT.withMaxWantsPerPeer(1_000));
+    final Node server = node(BitswapConfig.builder().maxWantsPerPeer(1_000).build());
     final Node greedy = node();
     final Node normal = node();
     connect(greedy, server);

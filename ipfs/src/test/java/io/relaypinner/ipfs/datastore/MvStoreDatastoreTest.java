@@ -33,6 +33,21 @@ class MvStoreDatastoreTest extends DatastoreContractTest {
   }
 
   @Test
+  void write_shouldStoreAndDeleteABatch_durably() {
+    store.put("/logs/old", utf8("x"));
+    final java.util.Map<String, byte[]> puts = new java.util.LinkedHashMap<>();
+    puts.put("/logs/e/1", new byte[0]);
+    puts.put("/logs/e/2", new byte[0]);
+    puts.put("/logs/heads", utf8("2"));
+    store.write(puts, java.util.List.of("/logs/old"));
+    store.close();
+
+    store = open();
+    assertThat(store.scan("/logs/")).extracting(Datastore.Entry::key)
+        .containsExactly("/logs/e/1", "/logs/e/2", "/logs/heads");
+  }
+
+  @Test
   void open_shouldFailClearly_whenTheFileIsAlreadyOpen() {
     store.put("/k", utf8("v"));
     assertThatThrownBy(this::open)

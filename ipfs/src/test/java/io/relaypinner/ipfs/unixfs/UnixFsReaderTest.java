@@ -224,6 +224,35 @@ class UnixFsReaderTest {
   }
 
   @Test
+  void resolve_shouldReportEveryShardOnTheWay_whenThePathCrossesSubShards() {
+    final Map<String, Cid> entries = new TreeMap<>();
+    for (int i = 0; i < 40; i++) {
+      entries.put("file-" + i + ".txt", putRaw(("content " + i).getBytes(StandardCharsets.UTF_8)));
+    }
+    final Cid root = shard(entries, 2, 0);
+    final Cid outer = putNode(data(UnixFsProto.Data.DataType.Directory).build(),
+        List.of(PbLink.of(root, "sharded", 1)));
+    for (final String name : entries.keySet()) {
+      final List<Cid> through = new ArrayList<>();
+      assertThat(reader.resolve(outer, "/sharded/" + name, through::add).cid())
+          .isEqualTo(entries.get(name));
+      assertThat(through.subList(0, 2)).containsExactly(outer, root);
+      // Each further block is a sub-shard whose links lead on to the next one or the entry.
+      for (int i = 1; i < through.size(); i++) {
+        final PbNode node = DagPb.decode(store.get(through.get(i)).orElseThrow());
+        final Cid next = i + 1 < through.size() ? through.get(i + 1) : entries.get(name);
+        assertThat(node.links()).extracting(PbLink::hash).as(name).contains(next);
+      }
+    }
+    // Fanout 4 and 40 names: some paths go through more than one level.
+    assertThat(entries.keySet()).anySatisfy(name -> {
+      final List<Cid> through = new ArrayList<>();
+      reader.resolve(root, "/" + name, through::add);
+      assertThat(through).hasSizeGreaterThan(2);
+    });
+  }
+
+  @Test
   void open_shouldThrowMissingBlockNamingIt_whenLeafAbsent() {
     final byte[] content = pattern(30);
     final Cid root = new UnixFsImporter(store, new UnixFsImporter.Options(10, 3))

@@ -40,6 +40,10 @@ import java.time.Duration;
  * @param maxBackoffsPerPeer backoff entries kept per peer (the oldest goes first)
  * @param maxPendingValidations received messages waiting for their signature check; beyond
  *     this, new ones are dropped
+ * @param maxMessageIdLength longest message id we read in IHAVE, IWANT and IDONTWANT (StrictSign
+ *     ids, author and seqno, are under 50 bytes); longer ones are ignored
+ * @param maxSeenEntries message ids the seen-cache holds at most; beyond, the oldest go before
+ *     their {@code seenTtl} (a copy arriving later is delivered again)
  */
 public record GossipsubConfig(
     int d, int dLo, int dHi, int dLazy, Duration heartbeatInterval, Duration fanoutTtl,
@@ -49,7 +53,7 @@ public record GossipsubConfig(
     int maxIDontWant, int idontwantMinSize, int maxMessagesPerPeerPerHeartbeat,
     long maxQueuedBytesPerPeer, boolean floodPublish, boolean allowPublishToZeroTopicPeers,
     int maxTopicLength, Duration maxPruneBackoff, int maxBackoffsPerPeer,
-    int maxPendingValidations) {
+    int maxPendingValidations, int maxMessageIdLength, int maxSeenEntries) {
 
   public static final GossipsubConfig DEFAULT = builder().build();
 
@@ -68,9 +72,10 @@ public record GossipsubConfig(
     positive(pruneBackoff, "pruneBackoff");
     positive(unsubscribeBackoff, "unsubscribeBackoff");
     positive(maxPruneBackoff, "maxPruneBackoff");
-    if (maxTopicLength < 1 || maxBackoffsPerPeer < 1 || maxPendingValidations < 1) {
-      throw new IllegalArgumentException("maxTopicLength, maxBackoffsPerPeer and"
-          + " maxPendingValidations must be positive");
+    if (maxTopicLength < 1 || maxBackoffsPerPeer < 1 || maxPendingValidations < 1
+        || maxMessageIdLength < 1 || maxSeenEntries < 1) {
+      throw new IllegalArgumentException("maxTopicLength, maxBackoffsPerPeer,"
+          + " maxPendingValidations, maxMessageIdLength and maxSeenEntries must be positive");
     }
     if (maxPruneBackoff.compareTo(pruneBackoff) < 0
         || maxPruneBackoff.compareTo(unsubscribeBackoff) < 0) {
@@ -127,6 +132,8 @@ public record GossipsubConfig(
     b.maxPruneBackoff = maxPruneBackoff;
     b.maxBackoffsPerPeer = maxBackoffsPerPeer;
     b.maxPendingValidations = maxPendingValidations;
+    b.maxMessageIdLength = maxMessageIdLength;
+    b.maxSeenEntries = maxSeenEntries;
     return b;
   }
 
@@ -161,6 +168,8 @@ public record GossipsubConfig(
     private Duration maxPruneBackoff = Duration.ofMinutes(10);
     private int maxBackoffsPerPeer = 1_000;
     private int maxPendingValidations = 1_024;
+    private int maxMessageIdLength = 256;
+    private int maxSeenEntries = 262_144;
 
     private Builder() {}
 
@@ -300,13 +309,26 @@ public record GossipsubConfig(
       return this;
     }
 
+    /** Default 256 bytes. */
+    public Builder maxMessageIdLength(final int value) {
+      maxMessageIdLength = value;
+      return this;
+    }
+
+    /** Default 262,144 (about 30 MiB of ids). */
+    public Builder maxSeenEntries(final int value) {
+      maxSeenEntries = value;
+      return this;
+    }
+
     public GossipsubConfig build() {
       return new GossipsubConfig(d, dLo, dHi, dLazy, heartbeatInterval, fanoutTtl, mcacheLength,
           mcacheGossip, seenTtl, pruneBackoff, unsubscribeBackoff, maxMessageSize, maxRpcSize,
           maxTopicsPerPeer, maxSubscriptionsPerRpc, maxIHaveLength, maxIHaveMessages,
           maxIWantAnswers, maxIDontWant, idontwantMinSize, maxMessagesPerPeerPerHeartbeat,
           maxQueuedBytesPerPeer, floodPublish, allowPublishToZeroTopicPeers, maxTopicLength,
-          maxPruneBackoff, maxBackoffsPerPeer, maxPendingValidations);
+          maxPruneBackoff, maxBackoffsPerPeer, maxPendingValidations, maxMessageIdLength,
+          maxSeenEntries);
     }
   }
 }

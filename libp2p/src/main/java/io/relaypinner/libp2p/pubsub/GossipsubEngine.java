@@ -575,6 +575,10 @@ public final class GossipsubEngine {
           count("drop-iwant-over-limit");
           break;
         }
+        if (raw.size() > config.maxMessageIdLength()) {
+          count("drop-message-id-too-long");
+          continue;
+        }
         final MessageId id = new MessageId(raw.toByteArray());
         if (!seen.containsKey(id)) {
           peer.idsAskedThisHeartbeat++;
@@ -596,6 +600,10 @@ public final class GossipsubEngine {
         if (answered >= config.maxIHaveLength()) {
           count("drop-iwant-answers-over-limit");
           return;
+        }
+        if (raw.size() > config.maxMessageIdLength()) {
+          count("drop-message-id-too-long");
+          continue;
         }
         final MessageId id = new MessageId(raw.toByteArray());
         final Message message = mcache.get(id);
@@ -676,6 +684,11 @@ public final class GossipsubEngine {
       if (peer.dontSend.size() >= config.maxIDontWant()) {
         count("drop-idontwant-over-limit");
         return;
+      }
+      if (raw.size() > config.maxMessageIdLength()) {
+        // Ids are kept until they expire: a long one would be heap the peer chooses.
+        count("drop-message-id-too-long");
+        continue;
       }
       peer.dontSend.put(new MessageId(raw.toByteArray()), expiry);
     }
@@ -839,6 +852,20 @@ public final class GossipsubEngine {
     return topicPeers.size();
   }
 
+  /** IDONTWANT ids kept, over all peers (bounded by maxIDontWant per peer). */
+  public int dontSendEntries() {
+    int total = 0;
+    for (final PeerState peer : peers.values()) {
+      total += peer.dontSend.size();
+    }
+    return total;
+  }
+
+  /** Peers the engine keeps state for (connected, or sent us an RPC and not yet removed). */
+  public int peerCount() {
+    return peers.size();
+  }
+
   /** Messages whose signature check is under way. */
   public int pendingValidations() {
     return validating.size();
@@ -959,6 +986,14 @@ public final class GossipsubEngine {
   }
 
   private void markSeen(final MessageId id) {
+    // Re-inserted so the map stays in expiry order (the heartbeat expires from the front).
+    seen.remove(id);
+    if (seen.size() >= config.maxSeenEntries()) {
+      final Iterator<MessageId> oldest = seen.keySet().iterator();
+      oldest.next();
+      oldest.remove();
+      count("seen-evicted");
+    }
     seen.put(id, clock.millis() + config.seenTtl().toMillis());
   }
 

@@ -1,7 +1,5 @@
 package io.relaypinner.libp2p.pubsub;
 
-import io.netty.buffer.Unpooled;
-import io.netty.channel.Channel;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.relaypinner.libp2p.host.Connection;
@@ -10,13 +8,12 @@ import io.relaypinner.libp2p.host.HostListener;
 import io.relaypinner.libp2p.host.PeerInboundQueue;
 import io.relaypinner.libp2p.protocol.identify.IdentifyResult;
 import io.relaypinner.libp2p.pubsub.pb.PubsubProtos.RPC;
+import io.relaypinner.libp2p.stream.PeerStreams;
 import io.relaypinner.multiformats.PeerId;
 import java.time.Clock;
-import java.util.ArrayDeque;
-import java.util.HashMap;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
@@ -43,9 +40,10 @@ import org.slf4j.LoggerFactory;
  * listener is applied right after the event).
  *
  * <p>Per peer, like JS, we open one long-lived outbound stream (on identify, or when the peer
- * opens its stream to us), send all our subscriptions first, and read the peer's stream. A
- * stream that ends while the connection lives is reopened. RPCs to a peer whose stream is not
- * writable are queued up to {@link GossipsubConfig#maxQueuedBytesPerPeer()}; beyond that
+ * opens its stream to us; {@link PeerStreams}, shared with bitswap), send all our subscriptions
+ * first, and read the peer's stream. A stream that ends while the connection lives is reopened
+ * after 1 s. RPCs to a peer whose stream is not writable are queued up to {@link
+ * GossipsubConfig#maxQueuedBytesPerPeer()} (or 8,192 RPCs); beyond that
  * messages to it are dropped (counted {@code drop-send-queue-full}), and at twice that the stream
  * is closed (and later reopened). A peer's streams to us stop being read while its {@link
  * PeerInboundQueue} (decoded messages waiting, over all its streams and protocols) is full.
@@ -59,7 +57,9 @@ public final class PubSub implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PubSub.class);
   /** Consecutive failed opens of our stream to a peer before we wait for the next identify. */
   private static final int MAX_OPEN_ATTEMPTS = 3;
-  private static final long REOPEN_DELAY_MILLIS = 1_000;
+  private static final Duration REOPEN_DELAY = Duration.ofSeconds(1);
+  /** RPCs queued per peer besides the byte bound (control RPCs are small and many). */
+  private static final int MAX_QUEUED_RPCS = 8_192;
 
   /** Receives validated messages of subscribed topics. */
   @FunctionalInterface
@@ -74,20 +74,12 @@ public final class PubSub implements AutoCloseable {
   }
 
 
-  /** Our side of one peer: confined to the loop. */
-  private static final class Session {
-    private Channel outbound;
-    private boolean opening;
-    private int failedOpens;
-    private final ArrayDeque<RPC> queue = new ArrayDeque<>();
-    private long queuedBytes;
-  }
 
   private final Host host;
   private final GossipsubConfig config;
   private final EventExecutor loop;
   private final GossipsubEngine engine;
-  private final Map<PeerId, Session> sessions = new HashMap<>();
+  private final PeerStreams<RPC> streams;
   private final List<MessageHandler> handlers = new CopyOnWriteArrayList<>();
   private final List<SubscriptionListener> listeners = new CopyOnWriteArrayList<>();
   private final Map<String, AtomicLong> counters = new ConcurrentHashMap<>();
@@ -110,6 +102,10 @@ public final class PubSub implements AutoCloseable {
     this.config = config;
     this.loop = host.eventLoops().group().next();
     this.engine = new GossipsubEngine(host.identity(), config, clock, random, new EngineOutput());
+    this.streams = new PeerStreams<>(host, loop, new PeerStreams.Options("gossipsub",
+        GossipsubProtocol.PROTOCOL_IDS, MAX_QUEUED_RPCS, config.maxQueuedBytesPerPeer(), false,
+        false, MAX_OPEN_ATTEMPTS, REOPEN_DELAY, null, false), new StreamPolicy(),
+        new StreamEvents());
     this.verifier = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS,
         new ArrayBlockingQueue<>(config.maxPendingValidations()), runnable -> {
           final Thread thread = new Thread(runnable, "gossipsub-verify");
@@ -157,14 +153,14 @@ public final class PubSub implements AutoCloseable {
           });
         });
         // As JS does: a peer that talks gossipsub to us gets our stream back.
-        onLoop(() -> ensureOutbound(connection));
+        onLoop(() -> streams.open(connection.remotePeer()));
       });
     }
     host.addListener(new HostListener() {
       @Override
       public void peerIdentified(final Connection connection, final IdentifyResult result) {
         if (GossipsubProtocol.PROTOCOL_IDS.stream().anyMatch(result::supports)) {
-          onLoop(() -> ensureOutbound(connection));
+          onLoop(() -> streams.open(connection.remotePeer()));
         }
       }
 
@@ -179,7 +175,7 @@ public final class PubSub implements AutoCloseable {
               .anyMatch(GossipsubProtocol.PROTOCOL_IDS::contains))
           .orElse(false);
       if (speaks) {
-        onLoop(() -> ensureOutbound(connection));
+        onLoop(() -> streams.open(connection.remotePeer()));
       }
     }
     final long interval = config.heartbeatInterval().toMillis();
@@ -262,12 +258,7 @@ public final class PubSub implements AutoCloseable {
       if (heartbeat != null) {
         heartbeat.cancel(false);
       }
-      for (final Session session : sessions.values()) {
-        if (session.outbound != null) {
-          session.outbound.close();
-        }
-      }
-      sessions.clear();
+      streams.closeAll();
     });
   }
 
@@ -329,141 +320,82 @@ public final class PubSub implements AutoCloseable {
     }
   }
 
-  private void ensureOutbound(final Connection connection) {
-    if (closed || !connection.isOpen()) {
-      return;
-    }
-    final PeerId peer = connection.remotePeer();
-    final Session session = sessions.computeIfAbsent(peer, p -> new Session());
-    if (session.outbound != null || session.opening) {
-      return;
-    }
-    session.opening = true;
-    connection.newStream(GossipsubProtocol.PROTOCOL_IDS, (stream, protocol) ->
-        GossipsubProtocol.installOutbound(stream,
-            channel -> onLoop(() -> drain(peer, channel)),
-            channel -> onLoop(() -> outboundEnded(peer, channel))))
-        .whenComplete((stream, error) -> onLoop(() -> {
-          session.opening = false;
-          if (sessions.get(peer) != session) {
-            if (stream != null) {
-              stream.channel().close();
-            }
-            return;
-          }
-          if (error != null || !stream.channel().isActive()) {
-            session.failedOpens++;
-            count("stream-open-failed");
-            LOG.debug("gossipsub stream to {} failed: {}", peer,
-                error == null ? "closed at once" : error.toString());
-            retryLater(peer, session);
-            return;
-          }
-          session.failedOpens = 0;
-          session.outbound = stream.channel();
-          count("stream-opened");
-          engine.outboundOpened(peer,
-              GossipsubProtocol.MESHSUB_1_2.equals(stream.protocol()));
-        }));
-  }
-
-  private void retryLater(final PeerId peer, final Session session) {
-    if (session.failedOpens >= MAX_OPEN_ATTEMPTS) {
-      return;
-    }
-    loop.schedule(() -> onLoop(() -> {
-      final Optional<Connection> connection = host.connection(peer);
-      if (sessions.get(peer) == session && connection.isPresent()) {
-        ensureOutbound(connection.get());
-      }
-    }), REOPEN_DELAY_MILLIS, TimeUnit.MILLISECONDS);
-  }
-
-  private void outboundEnded(final PeerId peer, final Channel channel) {
-    final Session session = sessions.get(peer);
-    if (session == null || session.outbound != channel) {
-      return;
-    }
-    session.outbound = null;
-    session.queue.clear();
-    session.queuedBytes = 0;
-    count("stream-closed");
-    engine.outboundClosed(peer);
-    if (!closed && host.connection(peer).isPresent()) {
-      retryLater(peer, session);
-    }
-  }
-
   private void connectionGone(final PeerId peer) {
     if (host.connection(peer).isPresent()) {
       // Another connection to the peer lives; a stream on the closed one reopens itself.
       return;
     }
-    final Session session = sessions.remove(peer);
-    if (session != null && session.outbound != null) {
-      session.outbound.close();
-    }
+    streams.remove(peer);
     engine.removePeer(peer);
-  }
-
-  private void send(final PeerId peer, final RPC rpc) {
-    final Session session = sessions.get(peer);
-    if (session == null || session.outbound == null) {
-      count("drop-send-no-stream");
-      return;
-    }
-    if (session.queue.isEmpty() && session.outbound.isWritable()) {
-      write(session.outbound, rpc);
-      return;
-    }
-    final int size = rpc.getSerializedSize();
-    if (session.queuedBytes + size > config.maxQueuedBytesPerPeer()) {
-      if (rpc.getPublishCount() > 0) {
-        count("drop-send-queue-full");
-        return;
-      }
-      if (session.queuedBytes + size > 2 * config.maxQueuedBytesPerPeer()) {
-        // Even control keeps piling up: the peer does not read. Close; it is reopened later
-        // with all subscriptions, and the heartbeat rebuilds the mesh.
-        count("stream-closed-slow-peer");
-        session.outbound.close();
-        return;
-      }
-    }
-    session.queue.add(rpc);
-    session.queuedBytes += size;
-  }
-
-  private void drain(final PeerId peer, final Channel channel) {
-    final Session session = sessions.get(peer);
-    if (session == null || session.outbound != channel) {
-      return;
-    }
-    while (!session.queue.isEmpty() && channel.isWritable()) {
-      final RPC rpc = session.queue.poll();
-      // State first: the write below may fire channelWritabilityChanged synchronously.
-      session.queuedBytes -= rpc.getSerializedSize();
-      write(channel, rpc);
-    }
-  }
-
-  private void write(final Channel channel, final RPC rpc) {
-    channel.writeAndFlush(Unpooled.wrappedBuffer(rpc.toByteArray())).addListener(f -> {
-      if (!f.isSuccess()) {
-        count("send-failed");
-        LOG.debug("gossipsub write on {} failed: {}", channel, f.cause().toString());
-      }
-    });
   }
 
   private void count(final String name) {
     counters.computeIfAbsent(name, n -> new AtomicLong()).incrementAndGet();
   }
 
+  private static final class StreamPolicy implements PeerStreams.Policy<RPC> {
+    @Override
+    public byte[] encode(final RPC rpc, final String protocol) {
+      return rpc.toByteArray();
+    }
+
+    @Override
+    public int size(final RPC rpc) {
+      return rpc.getSerializedSize();
+    }
+
+    @Override
+    public PeerStreams.Overflow overflow(final RPC rpc) {
+      // Messages may be dropped (gossip repairs them); control is kept up to the hard bound,
+      // where the stream is closed, reopened later with all subscriptions, and the heartbeat
+      // rebuilds the mesh.
+      return rpc.getPublishCount() > 0 ? PeerStreams.Overflow.DROP_NEW
+          : PeerStreams.Overflow.ACCEPT;
+    }
+  }
+
+  private final class StreamEvents implements PeerStreams.Events<RPC> {
+    @Override
+    public void opened(final PeerId peer, final String protocol) {
+      count("stream-opened");
+      engine.outboundOpened(peer, GossipsubProtocol.MESHSUB_1_2.equals(protocol));
+      refreshView();
+    }
+
+    @Override
+    public void openFailed(final PeerId peer, final Throwable cause) {
+      count("stream-open-failed");
+    }
+
+    @Override
+    public void ended(final PeerId peer) {
+      count("stream-closed");
+      engine.outboundClosed(peer);
+      refreshView();
+      if (!closed && host.connection(peer).isPresent()) {
+        loop.schedule(() -> onLoop(() -> streams.open(peer)), REOPEN_DELAY.toMillis(),
+            TimeUnit.MILLISECONDS);
+      }
+    }
+
+    @Override
+    public void dropped(final PeerId peer, final RPC rpc, final PeerStreams.Drop reason) {
+      switch (reason) {
+        case NO_STREAM -> count("drop-send-no-stream");
+        case QUEUE_FULL -> count("drop-send-queue-full");
+        case SLOW_PEER -> count("stream-closed-slow-peer");
+        case WRITE_FAILED -> count("send-failed");
+        default -> {
+          // Queued when the stream ended or the peer left: its state is resent on reopen.
+        }
+      }
+    }
+  }
+
   private final class EngineOutput implements GossipsubEngine.Output {
     @Override
     public void send(final PeerId peer, final RPC rpc) {
-      PubSub.this.send(peer, rpc);
+      streams.send(peer, rpc);
     }
 
     @Override

@@ -6,6 +6,10 @@ import com.google.protobuf.ByteString;
 import io.relaypinner.libp2p.crypto.KeyType;
 import io.relaypinner.libp2p.crypto.Keys;
 import io.relaypinner.libp2p.crypto.PrivateKey;
+import io.relaypinner.libp2p.pubsub.pb.PubsubProtos.ControlGraft;
+import io.relaypinner.libp2p.pubsub.pb.PubsubProtos.ControlIDontWant;
+import io.relaypinner.libp2p.pubsub.pb.PubsubProtos.ControlIHave;
+import io.relaypinner.libp2p.pubsub.pb.PubsubProtos.ControlIWant;
 import io.relaypinner.libp2p.pubsub.pb.PubsubProtos.ControlMessage;
 import io.relaypinner.libp2p.pubsub.pb.PubsubProtos.ControlPrune;
 import io.relaypinner.libp2p.pubsub.pb.PubsubProtos.Message;
@@ -33,6 +37,7 @@ class GossipsubAttackTest {
   private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
   private final List<ReceivedMessage> delivered = new ArrayList<>();
   private final List<GossipsubEngine.PendingValidation> offered = new ArrayList<>();
+  private final List<RPC> sent = new ArrayList<>();
   private final PrivateKey identity = Keys.generate(KeyType.ED25519, keyRandom);
   private boolean async;
   private GossipsubEngine engine = newEngine(GossipsubConfig.DEFAULT);
@@ -41,7 +46,9 @@ class GossipsubAttackTest {
     return new GossipsubEngine(identity, config, clock, new Random(42),
         new GossipsubEngine.Output() {
           @Override
-          public void send(final PeerId peer, final RPC rpc) {}
+          public void send(final PeerId peer, final RPC rpc) {
+            sent.add(rpc);
+          }
 
           @Override
           public void deliver(final ReceivedMessage message) {
@@ -242,5 +249,160 @@ class GossipsubAttackTest {
       assertThat(engine.takeChangedTopics()).containsExactly("x");
     }
     assertThat(engine.peers("a")).containsExactly(quiet);
+  }
+
+  private static RPC control(final ControlMessage.Builder control) {
+    return RPC.newBuilder().setControl(control).build();
+  }
+
+  private ByteString randomId(final int length) {
+    final byte[] id = new byte[length];
+    random.nextBytes(id);
+    return ByteString.copyFrom(id);
+  }
+
+  @Test
+  void messageFlood_beyondThePeersRate_isDroppedBeforeTheSignatureCheck_andSeenExpires() {
+    engine = newEngine(GossipsubConfig.builder().maxMessagesPerPeerPerHeartbeat(50)
+        .seenTtl(Duration.ofSeconds(10)).build());
+    engine.subscribe(TOPIC);
+    final PrivateKey key = key();
+    final PeerId attacker = connect(key, TOPIC);
+    final List<Message> flood = new ArrayList<>();
+    for (int i = 0; i < 400; i++) {
+      flood.add(StrictSign.sign(key, TOPIC, new byte[] {(byte) i}, i));
+    }
+    for (int round = 0; round < 4; round++) {
+      for (final Message message : flood.subList(round * 100, round * 100 + 100)) {
+        engine.handleRpc(attacker, publish(message));
+      }
+      heartbeat();
+    }
+    // 50 a heartbeat reach the signature check; the other 200 cost a counter each.
+    assertThat(engine.counter("signature-checked")).isEqualTo(200);
+    assertThat(engine.counter("drop-rate-limited")).isEqualTo(200);
+    assertThat(engine.seenEntries()).isEqualTo(200);
+    clock.advance(Duration.ofSeconds(10));
+    heartbeat();
+    assertThat(engine.seenEntries()).isZero();
+  }
+
+  @Test
+  void subscriptionFlood_keepsAtMostMaxTopicsPerPeer_andNothingAfterDisconnect() {
+    engine = newEngine(GossipsubConfig.builder().maxTopicsPerPeer(100)
+        .maxSubscriptionsPerRpc(200).build());
+    final PeerId attacker = connect(key());
+    for (int rpc = 0; rpc < 50; rpc++) {
+      final RPC.Builder subs = RPC.newBuilder();
+      for (int i = 0; i < 200; i++) {
+        subs.addSubscriptions(RPC.SubOpts.newBuilder().setSubscribe(true)
+            .setTopic(randomTopic(100)));
+      }
+      engine.handleRpc(attacker, subs.build());
+    }
+    final RPC.Builder tooMany = RPC.newBuilder();
+    for (int i = 0; i < 201; i++) {
+      tooMany.addSubscriptions(RPC.SubOpts.newBuilder().setSubscribe(true).setTopic("x" + i));
+    }
+    engine.handleRpc(attacker, tooMany.build());
+    assertThat(engine.topicsOf(attacker)).hasSize(100);
+    assertThat(engine.knownTopics()).isEqualTo(100);
+    assertThat(engine.counter("drop-topics-over-limit")).isEqualTo(50 * 200 - 100);
+    assertThat(engine.counter("drop-subscriptions-over-limit")).isEqualTo(1);
+    engine.removePeer(attacker);
+    assertThat(engine.knownTopics()).isZero();
+    assertThat(engine.peerCount()).isZero();
+  }
+
+  @Test
+  void idontwantFlood_keepsAtMostMaxIDontWant_ignoresLongIds_andExpires() {
+    engine = newEngine(GossipsubConfig.builder().maxIDontWant(100).build());
+    final PeerId attacker = connect(key(), TOPIC);
+    // Long ids first: a peer could otherwise park up to its RPC size per id until expiry.
+    final ControlIDontWant.Builder longIds = ControlIDontWant.newBuilder();
+    for (int i = 0; i < 50; i++) {
+      longIds.addMessageIDs(randomId(64 * 1024));
+    }
+    engine.handleRpc(attacker, control(ControlMessage.newBuilder().addIdontwant(longIds)));
+    assertThat(engine.dontSendEntries()).isZero();
+    assertThat(engine.counter("drop-message-id-too-long")).isEqualTo(50);
+    for (int rpc = 0; rpc < 20; rpc++) {
+      final ControlIDontWant.Builder ids = ControlIDontWant.newBuilder();
+      for (int i = 0; i < 100; i++) {
+        ids.addMessageIDs(randomId(48));
+      }
+      engine.handleRpc(attacker, control(ControlMessage.newBuilder().addIdontwant(ids)));
+    }
+    assertThat(engine.dontSendEntries()).isEqualTo(100);
+    assertThat(engine.counter("drop-idontwant-over-limit")).isEqualTo(19);
+    for (int i = 0; i < GossipsubConfig.DEFAULT.mcacheLength(); i++) {
+      heartbeat();
+    }
+    assertThat(engine.dontSendEntries()).isZero();
+  }
+
+  @Test
+  void ihaveFlood_asksForAtMostMaxIHaveLengthIds_readsAtMostMaxIHaveMessages_perHeartbeat() {
+    engine = newEngine(GossipsubConfig.builder().maxIHaveLength(500).maxIHaveMessages(5)
+        .build());
+    engine.subscribe(TOPIC);
+    final PeerId attacker = connect(key(), TOPIC);
+    sent.clear();
+    for (int rpc = 0; rpc < 20; rpc++) {
+      final ControlIHave.Builder ihave = ControlIHave.newBuilder().setTopicID(TOPIC);
+      for (int i = 0; i < 1_000; i++) {
+        ihave.addMessageIDs(i == 0 ? randomId(4_096) : randomId(48));
+      }
+      engine.handleRpc(attacker, control(ControlMessage.newBuilder().addIhave(ihave)));
+    }
+    final int asked = sent.stream().flatMap(r -> r.getControl().getIwantList().stream())
+        .mapToInt(ControlIWant::getMessageIDsCount).sum();
+    assertThat(asked).isEqualTo(500);
+    assertThat(sent.stream().flatMap(r -> r.getControl().getIwantList().stream())
+        .flatMap(w -> w.getMessageIDsList().stream())).allSatisfy(id ->
+            assertThat(id.size()).isEqualTo(48));
+    assertThat(engine.counter("drop-ihave-over-limit")).isEqualTo(15);
+    assertThat(engine.counter("drop-message-id-too-long")).isEqualTo(1);
+    // An IWANT for ids we never had, long or not, sends nothing and keeps nothing.
+    sent.clear();
+    engine.handleRpc(attacker, control(ControlMessage.newBuilder().addIwant(
+        ControlIWant.newBuilder().addMessageIDs(randomId(48)).addMessageIDs(randomId(100_000)))));
+    assertThat(sent).isEmpty();
+    assertThat(engine.counter("iwant-unknown")).isEqualTo(1);
+    assertThat(engine.counter("drop-message-id-too-long")).isEqualTo(2);
+  }
+
+  @Test
+  void graftFlood_forTopicsWeNeverJoined_keepsNothing() {
+    engine.subscribe(TOPIC);
+    final PeerId attacker = connect(key(), TOPIC);
+    heartbeat();
+    for (int rpc = 0; rpc < 100; rpc++) {
+      final ControlMessage.Builder grafts = ControlMessage.newBuilder();
+      for (int i = 0; i < 100; i++) {
+        grafts.addGraft(ControlGraft.newBuilder().setTopicID(randomTopic(64)));
+      }
+      engine.handleRpc(attacker, control(grafts));
+    }
+    assertThat(engine.counter("graft-unknown-topic")).isEqualTo(10_000);
+    assertThat(engine.knownTopics()).isEqualTo(1);
+    assertThat(engine.backoffEntries()).isZero();
+    assertThat(engine.meshPeers(TOPIC)).containsExactly(attacker);
+  }
+
+  @Test
+  void validMessagesFromManyPeers_keepTheSeenCacheWithinMaxSeenEntries() {
+    engine = newEngine(GossipsubConfig.builder().maxSeenEntries(100).build());
+    engine.subscribe(TOPIC);
+    for (int p = 0; p < 5; p++) {
+      final PrivateKey key = key();
+      final PeerId peer = connect(key, TOPIC);
+      for (int i = 0; i < 60; i++) {
+        engine.handleRpc(peer, publish(StrictSign.sign(key, TOPIC, new byte[] {(byte) i}, i)));
+      }
+    }
+    assertThat(delivered).hasSize(300);
+    assertThat(engine.seenEntries()).isEqualTo(100);
+    assertThat(engine.counter("seen-evicted")).isEqualTo(200);
   }
 }

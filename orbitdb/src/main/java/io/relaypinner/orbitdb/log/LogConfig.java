@@ -14,14 +14,29 @@ import java.util.Objects;
  * @param fetchTimeout how long one block fetch may take
  * @param rejectedCacheSize CIDs of rejected entries remembered so that they are not fetched and
  *     verified again
+ * @param verifiedCacheSize verified entries remembered in memory (older ones are looked up in
+ *     the datastore)
  */
 public record LogConfig(int maxConcurrentFetches, int maxEntriesPerJoin, int maxDepth,
-    Duration fetchTimeout, int rejectedCacheSize) {
-  /** 16 fetches, 100,000 entries and depth per join, 30 s per fetch, 10,000 rejected CIDs. */
+    Duration fetchTimeout, int rejectedCacheSize, int verifiedCacheSize) {
+  /**
+   * 16 fetches, 100,000 entries and depth per join, 30 s per fetch, 10,000 rejected CIDs, 4,096
+   * verified entries in memory.
+   */
   public static final LogConfig DEFAULT =
       new LogConfig(16, 100_000, 100_000, Duration.ofSeconds(30), 10_000);
 
+  /** With the default {@link OrbitDbLog#VERIFIED_CACHE}. */
+  public LogConfig(final int maxConcurrentFetches, final int maxEntriesPerJoin,
+      final int maxDepth, final Duration fetchTimeout, final int rejectedCacheSize) {
+    this(maxConcurrentFetches, maxEntriesPerJoin, maxDepth, fetchTimeout, rejectedCacheSize,
+        OrbitDbLog.VERIFIED_CACHE);
+  }
+
   public LogConfig {
+    if (verifiedCacheSize < 1) {
+      throw new IllegalArgumentException("verifiedCacheSize must be positive");
+    }
     Objects.requireNonNull(fetchTimeout, "fetchTimeout");
     if (maxConcurrentFetches < 1 || maxEntriesPerJoin < 1 || maxDepth < 1
         || rejectedCacheSize < 1) {
@@ -33,15 +48,22 @@ public record LogConfig(int maxConcurrentFetches, int maxEntriesPerJoin, int max
   }
 
   public LogConfig withMaxEntriesPerJoin(final int value) {
-    return new LogConfig(maxConcurrentFetches, value, maxDepth, fetchTimeout, rejectedCacheSize);
+    return new LogConfig(maxConcurrentFetches, value, maxDepth, fetchTimeout, rejectedCacheSize,
+        verifiedCacheSize);
   }
 
   public LogConfig withMaxDepth(final int value) {
     return new LogConfig(maxConcurrentFetches, maxEntriesPerJoin, value, fetchTimeout,
-        rejectedCacheSize);
+        rejectedCacheSize, verifiedCacheSize);
   }
 
   public LogConfig withMaxConcurrentFetches(final int value) {
-    return new LogConfig(value, maxEntriesPerJoin, maxDepth, fetchTimeout, rejectedCacheSize);
+    return new LogConfig(value, maxEntriesPerJoin, maxDepth, fetchTimeout, rejectedCacheSize,
+        verifiedCacheSize);
+  }
+
+  public LogConfig withVerifiedCacheSize(final int value) {
+    return new LogConfig(maxConcurrentFetches, maxEntriesPerJoin, maxDepth, fetchTimeout,
+        rejectedCacheSize, value);
   }
 }

@@ -14,6 +14,7 @@ import io.relaypinner.orbitdb.EntryRejectedException;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.RejectReason;
 import io.relaypinner.orbitdb.identity.Identity;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -64,11 +65,18 @@ import org.slf4j.LoggerFactory;
  * entry that would exceed either is not accepted now (counted {@code bound.missing} or
  * {@code bound.incomplete}) and stays on the frontier.
  *
- * <p><b>Durability.</b> Entry and identity blocks are written to the blockstore as each entry
- * verifies; the log's membership (one datastore record per join, not per entry), its heads and
- * its frontier are written once when the join ends. After a crash in between, the blocks are in
- * the blockstore but not yet listed: the next join reads them locally (no network) and lists
- * them. Persisted under {@code /orbitdb/logs/<manifest CID>/}.
+ * <p><b>Memory.</b> What the log holds in memory is its heads, the frontier, the incomplete
+ * entries (with the reverse map) and an LRU of recently verified
+ * entries; whether an older entry was verified is read from its marker in the datastore. So a
+ * log's memory does not grow with its length.
+ *
+ * <p><b>Durability.</b> Entry and identity blocks are written to the blockstore (durably) as
+ * each entry verifies; when the join ends, one datastore write (one commit, one fsync) records a
+ * marker per new entry, the count, the heads, the frontier and the incomplete entries. Heads are
+ * thus written only after every entry they name is stored, and a crash (kill -9 or power loss)
+ * in between leaves blocks stored but not marked: the next join reads them locally (no network)
+ * and marks them. Persisted under {@code /orbitdb/logs/<manifest CID>/}: {@code e/<CID>},
+ * {@code count}, {@code heads}, {@code pending}, {@code incomplete/<n>}.
  *
  * <p>Limits per join ({@link LogConfig}): concurrent fetches, entries, depth, fetch timeout.
  * Concurrent joins never fetch the same block twice (a block being processed by one join is
@@ -87,6 +95,9 @@ public final class OrbitDbLog {
   public static final Duration RETRY_MAX = Duration.ofMinutes(2);
   /** CIDs per datastore record (a record holds at most 1 MiB). */
   private static final int BATCH = 10_000;
+  /** Verified entries remembered in memory by default ({@link LogConfig#verifiedCacheSize()}). */
+  public static final int VERIFIED_CACHE = 4_096;
+  private static final byte[] MARKER = new byte[0];
   /** Kept for readers of the old name: the frontier's bound. */
   public static final int MAX_PENDING = MAX_MISSING;
 
@@ -100,8 +111,19 @@ public final class OrbitDbLog {
   private final Clock clock;
   private final String keyPrefix;
   private final Object lock = new Object();
-  /** Verified entries. */
-  private final Set<Cid> index = new HashSet<>();
+  /** The number of verified entries. */
+  private long size;
+  /**
+   * Recently verified entries (an LRU of {@link #VERIFIED_CACHE}); every verified entry has a
+   * marker in the datastore, read when the cache misses, so memory does not grow with the log.
+   */
+  private final Map<Cid, Boolean> recent;
+  /** Verified by a join that has not written their markers yet. */
+  private final Set<Cid> unpersisted = new HashSet<>();
+  /** The incomplete entries changed since they were last written. */
+  private boolean incompleteDirty;
+  /** Records the incomplete entries were last written in. */
+  private int incompleteRecords;
   private final Set<Cid> heads = new LinkedHashSet<>();
   /** Block not complete yet (missing, or verified but incomplete) to the entries waiting on it. */
   private final Map<Cid, List<Cid>> waiting = new HashMap<>();
@@ -159,8 +181,16 @@ public final class OrbitDbLog {
     this.config = Objects.requireNonNull(config, "config");
     this.executor = Objects.requireNonNull(executor, "executor");
     this.clock = Objects.requireNonNull(clock, "clock");
-    this.keyPrefix = "/orbitdb/logs/" + address.manifest().toString(Multibase.Base.BASE58BTC)
-        + "/";
+    this.keyPrefix = keyPrefix(address);
+    final int verifiedCacheSize = config.verifiedCacheSize();
+    this.recent = new LinkedHashMap<>(16, 0.75f, true) {
+      private static final long serialVersionUID = 1L;
+
+      @Override
+      protected boolean removeEldestEntry(final Map.Entry<Cid, Boolean> eldest) {
+        return size() > verifiedCacheSize;
+      }
+    };
     final int rejectedCacheSize = config.rejectedCacheSize();
     this.rejectedCids = java.util.Collections.synchronizedMap(
         new LinkedHashMap<>(16, 0.75f, false) {
@@ -176,6 +206,25 @@ public final class OrbitDbLog {
 
   public OrbitDbAddress address() {
     return address;
+  }
+
+  /**
+   * Whether a log of {@code address} with at least one verified entry is stored in
+   * {@code datastore}, without opening it.
+   */
+  public static boolean hasStoredEntries(final Datastore datastore,
+      final OrbitDbAddress address) {
+    final Optional<byte[]> count = datastore.get(keyPrefix(address) + "count");
+    if (count.isPresent()) {
+      return !new String(count.get(), StandardCharsets.US_ASCII).equals("0");
+    }
+    // The earlier layout.
+    return datastore.get(keyPrefix(address) + "heads").map(h -> !decodeCids(h).isEmpty())
+        .orElse(false);
+  }
+
+  private static String keyPrefix(final OrbitDbAddress address) {
+    return "/orbitdb/logs/" + address.manifest().toString(Multibase.Base.BASE58BTC) + "/";
   }
 
   public EntryVerifier verifier() {
@@ -214,14 +263,14 @@ public final class OrbitDbLog {
   /** Whether the entry was verified into this log. */
   public boolean contains(final Cid cid) {
     synchronized (lock) {
-      return index.contains(cid);
+      return isVerified(cid);
     }
   }
 
   /** Whether the entry was verified and its whole history is verified too (or refused). */
   public boolean isComplete(final Cid cid) {
     synchronized (lock) {
-      return index.contains(cid) && !unresolved.containsKey(cid);
+      return !unresolved.containsKey(cid) && isVerified(cid);
     }
   }
 
@@ -238,7 +287,19 @@ public final class OrbitDbLog {
   /** The number of verified entries. */
   public int size() {
     synchronized (lock) {
-      return index.size();
+      return (int) Math.min(Integer.MAX_VALUE, size);
+    }
+  }
+
+  /**
+   * Entries this log holds in memory now (recently verified, not yet written, incomplete, heads,
+   * missing): bounded by {@link LogConfig#verifiedCacheSize()}, the join limits and
+   * {@link #MAX_INCOMPLETE} and {@link #MAX_MISSING}, not by the log's length.
+   */
+  public int entriesInMemory() {
+    synchronized (lock) {
+      return recent.size() + unpersisted.size() + unresolved.size() + heads.size()
+          + missing.size();
     }
   }
 
@@ -251,12 +312,21 @@ public final class OrbitDbLog {
 
   /**
    * Every verified entry, decoded from the blockstore, in log order (Lamport time, then clock
-   * id): for reading payloads and for keyvalue state.
+   * id): for reading payloads and for keyvalue state. Reads the whole log from the stores (its
+   * markers, then each block): memory for the answer only.
    */
   public List<Entry> entries() {
-    final List<Cid> cids;
+    final Set<Cid> cids = new LinkedHashSet<>();
+    final String markers = keyPrefix + "e/";
+    for (final Datastore.Entry e : datastore.scan(markers)) {
+      try {
+        cids.add(Cid.parse(e.key().substring(markers.length())));
+      } catch (final MultiformatException ex) {
+        continue;
+      }
+    }
     synchronized (lock) {
-      cids = new ArrayList<>(index);
+      cids.addAll(unpersisted);
     }
     final List<Entry> out = new ArrayList<>(cids.size());
     for (final Cid cid : cids) {
@@ -435,7 +505,7 @@ public final class OrbitDbLog {
             break;
           }
           synchronized (lock) {
-            if (index.contains(item.cid())) {
+            if (isVerified(item.cid())) {
               count("duplicate");
               continue;
             }
@@ -531,10 +601,10 @@ public final class OrbitDbLog {
       final List<Cid> follow = new ArrayList<>();
       final String refused;
       synchronized (lock) {
-        if (index.contains(cid)) {
+        if (isVerified(cid)) {
           refused = "duplicate";
         } else {
-          refused = link(entry, done, follow, true);
+          refused = link(entry, done, follow, true, true);
         }
       }
       if (refused != null) {
@@ -581,7 +651,7 @@ public final class OrbitDbLog {
         synchronized (lock) {
           if (truncated) {
             for (final Item item : queue) {
-              if (!index.contains(item.cid()) && !missing.containsKey(item.cid())) {
+              if (!missing.containsKey(item.cid()) && !isVerified(item.cid())) {
                 if (missing.size() < MAX_MISSING) {
                   missing.put(item.cid(), Retry.now());
                 } else {
@@ -603,30 +673,54 @@ public final class OrbitDbLog {
   }
 
   /**
-   * Adds a verified entry to the index, the heads and the completeness bookkeeping; caller holds
+   * Whether {@code cid} is a verified entry of this log: in memory (recent, not yet persisted,
+   * incomplete) or marked in the datastore; caller holds {@link #lock}.
+   */
+  private boolean isVerified(final Cid cid) {
+    if (recent.containsKey(cid) || unpersisted.contains(cid) || unresolved.containsKey(cid)) {
+      return true;
+    }
+    if (datastore.get(entryKey(cid)).isPresent()) {
+      recent.put(cid, Boolean.TRUE);
+      return true;
+    }
+    return false;
+  }
+
+  private String entryKey(final Cid cid) {
+    return keyPrefix + "e/" + cid;
+  }
+
+  /**
+   * Adds a verified entry to the log, the heads and the completeness bookkeeping; caller holds
    * {@link #lock}. Returns the counter naming why it was not added (a bound), or null.
    *
    * @param done receives the entries this one completes (itself included)
    * @param follow receives the parents to fetch
+   * @param fresh a newly verified entry (counted, a head, its marker to write); false: an
+   *     incomplete entry of the stored log, re-linked at load
    */
   private String link(final Entry entry, final List<Cid> done, final List<Cid> follow,
-      final boolean bounded) {
+      final boolean bounded, final boolean fresh) {
     final Cid cid = entry.cid();
     final Set<Cid> parents = new LinkedHashSet<>(entry.next());
     parents.addAll(entry.refs());
     final List<Cid> open = new ArrayList<>(parents.size());
+    final List<Cid> absent = new ArrayList<>();
     int newMissing = 0;
     for (final Cid parent : parents) {
       if (parent.equals(cid) || rejectedCids.containsKey(parent)) {
         continue;
       }
-      if (index.contains(parent)) {
-        if (unresolved.containsKey(parent)) {
-          open.add(parent);
-        }
+      if (unresolved.containsKey(parent)) {
+        open.add(parent);
+        continue;
+      }
+      if (isVerified(parent)) {
         continue;
       }
       open.add(parent);
+      absent.add(parent);
       if (!missing.containsKey(parent)) {
         newMissing++;
       }
@@ -639,25 +733,31 @@ public final class OrbitDbLog {
         return "bound.missing";
       }
     }
-    index.add(cid);
     missing.remove(cid);
-    for (final Cid parent : parents) {
-      heads.remove(parent);
-    }
-    if (!waiting.containsKey(cid)) {
-      // No verified entry waits on this one, so none references it.
-      heads.add(cid);
+    if (fresh) {
+      size++;
+      recent.put(cid, Boolean.TRUE);
+      unpersisted.add(cid);
+      for (final Cid parent : parents) {
+        heads.remove(parent);
+      }
+      if (!waiting.containsKey(cid)) {
+        // No verified entry waits on this one, so none references it.
+        heads.add(cid);
+      }
     }
     for (final Cid parent : open) {
       waiting.computeIfAbsent(parent, k -> new ArrayList<>(2)).add(cid);
-      if (!index.contains(parent)) {
-        if (!missing.containsKey(parent)) {
-          missing.put(parent, Retry.now());
-        }
-        follow.add(parent);
-      }
     }
+    for (final Cid parent : absent) {
+      if (!missing.containsKey(parent) && missing.size() < MAX_MISSING) {
+        missing.put(parent, Retry.now());
+      }
+      follow.add(parent);
+    }
+    incompleteDirty = true;
     if (open.isEmpty()) {
+      unresolved.remove(cid);
       done.add(cid);
       resolve(cid, done);
     } else {
@@ -671,6 +771,7 @@ public final class OrbitDbLog {
    * those left with none complete in turn; caller holds {@link #lock}.
    */
   private void resolve(final Cid cid, final List<Cid> done) {
+    incompleteDirty = true;
     final Deque<Cid> stack = new ArrayDeque<>();
     stack.push(cid);
     while (!stack.isEmpty()) {
@@ -707,29 +808,98 @@ public final class OrbitDbLog {
     }
   }
 
-  /** Writes the join's entries, the heads and the frontier; caller holds {@link #lock}. */
+  /**
+   * Writes the join's entries (one marker each), the count, the heads, the frontier and the
+   * incomplete entries in one datastore write (one commit); caller holds {@link #lock}. The entry
+   * blocks were stored (durably) as each entry verified, so the heads written here never name an
+   * entry that is not stored.
+   */
   private void persist(final List<Entry> added) {
-    for (int from = 0; from < added.size(); from += BATCH) {
-      final List<Cid> cids = new ArrayList<>(BATCH);
-      for (final Entry entry : added.subList(from, Math.min(added.size(), from + BATCH))) {
-        cids.add(entry.cid());
-      }
-      datastore.put(keyPrefix + "batches/" + cids.get(0).toString(Multibase.Base.BASE58BTC),
-          encodeCids(cids));
+    final Map<String, byte[]> puts = new LinkedHashMap<>();
+    final List<String> deletes = new ArrayList<>();
+    for (final Entry entry : added) {
+      puts.put(entryKey(entry.cid()), MARKER);
     }
-    datastore.put(keyPrefix + "heads", encodeCids(heads.stream().limit(BATCH).toList()));
+    puts.put(keyPrefix + "count", Long.toString(size).getBytes(StandardCharsets.US_ASCII));
+    puts.put(keyPrefix + "heads", encodeCids(heads.stream().limit(BATCH).toList()));
     if (missing.isEmpty()) {
-      datastore.delete(keyPrefix + "pending");
+      deletes.add(keyPrefix + "pending");
     } else {
-      datastore.put(keyPrefix + "pending", encodeCids(missing.keySet()));
+      puts.put(keyPrefix + "pending", encodeCids(missing.keySet()));
+    }
+    if (incompleteDirty) {
+      final List<Cid> incomplete = new ArrayList<>(unresolved.keySet());
+      int records = 0;
+      for (int from = 0; from < incomplete.size(); from += BATCH) {
+        puts.put(keyPrefix + "incomplete/" + records++, encodeCids(
+            incomplete.subList(from, Math.min(incomplete.size(), from + BATCH))));
+      }
+      for (int i = records; i < incompleteRecords; i++) {
+        deletes.add(keyPrefix + "incomplete/" + i);
+      }
+      incompleteRecords = records;
+      incompleteDirty = false;
+    }
+    datastore.write(puts, deletes);
+    for (final Entry entry : added) {
+      unpersisted.remove(entry.cid());
     }
   }
 
+  /**
+   * Loads the stored log: its count, heads, frontier and incomplete entries (re-linked, so the
+   * entries waiting on each missing block are known again). Nothing else is read: the verified
+   * entries stay in the datastore. A store of the earlier layout (lists of every entry) is
+   * converted once.
+   */
   private void load() {
+    final Optional<byte[]> count = datastore.get(keyPrefix + "count");
+    if (count.isEmpty()) {
+      loadListed();
+      return;
+    }
+    synchronized (lock) {
+      size = Long.parseLong(new String(count.get(), StandardCharsets.US_ASCII));
+      datastore.get(keyPrefix + "heads").ifPresent(bytes -> heads.addAll(decodeCids(bytes)));
+      datastore.get(keyPrefix + "pending").ifPresent(bytes -> {
+        for (final Cid cid : decodeCids(bytes)) {
+          if (missing.size() < MAX_MISSING) {
+            missing.putIfAbsent(cid, Retry.now());
+          }
+        }
+      });
+      final List<Cid> incomplete = new ArrayList<>();
+      for (final Datastore.Entry e : datastore.scan(keyPrefix + "incomplete/")) {
+        incomplete.addAll(decodeCids(e.value()));
+        incompleteRecords++;
+      }
+      // Placeholders first: an incomplete parent re-linked later still counts as open.
+      for (final Cid cid : incomplete) {
+        unresolved.put(cid, Integer.MAX_VALUE);
+      }
+      int lost = 0;
+      for (final Cid cid : incomplete) {
+        final Optional<byte[]> bytes = blockstore.get(cid);
+        if (bytes.isEmpty()) {
+          unresolved.remove(cid);
+          lost++;
+          continue;
+        }
+        link(Entry.decode(cid, bytes.get()), new ArrayList<>(), new ArrayList<>(), false, false);
+      }
+      if (lost > 0) {
+        LOG.warn("{}: {} verified entries are no longer in the blockstore", address, lost);
+      }
+    }
+  }
+
+  /** The earlier layout: every entry listed; re-linked once and written in this layout. */
+  private void loadListed() {
     final List<Cid> listed = new ArrayList<>();
-    // One key per entry (stores written before batches) and one list per join.
+    final List<String> old = new ArrayList<>();
     final String entriesPrefix = keyPrefix + "entries/";
     for (final Datastore.Entry e : datastore.scan(entriesPrefix)) {
+      old.add(e.key());
       try {
         listed.add(Cid.parse(e.key().substring(entriesPrefix.length())));
       } catch (final MultiformatException ex) {
@@ -737,12 +907,17 @@ public final class OrbitDbLog {
       }
     }
     for (final Datastore.Entry e : datastore.scan(keyPrefix + "batches/")) {
+      old.add(e.key());
       listed.addAll(decodeCids(e.value()));
+    }
+    if (listed.isEmpty()) {
+      return;
     }
     int lost = 0;
     synchronized (lock) {
+      final List<Entry> relinked = new ArrayList<>();
       for (final Cid cid : listed) {
-        if (index.contains(cid)) {
+        if (isVerified(cid)) {
           continue;
         }
         final Optional<byte[]> bytes = blockstore.get(cid);
@@ -751,19 +926,26 @@ public final class OrbitDbLog {
           lost++;
           continue;
         }
-        link(Entry.decode(cid, bytes.get()), new ArrayList<>(), new ArrayList<>(), false);
+        final Entry entry = Entry.decode(cid, bytes.get());
+        link(entry, new ArrayList<>(), new ArrayList<>(), false, true);
+        relinked.add(entry);
       }
       datastore.get(keyPrefix + "pending").ifPresent(bytes -> {
         for (final Cid cid : decodeCids(bytes)) {
-          if (!index.contains(cid) && missing.size() < MAX_MISSING) {
+          if (missing.size() < MAX_MISSING && !isVerified(cid)) {
             missing.putIfAbsent(cid, Retry.now());
           }
         }
       });
-      if (lost > 0) {
-        LOG.warn("{}: {} verified entries are no longer in the blockstore", address, lost);
+      for (int from = 0; from < relinked.size(); from += BATCH) {
+        persist(relinked.subList(from, Math.min(relinked.size(), from + BATCH)));
       }
+      datastore.write(Map.of(), old);
     }
+    if (lost > 0) {
+      LOG.warn("{}: {} verified entries are no longer in the blockstore", address, lost);
+    }
+    LOG.info("{}: log of {} entries converted to per-entry markers", address, size);
   }
 
   private static byte[] encodeCids(final Collection<Cid> cids) {

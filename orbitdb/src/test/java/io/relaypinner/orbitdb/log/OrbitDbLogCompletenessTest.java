@@ -49,6 +49,10 @@ class OrbitDbLogCompletenessTest {
   private final JavaWriter writer = new JavaWriter();
 
   private OrbitDbLog log(final OrbitDbAddress address) {
+    return log(address, LogConfig.DEFAULT);
+  }
+
+  private OrbitDbLog log(final OrbitDbAddress address, final LogConfig config) {
     final Manifest manifest = Manifest.decode(address, remote.get(address.manifest())
         .orElseThrow());
     final IpfsAccessController ac = IpfsAccessController.decode(manifest.accessController(),
@@ -56,7 +60,7 @@ class OrbitDbLogCompletenessTest {
     final Identities identities = new Identities(local, fetcher, IdentityVerifiers.defaults(),
         Runnable::run, 100);
     return new OrbitDbLog(address, new EntryVerifier(address, ac, identities, Runnable::run),
-        local, fetcher, datastore, LogConfig.DEFAULT, Runnable::run, clock);
+        local, fetcher, datastore, config, Runnable::run, clock);
   }
 
   private OrbitDbAddress database(final String name, final JavaWriter... writers) {
@@ -294,5 +298,84 @@ class OrbitDbLogCompletenessTest {
     assertThat(Set.copyOf(filled.completed())).hasSize(300);
     assertThat(log.isComplete()).isTrue();
     assertThat(log.counters()).containsEntry("completed", 300L);
+  }
+
+  @Test
+  void longLog_shouldHoldBoundedMemory_andReopenFromItsMarkers() throws Exception {
+    final OrbitDbAddress address = database("long", writer);
+    final List<Entry> chain = writer.chain(remote, address, 40);
+    final LogConfig small = LogConfig.DEFAULT.withVerifiedCacheSize(8);
+    final OrbitDbLog log = log(address, small);
+
+    get(log.join(chain.get(39).cid()));
+
+    assertThat(log.size()).isEqualTo(40);
+    assertThat(log.isComplete()).isTrue();
+    assertThat(log.entriesInMemory()).isLessThanOrEqualTo(8 + 1);
+    assertThat(log.contains(chain.get(0).cid())).isTrue();
+    assertThat(log.entries()).hasSize(40);
+
+    final OrbitDbLog reopened = log(address, small);
+    assertThat(reopened.size()).isEqualTo(40);
+    assertThat(reopened.isComplete()).isTrue();
+    assertThat(reopened.heads()).containsExactly(chain.get(39).cid());
+    assertThat(reopened.entriesInMemory()).isEqualTo(1);
+    assertThat(reopened.isComplete(chain.get(3).cid())).isTrue();
+
+    // A new entry on top joins alone: nothing older is fetched or verified again.
+    final Entry next = put(writer.entry(address, 41, List.of(chain.get(39).cid()),
+        List.of(chain.get(38).cid()), DagCborValue.of("41")));
+    final JoinResult appended = get(reopened.join(next.cid()));
+    assertThat(appended.added()).extracting(Entry::cid).containsExactly(next.cid());
+    assertThat(appended.complete()).isTrue();
+    assertThat(fetchesOf(chain.get(0).cid())).isEqualTo(1);
+    assertThat(reopened.size()).isEqualTo(41);
+  }
+
+  @Test
+  void gap_shouldSurviveARestart_andCompleteWhenItFills() throws Exception {
+    final OrbitDbAddress address = database("gap-restart", writer);
+    final List<Entry> chain = writer.chain(remote, address, 5);
+    withheld.add(chain.get(2).cid());
+    get(log(address).join(chain.get(4).cid()));
+
+    final OrbitDbLog reopened = log(address);
+    assertThat(reopened.isComplete()).isFalse();
+    assertThat(reopened.incompleteCount()).isEqualTo(2);
+    assertThat(reopened.missing()).containsExactly(chain.get(2).cid());
+    assertThat(reopened.size()).isEqualTo(4);
+
+    withheld.clear();
+    clock.advance(OrbitDbLog.RETRY_MIN);
+    final JoinResult filled = get(reopened.resume());
+    assertThat(filled.complete()).isTrue();
+    assertThat(filled.completed()).contains(chain.get(3).cid(), chain.get(4).cid());
+    assertThat(reopened.size()).isEqualTo(5);
+    assertThat(log(address).isComplete()).isTrue();
+  }
+
+  @Test
+  void earlierLayout_shouldBeConvertedToMarkersOnce() throws Exception {
+    final OrbitDbAddress address = database("earlier", writer);
+    final List<Entry> chain = writer.chain(local, address, 5);
+    final String prefix = "/orbitdb/logs/"
+        + address.manifest().toString(io.relaypinner.multiformats.Multibase.Base.BASE58BTC) + "/";
+    final List<DagCborValue> listed = new java.util.ArrayList<>();
+    for (final Entry entry : chain) {
+      listed.add(DagCborValue.of(entry.cid().toString(
+          io.relaypinner.multiformats.Multibase.Base.BASE58BTC)));
+    }
+    datastore.put(prefix + "batches/first", io.relaypinner.ipfs.dagcbor.DagCbor.encode(
+        DagCborValue.list(listed)));
+
+    final OrbitDbLog converted = log(address);
+
+    assertThat(converted.size()).isEqualTo(5);
+    assertThat(converted.isComplete()).isTrue();
+    assertThat(converted.heads()).containsExactly(chain.get(4).cid());
+    assertThat(datastore.scan(prefix + "batches/")).isEmpty();
+    assertThat(datastore.scan(prefix + "e/")).hasSize(5);
+    assertThat(OrbitDbLog.hasStoredEntries(datastore, address)).isTrue();
+    assertThat(log(address).size()).isEqualTo(5);
   }
 }

@@ -43,6 +43,13 @@ final class Checks {
     return value;
   }
 
+  static long range(final String variable, final long value, final long min, final long max) {
+    if (value < min || value > max) {
+      throw InvalidConfigException.badValue(variable, value, intExpectation(min, max));
+    }
+    return value;
+  }
+
   static String intExpectation(final long min, final long max) {
     return "an integer in " + min + "-" + max;
   }

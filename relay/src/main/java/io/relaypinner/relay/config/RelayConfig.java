@@ -67,6 +67,21 @@ public record RelayConfig(
     return deployment.deployedMode();
   }
 
+  /** {@code RELAY_STORAGE_MAX_BYTES}, {@code RELAY_GATEWAY_CACHE_MAX_BYTES}, GC timing. */
+  private static StorageLimits storageLimits(final EnvReader in) {
+    final StorageLimits d = StorageLimits.DEFAULT;
+    final String bytes = Checks.intExpectation(0, StorageLimits.MAX_BYTES) + " (bytes)";
+    return new StorageLimits(
+        in.get("RELAY_STORAGE_MAX_BYTES").map(v -> EnvReader.integer(v, 0,
+            StorageLimits.MAX_BYTES, bytes + ", 0 = no quota")).orElse(d.maxBytes()),
+        in.get("RELAY_GATEWAY_CACHE_MAX_BYTES").map(v -> EnvReader.integer(v, 0,
+            StorageLimits.MAX_BYTES, bytes)).orElse(d.gatewayCacheMaxBytes()),
+        in.get("RELAY_GC_INTERVAL_MS").map(v -> EnvReader.millis(v, 0,
+            StorageLimits.MAX_GC_MS)).orElse(d.gcInterval()),
+        in.get("RELAY_GC_GRACE_MS").map(v -> EnvReader.millis(v, 0,
+            StorageLimits.MAX_GC_MS)).orElse(d.gcGrace()));
+  }
+
   public static Builder builder() {
     return new Builder();
   }
@@ -80,6 +95,7 @@ public record RelayConfig(
     b.dataDir = storage.dataDir();
     b.s3 = storage.s3().orElse(null);
     b.postgres = storage.postgres().orElse(null);
+    b.storageLimits = storage.limits();
     b.privateKeyHex = identity.privateKeyHex().orElse(null);
     b.listenIpv4 = network.listenIpv4();
     b.listenIpv6 = network.listenIpv6();
@@ -161,6 +177,7 @@ public record RelayConfig(
     in.get("RELAY_PRIV_KEY").map(Value::text).ifPresent(b::privateKeyHex);
     StoreSettings.s3(in).ifPresent(b::s3);
     StoreSettings.postgres(in).ifPresent(b::postgres);
+    b.storageLimits(storageLimits(in));
 
     in.get("RELAY_LISTEN_IPV4").map(v -> Checks.ipv4(v.variable(), v.text()))
         .ifPresent(b::listenIpv4);
@@ -284,6 +301,7 @@ public record RelayConfig(
     private Path dataDir = Path.of("./relay-data");
     private S3StoreConfig s3;
     private PostgresStoreConfig postgres;
+    private StorageLimits storageLimits = StorageLimits.DEFAULT;
     private String privateKeyHex;
     private String listenIpv4 = "0.0.0.0";
     private String listenIpv6 = "::";
@@ -374,6 +392,12 @@ public record RelayConfig(
     /** {@code RELAY_DATASTORE=postgres} with these settings; null for MVStore (the default). */
     public Builder postgres(final PostgresStoreConfig value) {
       this.postgres = value;
+      return this;
+    }
+
+    /** {@code RELAY_STORAGE_MAX_BYTES} and its companions; null for the defaults. */
+    public Builder storageLimits(final StorageLimits value) {
+      this.storageLimits = value == null ? StorageLimits.DEFAULT : value;
       return this;
     }
 
@@ -735,7 +759,8 @@ public record RelayConfig(
      */
     public RelayConfig build() {
       return new RelayConfig(
-          new StorageConfig(dataDir, Optional.ofNullable(s3), Optional.ofNullable(postgres)),
+          new StorageConfig(dataDir, Optional.ofNullable(s3), Optional.ofNullable(postgres),
+              storageLimits),
           new IdentityConfig(Optional.ofNullable(privateKeyHex)),
           new NetworkConfig(listenIpv4, listenIpv6, ipv6Disabled, tcpPort, wsPort,
               bootstrapPeers, bootstrapDisabled, announce, maxConnections,

@@ -15,13 +15,21 @@ import java.util.Optional;
  *     datastore ({@code datastore.mv})
  * @param s3 present when {@code RELAY_BLOCKSTORE=s3}: blocks live in that bucket instead
  * @param postgres present when {@code RELAY_DATASTORE=postgres}: metadata lives there instead
+ * @param limits the quota, the gateway cache budget and garbage collection's schedule
  */
 public record StorageConfig(Path dataDir, Optional<S3StoreConfig> s3,
-    Optional<PostgresStoreConfig> postgres) {
+    Optional<PostgresStoreConfig> postgres, StorageLimits limits) {
   public StorageConfig {
     Objects.requireNonNull(dataDir, "dataDir");
     Objects.requireNonNull(s3, "s3");
     Objects.requireNonNull(postgres, "postgres");
+    Objects.requireNonNull(limits, "limits");
+  }
+
+  /** The given stores with {@link StorageLimits#DEFAULT}. */
+  public StorageConfig(final Path dataDir, final Optional<S3StoreConfig> s3,
+      final Optional<PostgresStoreConfig> postgres) {
+    this(dataDir, s3, postgres, StorageLimits.DEFAULT);
   }
 
   /** Flat files and MVStore in {@code dataDir}: the embedded default. */

@@ -1,28 +1,29 @@
 package io.relaypinner.relay.coordination;
 
+import io.relaypinner.relay.storage.GcPolicy;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.BiConsumer;
-import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 /**
  * How this relay coordinates with the other relays on the same stores (issue 24): who replicates
  * which database ({@link DatabaseOwnership}), heads changes ({@link HeadsAnnouncer}), media pin
- * work ({@link MediaWorkQueue}) and whether this relay is the garbage-collection leader
- * ({@code gcLeader}, the predicate scheduled GC asks before it sweeps). One path: the embedded
+ * work ({@link MediaWorkQueue}) and who collects garbage ({@code gcPolicy}, the
+ * {@link GcPolicy} of the one {@code StorageGc}: {@link GcPolicy#ALWAYS} alone, the GC-leader
+ * lease, {@link GcLeaderPolicy}, on shared stores). One path: the embedded
  * stores use {@link #local()}, where this relay is alone and owns everything; shared stores use
  * {@link PostgresCoordination}.
  */
 public record Coordination(DatabaseOwnership ownership, HeadsAnnouncer heads,
-    MediaWorkQueue media, BooleanSupplier gcLeader, AutoCloseable resources)
+    MediaWorkQueue media, GcPolicy gcPolicy, AutoCloseable resources)
     implements AutoCloseable {
   public Coordination {
     Objects.requireNonNull(ownership, "ownership");
     Objects.requireNonNull(heads, "heads");
     Objects.requireNonNull(media, "media");
-    Objects.requireNonNull(gcLeader, "gcLeader");
+    Objects.requireNonNull(gcPolicy, "gcPolicy");
     Objects.requireNonNull(resources, "resources");
   }
 
@@ -66,7 +67,8 @@ public record Coordination(DatabaseOwnership ownership, HeadsAnnouncer heads,
       }
     };
     final MediaWorkQueue.Claim noClaim = done -> { };
-    return new Coordination(ownership, heads, cid -> Optional.of(noClaim), () -> true, () -> { });
+    return new Coordination(ownership, heads, cid -> Optional.of(noClaim), GcPolicy.ALWAYS,
+        () -> { });
   }
 
   @Override

@@ -91,7 +91,7 @@ public final class PostgresCoordination {
     }, 0, period, TimeUnit.MILLISECONDS);
     LOG.info("coordination: leases of {} ms in {}, heads on NOTIFY {}", leaseTtl.toMillis(),
         store.config().safeUrl(), HEADS_CHANNEL);
-    return new Coordination(keeper, announcer, media, () -> keeper.owns(GC_LEADER), () -> {
+    return new Coordination(keeper, announcer, media, new GcLeaderPolicy(keeper), () -> {
       ticker.shutdownNow();
       try {
         ticker.awaitTermination(5, TimeUnit.SECONDS);

@@ -8,14 +8,17 @@ import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.relay.gateway.CarPlanner;
 import io.relaypinner.relay.gateway.GatewayMetrics;
+import io.relaypinner.relay.gateway.CarSections;
 import io.relaypinner.relay.gateway.SliceInput;
 import io.relaypinner.relay.http.ErrorCodes;
 import io.relaypinner.relay.http.HttpResponses;
+import io.relaypinner.relay.http.RequestBody;
 import io.relaypinner.relay.http.RouteHandler;
 import io.relaypinner.relay.http.RouteRequest;
 import io.relaypinner.relay.http.StreamedResponse;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.Locale;
@@ -25,6 +28,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,6 +44,15 @@ public final class ExportRoutes {
   public static final String EXPORT = "/pinning/export";
   public static final String IMPORT = "/pinning/import";
   private static final String BEARER = "bearer ";
+  /**
+   * The largest CAR {@code POST /pinning/import} takes (its blocks are held in memory until
+   * every entry is verified, one import at a time): 128 MiB.
+   */
+  public static final long MAX_IMPORT_BYTES = 128L << 20;
+  /** 413 code of an import over {@link #MAX_IMPORT_BYTES}. */
+  public static final String CAR_TOO_LARGE = "car_too_large";
+  /** 503 code while another import runs. */
+  public static final String IMPORT_BUSY = "import_busy";
 
   private final DatabaseExporter exporter;
   private final DatabaseImporter importer;
@@ -49,6 +62,7 @@ public final class ExportRoutes {
   private final GatewayMetrics metrics;
   private final Optional<byte[]> token;
   private final Consumer<OrbitDbAddress> imported;
+  private final Semaphore importing = new Semaphore(1);
 
   /**
    * @param imported told the address of each imported database (the relay queues a sync)
@@ -104,7 +118,8 @@ public final class ExportRoutes {
               e.getMessage());
         }
         final StreamedResponse response = new StreamedResponse(HttpResponseStatus.OK,
-            plan.length(), resume -> new SliceInput(() -> CarPlanner.sections(blockstore, plan),
+            plan.length(), (resume, fileRegions) -> new SliceInput(
+                () -> new CarSections(blockstore, CarSections.NO_FILES, plan),
                 plan.length(), storage, resume, metrics));
         response.headers()
             .set(HttpHeaderNames.CONTENT_TYPE, "application/vnd.ipld.car; version=1")
@@ -127,14 +142,22 @@ public final class ExportRoutes {
       response.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer");
       return done(response);
     }
-    // Copied off the request, which is released once the route answers.
-    final byte[] body = new byte[request.content().readableBytes()];
-    request.content().getBytes(request.content().readerIndex(), body);
+    if (!importing.tryAcquire()) {
+      return done(responses.error(HttpResponseStatus.SERVICE_UNAVAILABLE, IMPORT_BUSY,
+          "another import is running, retry later"));
+    }
+    // Streamed on this route (the body is read as it arrives, on a storage thread); a body
+    // the server aggregated (none was sent) is read from memory.
+    final InputStream body = request.body().<InputStream>map(b -> b)
+        .orElseGet(() -> {
+          final byte[] bytes = new byte[request.content().readableBytes()];
+          request.content().getBytes(request.content().readerIndex(), bytes);
+          return new ByteArrayInputStream(bytes);
+        });
     try {
       return CompletableFuture.supplyAsync(() -> {
         try {
-          final DatabaseImporter.Result result =
-              importer.importCar(new ByteArrayInputStream(body));
+          final DatabaseImporter.Result result = importer.importCar(body);
           LOG.info("imported {}: {} entries, {} rejected, {} media", result.address(),
               result.entries(), result.rejected(), result.media());
           imported.accept(result.address());
@@ -146,12 +169,19 @@ public final class ExportRoutes {
         } catch (final DatabaseImporter.BadImportException e) {
           LOG.debug("import refused: {}", e.getMessage());
           return responses.error(HttpResponseStatus.BAD_REQUEST, "invalid_car", e.getMessage());
+        } catch (final RequestBody.TooLargeException e) {
+          LOG.debug("import refused: {}", e.getMessage());
+          return responses.error(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, CAR_TOO_LARGE,
+              e.getMessage());
         } catch (final IOException e) {
           return responses.error(HttpResponseStatus.BAD_REQUEST, "invalid_car",
               "the body cannot be read: " + e.getMessage());
+        } finally {
+          importing.release();
         }
       }, storage);
     } catch (final RejectedExecutionException e) {
+      importing.release();
       return done(responses.error(HttpResponseStatus.SERVICE_UNAVAILABLE,
           ErrorCodes.IPFS_UNAVAILABLE, "content store busy, retry later"));
     }

@@ -13,14 +13,11 @@ import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multicodec;
 import io.relaypinner.relay.gateway.TrustlessRequest.EntityBytes;
 import io.relaypinner.relay.gateway.TrustlessRequest.Scope;
-import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.List;
-import java.util.NoSuchElementException;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -52,39 +49,6 @@ public final class CarPlanner {
     public TooLargeException(final String message) {
       super(message, null, false, false);
     }
-  }
-
-  /**
-   * The CAR's bytes for a streamed body: the header, then one buffer per section, each block
-   * read from {@code blockstore} when due (on the caller's thread: the storage executor).
-   */
-  public static Iterator<ByteBuffer> sections(final Blockstore blockstore, final Plan plan) {
-    return new Iterator<>() {
-      private int next = -1;
-
-      @Override
-      public boolean hasNext() {
-        return next < plan.blocks().size();
-      }
-
-      @Override
-      public ByteBuffer next() {
-        if (!hasNext()) {
-          throw new NoSuchElementException();
-        }
-        final int index = next++;
-        if (index < 0) {
-          return ByteBuffer.wrap(CarWriter.header(plan.roots()));
-        }
-        final Cid cid = plan.blocks().get(index);
-        final byte[] block = blockstore.get(cid).orElseThrow(() ->
-            new IllegalStateException(cid + " left the blockstore while its CAR was sent"));
-        if (block.length != plan.sizes()[index]) {
-          throw new IllegalStateException(cid + " changed size while its CAR was sent");
-        }
-        return CarWriter.section(cid, block);
-      }
-    };
   }
 
   /** The terminal block is not in the blockstore. */

@@ -6,6 +6,7 @@ import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.relaypinner.ipfs.blockstore.Blockstore;
+import io.relaypinner.ipfs.blockstore.StorageFullException;
 import io.relaypinner.ipfs.pin.CodecLinkResolver;
 import io.relaypinner.ipfs.pin.DagLimitExceededException;
 import io.relaypinner.ipfs.pin.PinStore;
@@ -137,7 +138,7 @@ public final class IpfsGatewayRoute implements RouteHandler {
     this.storage = Objects.requireNonNull(storage, "storage");
     this.responses = Objects.requireNonNull(responses, "responses");
     this.metrics = Objects.requireNonNull(metrics, "metrics");
-    this.trustless = blockstore == null ? null : new TrustlessGateway(blockstore, reader,
+    this.trustless = blockstore == null ? null : new TrustlessGateway(blockstore, blockFiles, reader,
         new CarPlanner(blockstore, CodecLinkResolver.standard(),
             Objects.requireNonNull(carLimits, "carLimits")),
         storage, responses, metrics, this::isPinned, mode, fallbackTimeout, network);
@@ -297,6 +298,10 @@ public final class IpfsGatewayRoute implements RouteHandler {
           if (cause instanceof DagLimitExceededException) {
             return notFound("content too large to fetch: " + cause.getMessage());
           }
+          if (StorageFullException.find(cause) != null) {
+            return error(HttpResponseStatus.INSUFFICIENT_STORAGE, ErrorCodes.STORAGE_FULL,
+                "this relay's storage is full: " + cause.getMessage());
+          }
           LOG.debug("network fallback for {} failed: {}", cid, cause.toString());
           return notFound("content cannot be fetched: " + cause.getMessage());
         });
@@ -370,8 +375,9 @@ public final class IpfsGatewayRoute implements RouteHandler {
     final StreamedResponse response = blockFile.isPresent()
         ? StreamedResponse.ofFile(status,
             new StreamedResponse.FileBody(blockFile.get(), start, length, metrics::bytes))
-        : new StreamedResponse(status, length, resume -> new SliceInput(
-            () -> reader.slices(file, start, length), length, storage, resume, metrics));
+        : new StreamedResponse(status, length, (resume, fileRegions) -> new SliceInput(
+            () -> BodyPiece.of(reader.slices(file, start, length)), length, storage, resume,
+            metrics));
     response.headers()
         .set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_OCTET_STREAM)
         .set(HttpHeaderNames.CACHE_CONTROL, CACHE_CONTROL)

@@ -1,9 +1,9 @@
 package io.relaypinner.relay.gateway;
 
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.DefaultFileRegion;
 import io.netty.handler.stream.ChunkedInput;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -13,33 +13,46 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Supplier;
 
 /**
- * A file's bytes for a streamed {@code /ipfs/} body (spec 4.6): blocks are read on the storage
- * executor, never on the event loop, at most {@link #READ_AHEAD} blocks ahead of the socket, and
+ * A streamed {@code /ipfs/} body (spec 4.6, and the trustless gateway's CARs) made of
+ * {@link BodyPiece}s: pieces are prepared on the storage executor, never on the event loop, and
  * handed to the {@link io.netty.handler.stream.ChunkedWriteHandler}, which pulls only while the
- * channel is writable. {@code readChunk} answers {@code null} while a block is being read and
- * {@code resume} wakes the writer when it arrives.
+ * channel is writable. Bytes become wrapped buffers (no copy); a file span becomes a
+ * {@link DefaultFileRegion} ({@code sendfile}), which the channel does not count against its
+ * write-buffer watermarks, so this input bounds them itself: at most {@link #READ_AHEAD} pieces
+ * are prepared or written but not yet sent, which also bounds the block files one response
+ * holds open. {@code readChunk} answers {@code null} while a piece is being prepared and
+ * {@code resume} wakes the writer when it is ready.
  */
-public final class SliceInput implements ChunkedInput<ByteBuf> {
-  /** Blocks (up to 1 MiB each with Helia's chunker) read ahead per connection. */
+public final class SliceInput implements ChunkedInput<Object> {
+  /** Pieces (up to a 1 MiB block each with Helia's chunker) prepared or unsent per response. */
   static final int READ_AHEAD = 3;
 
-  private final Supplier<Iterator<ByteBuffer>> source;
+  private final Supplier<Iterator<BodyPiece>> source;
   private final long length;
   private final Executor executor;
   private final Runnable resume;
   private final GatewayMetrics metrics;
 
   // Guarded by this: touched by the event loop (readChunk) and the executor (fetch).
-  private final ArrayDeque<ByteBuffer> ready = new ArrayDeque<>();
+  private final ArrayDeque<BodyPiece> ready = new ArrayDeque<>();
+  /** The file of a piece whose head went out with the last chunk. */
+  private DefaultFileRegion regionDue;
+  /** File regions handed to the channel and not yet released by it. */
+  private int regionsUnsent;
   /** Read by one fetch at a time, see {@link #fetch}. */
-  private Iterator<ByteBuffer> slices;
+  private Iterator<BodyPiece> slices;
   private boolean fetching;
   private boolean exhausted;
   private boolean closed;
   private Exception failure;
   private long produced;
 
-  public SliceInput(final Supplier<Iterator<ByteBuffer>> source, final long length,
+  /**
+   * @param source the pieces, opened on the executor by the first fetch
+   * @param length the exact number of bytes the pieces hold
+   * @param resume wakes the writer (any thread) once a piece is ready
+   */
+  public SliceInput(final Supplier<Iterator<BodyPiece>> source, final long length,
       final Executor executor, final Runnable resume, final GatewayMetrics metrics) {
     this.source = source;
     this.length = length;
@@ -58,42 +71,65 @@ public final class SliceInput implements ChunkedInput<ByteBuf> {
       return true;
     }
     fetchMore();
-    return exhausted && ready.isEmpty();
+    return exhausted && ready.isEmpty() && regionDue == null;
   }
 
   @Override
   public void close() {
+    final DefaultFileRegion due;
     synchronized (this) {
       closed = true;
+      ready.forEach(BodyPiece::discard);
       ready.clear();
+      due = regionDue;
+      regionDue = null;
+    }
+    if (due != null) {
+      due.release();
     }
   }
 
   @Deprecated
   @Override
-  public ByteBuf readChunk(final ChannelHandlerContext ctx) throws Exception {
+  public Object readChunk(final ChannelHandlerContext ctx) throws Exception {
     return readChunk(ctx.alloc());
   }
 
   @Override
-  public ByteBuf readChunk(final ByteBufAllocator allocator) throws Exception {
-    final ByteBuffer next;
+  public Object readChunk(final ByteBufAllocator allocator) throws Exception {
+    final BodyPiece next;
     synchronized (this) {
+      if (regionDue != null) {
+        final DefaultFileRegion region = regionDue;
+        regionDue = null;
+        return region;
+      }
       next = ready.poll();
       if (next == null) {
         if (failure != null) {
-          // Blocks read before the failure have been sent: the client gets a clean prefix.
+          // Pieces prepared before the failure have been sent: the client gets a clean prefix.
           throw failure;
         }
         fetchMore();
         return null;
       }
+      produced += next.length();
+      if (next instanceof BodyPiece.FileSpan span) {
+        regionsUnsent++;
+        regionDue = new CountedRegion(span);
+      }
       fetchMore();
-      produced += next.remaining();
     }
-    metrics.bytes(next.remaining());
-    // The slice is a view of a block read for this request only: wrap, do not copy.
-    return Unpooled.wrappedBuffer(next);
+    metrics.bytes(next.length());
+    if (next instanceof BodyPiece.Bytes bytes) {
+      // Views of blocks read for this request only: wrapped, not copied.
+      return Unpooled.wrappedBuffer(bytes.buffers().toArray(ByteBuffer[]::new));
+    }
+    final BodyPiece.FileSpan span = (BodyPiece.FileSpan) next;
+    if (span.head().isEmpty()) {
+      return readChunk(allocator);
+    }
+    return Unpooled.wrappedBuffer(span.head().toArray(ByteBuffer[]::new));
   }
 
   @Override
@@ -106,9 +142,10 @@ public final class SliceInput implements ChunkedInput<ByteBuf> {
     return produced;
   }
 
-  /** Starts reading the next block unless one is being read or enough are waiting. */
+  /** Starts preparing the next piece unless one is being prepared or enough are waiting. */
   private void fetchMore() {
-    if (fetching || exhausted || closed || failure != null || ready.size() >= READ_AHEAD) {
+    if (fetching || exhausted || closed || failure != null
+        || ready.size() + regionsUnsent >= READ_AHEAD) {
       return;
     }
     fetching = true;
@@ -120,9 +157,17 @@ public final class SliceInput implements ChunkedInput<ByteBuf> {
     }
   }
 
-  /** On the executor: one block, then wake the writer. */
+  /** The channel is done with a region (sent, or dropped with the connection). */
+  private void regionReleased() {
+    synchronized (this) {
+      regionsUnsent--;
+      fetchMore();
+    }
+  }
+
+  /** On the executor: one piece, then wake the writer. */
   private void fetch() {
-    ByteBuffer next = null;
+    BodyPiece next = null;
     Exception error = null;
     try {
       // Only one fetch runs at a time (the fetching flag, set and cleared under the lock, orders
@@ -140,11 +185,29 @@ public final class SliceInput implements ChunkedInput<ByteBuf> {
         failure = error;
       } else if (next == null) {
         exhausted = true;
-      } else if (!closed) {
+      } else if (closed) {
+        next.discard();
+      } else {
         ready.add(next);
       }
       fetchMore();
     }
     resume.run();
+  }
+
+  /** A region that tells this input when the channel releases it (and closes its file). */
+  private final class CountedRegion extends DefaultFileRegion {
+    CountedRegion(final BodyPiece.FileSpan span) {
+      super(span.file(), span.position(), span.count());
+    }
+
+    @Override
+    protected void deallocate() {
+      try {
+        super.deallocate();
+      } finally {
+        regionReleased();
+      }
+    }
   }
 }

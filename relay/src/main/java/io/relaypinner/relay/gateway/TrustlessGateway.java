@@ -5,6 +5,7 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.relaypinner.ipfs.blockstore.Blockstore;
+import io.relaypinner.ipfs.blockstore.StorageFullException;
 import io.relaypinner.ipfs.pin.DagLimitExceededException;
 import io.relaypinner.ipfs.unixfs.UnixFsException;
 import io.relaypinner.ipfs.unixfs.UnixFsReader;
@@ -13,6 +14,7 @@ import io.relaypinner.relay.config.GatewayMode;
 import io.relaypinner.relay.http.ErrorCodes;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.StreamedResponse;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,6 +26,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.zip.CRC32;
 import org.slf4j.Logger;
@@ -41,13 +44,14 @@ import org.slf4j.LoggerFactory;
  * In {@code pinned-first} mode, what is missing is fetched over bitswap as for plain answers,
  * within {@code RELAY_IPFS_FALLBACK_TIMEOUT_MS}. CARs are planned before the first byte
  * ({@link CarPlanner}: exact length, limits refused up front with 400 {@code car_too_large}) and
- * streamed block by block from the storage executor.
+ * streamed from the storage executor ({@link CarSections}: large blocks with {@code sendfile}).
  */
 final class TrustlessGateway {
   private static final Logger LOG = LoggerFactory.getLogger(TrustlessGateway.class);
   static final String IMMUTABLE = "public, max-age=29030400, immutable";
 
   private final Blockstore blockstore;
+  private final Function<Cid, Optional<FileChannel>> blockFiles;
   private final UnixFsReader reader;
   private final CarPlanner planner;
   private final Executor storage;
@@ -58,11 +62,17 @@ final class TrustlessGateway {
   private final Duration fallbackTimeout;
   private final Optional<NetworkContent> network;
 
-  TrustlessGateway(final Blockstore blockstore, final UnixFsReader reader,
+  /**
+   * @param blockFiles opens a block's file for zero-copy sending (the caller closes it), empty
+   *     when blocks are not files
+   */
+  TrustlessGateway(final Blockstore blockstore,
+      final Function<Cid, Optional<FileChannel>> blockFiles, final UnixFsReader reader,
       final CarPlanner planner, final Executor storage, final HttpResponses responses,
       final GatewayMetrics metrics, final Predicate<Cid> pinned, final GatewayMode mode,
       final Duration fallbackTimeout, final Optional<NetworkContent> network) {
     this.blockstore = Objects.requireNonNull(blockstore, "blockstore");
+    this.blockFiles = Objects.requireNonNull(blockFiles, "blockFiles");
     this.reader = Objects.requireNonNull(reader, "reader");
     this.planner = Objects.requireNonNull(planner, "planner");
     this.storage = Objects.requireNonNull(storage, "storage");
@@ -166,8 +176,11 @@ final class TrustlessGateway {
     if (!plan.complete()) {
       LOG.debug("CAR for {} ends early: a block of the DAG is missing", cid);
     }
+    // Plain connections send large blocks straight from their files; TLS ones read them.
     final StreamedResponse response = new StreamedResponse(HttpResponseStatus.OK, plan.length(),
-        resume -> new SliceInput(() -> CarPlanner.sections(blockstore, plan), plan.length(), storage, resume, metrics));
+        (resume, fileRegions) -> new SliceInput(() -> new CarSections(blockstore,
+            fileRegions ? blockFiles : CarSections.NO_FILES, plan),
+            plan.length(), storage, resume, metrics));
     response.headers().set(HttpHeaderNames.CONTENT_TYPE, carType(request));
     common(response.headers(), etag);
     response.headers().set(HttpHeaderNames.CONTENT_DISPOSITION,
@@ -176,19 +189,15 @@ final class TrustlessGateway {
     return response;
   }
 
-  /** The CIDs a path goes through (into {@code through}) and the one it ends at. */
+  /**
+   * The blocks a path goes through (into {@code through}: each directory and, in HAMT-sharded
+   * ones, the inner shards on the way) and the CID it ends at.
+   */
   private Cid resolvePath(final Cid root, final String path, final List<Cid> through) {
     if (path.isEmpty()) {
       return root;
     }
-    Cid current = root;
-    final StringBuilder prefix = new StringBuilder();
-    for (final String segment : path.substring(1).split("/")) {
-      through.add(current);
-      prefix.append('/').append(segment);
-      current = reader.resolve(root, prefix.toString()).cid();
-    }
-    return current;
+    return reader.resolve(root, path, through::add).cid();
   }
 
   private FullHttpResponse failure(final Throwable error) {
@@ -206,6 +215,10 @@ final class TrustlessGateway {
     if (cause instanceof DagLimitExceededException) {
       return error(HttpResponseStatus.BAD_REQUEST, "car_too_large",
           "content too large to fetch: " + cause.getMessage());
+    }
+    if (StorageFullException.find(cause) != null) {
+      return error(HttpResponseStatus.INSUFFICIENT_STORAGE, ErrorCodes.STORAGE_FULL,
+          "this relay's storage is full: " + cause.getMessage());
     }
     LOG.debug("trustless answer failed: {}", cause.toString());
     return error(HttpResponseStatus.NOT_FOUND, ErrorCodes.CONTENT_NOT_FOUND,

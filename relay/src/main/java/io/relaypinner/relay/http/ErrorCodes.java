@@ -28,6 +28,11 @@ public final class ErrorCodes {
   public static final String IPFS_UNAVAILABLE = "ipfs_unavailable";
   /** 503: a shared store (S3 blocks, PostgreSQL metadata) is unreachable; retry later. */
   public static final String STORE_UNAVAILABLE = "store_unavailable";
+  /**
+   * 507 (ours): the storage quota {@code RELAY_STORAGE_MAX_BYTES} is reached; new content (a
+   * pin, an import, a gateway fetch) is refused until garbage collection frees room.
+   */
+  public static final String STORAGE_FULL = "storage_full";
   /** 504: the {@code /ipfs/} network fallback did not finish within its time limit. */
   public static final String GATEWAY_TIMEOUT = "gateway_timeout";
   /** 416 (ours): a {@code Range} outside the content. */

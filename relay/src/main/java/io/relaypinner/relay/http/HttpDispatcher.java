@@ -26,6 +26,7 @@ import io.netty.handler.stream.ChunkedNioFile;
 import io.netty.handler.stream.ChunkedWriteHandler;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
+import io.relaypinner.ipfs.blockstore.StorageFullException;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import java.io.IOException;
 import java.util.ArrayDeque;
@@ -275,6 +276,14 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
     } catch (final CancellationException e) {
       failure = e;
     }
+    final StorageFullException full = StorageFullException.find(failure);
+    if (full != null) {
+      // The quota refused new content: the store logged it once; the client may retry later.
+      LOG.debug("HTTP route {} {}: {}", exchange.method(), exchange.route(), full.getMessage());
+      metrics.error(ErrorCodes.STORAGE_FULL);
+      return responses.error(HttpResponseStatus.INSUFFICIENT_STORAGE, ErrorCodes.STORAGE_FULL,
+          full.getMessage());
+    }
     final StoreUnavailableException outage = StoreUnavailableException.find(failure);
     if (outage != null) {
       // A shared store is down: the client may retry; one line, no stack trace.
@@ -374,7 +383,7 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
       }
     } else {
       final ChunkedWriteHandler chunked = ctx.pipeline().get(ChunkedWriteHandler.class);
-      body = new HttpChunkedInput(streamed.openBody(chunked::resumeTransfer));
+      body = new ContentInput(streamed.openBody(chunked::resumeTransfer, !tls));
     }
     streamed.release();
     ctx.write(head, ctx.voidPromise());

@@ -18,6 +18,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Builds the responses of the HTTP API: JSON bodies through the node's one shared
@@ -38,10 +39,33 @@ public final class HttpResponses {
   @JsonPropertyOrder({"ok", "code", "error"})
   public record ErrorBody(boolean ok, String code, String error) {}
 
-  private final ObjectMapper mapper;
+  private final CompletableFuture<ObjectMapper> mapper;
 
   public HttpResponses(final ObjectMapper mapper) {
-    this.mapper = Objects.requireNonNull(mapper, "mapper");
+    this(CompletableFuture.completedFuture(Objects.requireNonNull(mapper, "mapper")));
+  }
+
+  private HttpResponses(final CompletableFuture<ObjectMapper> mapper) {
+    this.mapper = mapper;
+  }
+
+  /**
+   * Responses whose {@link #newObjectMapper()} is built on a short-lived thread of its own:
+   * Jackson's set-up (some 375 classes on a cold JVM) then overlaps the node's start on the other
+   * core instead of delaying the HTTP listener; the first use waits for it if it must.
+   */
+  public static HttpResponses withMapperBuiltInBackground() {
+    final CompletableFuture<ObjectMapper> mapper = new CompletableFuture<>();
+    final Thread builder = new Thread(() -> {
+      try {
+        mapper.complete(newObjectMapper());
+      } catch (final RuntimeException | Error e) {
+        mapper.completeExceptionally(e);
+      }
+    }, "relay-json-setup");
+    builder.setDaemon(true);
+    builder.start();
+    return new HttpResponses(mapper);
   }
 
   /**
@@ -57,7 +81,7 @@ public final class HttpResponses {
 
   /** The shared mapper, for routes that read JSON bodies. */
   public ObjectMapper mapper() {
-    return mapper;
+    return mapper.join();
   }
 
   /** {@code value} as JSON, written straight into a pooled I/O buffer. */
@@ -65,7 +89,7 @@ public final class HttpResponses {
     final ByteBuf body = ByteBufAllocator.DEFAULT.ioBuffer(JSON_INITIAL_CAPACITY);
     try (ByteBufOutputStream out = new ByteBufOutputStream(body)) {
       // ByteBufOutputStream is also a DataOutput: pick the OutputStream overload.
-      mapper.writeValue((OutputStream) out, value);
+      mapper().writeValue((OutputStream) out, value);
     } catch (final IOException | RuntimeException e) {
       body.release();
       // Our records always serialize; failing here is a bug, not the client's fault.
@@ -77,7 +101,7 @@ public final class HttpResponses {
   /** {@code value} as JSON bytes, for bodies that are cached and served many times. */
   public byte[] jsonBytes(final Object value) {
     try {
-      return mapper.writeValueAsBytes(value);
+      return mapper().writeValueAsBytes(value);
     } catch (final IOException e) {
       throw new IllegalStateException("cannot serialize " + value.getClass().getName(), e);
     }

@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
  *   cors        CorsHandler: CORS headers on every response written below it
  *   guard       HttpRequestGuard: decoder failures become 431 / 400
  *   bodiless    BodilessRequestHandler: a request without body becomes one full message
+ *   streamed    StreamedBodyHandler: bodies of streamed routes go to the route as they arrive
  *   aggregator  LimitedHttpObjectAggregator: bodies up to maxBodySize, else 413
  *   dispatcher  HttpDispatcher: OPTIONS, routing, keep-alive, ordering, idle close
  * </pre>
@@ -57,6 +58,7 @@ final class HttpServerInitializer extends ChannelInitializer<Channel> {
         .addLast("guard",
             new HttpRequestGuard(config.maxInitialLineLength(), config.maxHeaderSize()))
         .addLast("bodiless", new BodilessRequestHandler())
+        .addLast("streamed", new StreamedBodyHandler(router, config.idleTimeout()))
         .addLast("aggregator", new LimitedHttpObjectAggregator(config.maxBodySize()))
         // Streamed bodies (spec 4.6) leave through here, queued behind in order.
         .addLast("chunked", new ChunkedWriteHandler())

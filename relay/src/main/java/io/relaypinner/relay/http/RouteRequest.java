@@ -53,6 +53,15 @@ public final class RouteRequest {
     return request.content();
   }
 
+  /**
+   * The body as a stream, on a route registered with {@link Router.Builder#streamed} (whose
+   * {@link #content()} is then empty); read it off the event loop. Empty on other routes.
+   */
+  public Optional<RequestBody> body() {
+    return request instanceof StreamedBodyHandler.StreamedHttpRequest streamed
+        ? Optional.of(streamed.body()) : Optional.empty();
+  }
+
   /** The first value of a query parameter, percent-decoded. */
   public Optional<String> queryParameter(final String name) {
     final List<String> values = queryParameters().get(name);

@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * Maps (method, path) to a {@link RouteHandler}, spec 4. Exact paths win over prefixes; among
@@ -36,10 +37,19 @@ public final class Router {
   private static final List<HttpMethod> ALLOW_ORDER = List.of(HttpMethod.GET, HttpMethod.HEAD,
       HttpMethod.POST, HttpMethod.PUT, HttpMethod.PATCH, HttpMethod.DELETE);
 
+  /**
+   * A route whose request body is streamed to it ({@link RouteRequest#body()}) instead of
+   * aggregated under the server's body limit.
+   *
+   * @param maxBytes the largest body; more is answered 413 with {@code tooLargeCode}
+   */
+  public record StreamedRoute(long maxBytes, String tooLargeCode) {}
+
   private record Entry(String label, Map<HttpMethod, RouteHandler> handlers, String allow) {}
 
   private final Map<String, Entry> exact;
   private final List<Map.Entry<String, Entry>> prefixes;
+  private final Map<String, StreamedRoute> streamed;
 
   private Router(final Builder builder) {
     final Map<String, Entry> exactEntries = new HashMap<>();
@@ -51,6 +61,7 @@ public final class Router {
     prefixEntries.sort(Comparator.comparingInt(
         (Map.Entry<String, Entry> e) -> e.getKey().length()).reversed());
     this.prefixes = List.copyOf(prefixEntries);
+    this.streamed = Map.copyOf(builder.streamed);
   }
 
   private static Entry entry(final String label, final Map<HttpMethod, RouteHandler> handlers) {
@@ -86,6 +97,12 @@ public final class Router {
         : new Found(entry.label(), handler);
   }
 
+  /** The streaming of an exact (method, path) route registered with {@link Builder#streamed}. */
+  public Optional<StreamedRoute> streamedRoute(final HttpMethod method, final String path) {
+    return streamed.isEmpty() ? Optional.empty()
+        : Optional.ofNullable(streamed.get(method.name() + " " + path));
+  }
+
   /** The route label of a path whatever the method, or {@code null} when no route has it. */
   public String routeOf(final String path) {
     final Entry entry = find(path);
@@ -117,6 +134,7 @@ public final class Router {
   public static final class Builder {
     private final Map<String, Map<HttpMethod, RouteHandler>> exact = new LinkedHashMap<>();
     private final Map<String, Map<HttpMethod, RouteHandler>> prefixes = new LinkedHashMap<>();
+    private final Map<String, StreamedRoute> streamed = new HashMap<>();
 
     private Builder() {}
 
@@ -131,6 +149,22 @@ public final class Router {
     /** A route for one exact path such as {@code /health}. */
     public Builder route(final HttpMethod method, final String path, final RouteHandler handler) {
       add(exact, method, path, handler);
+      return this;
+    }
+
+    /**
+     * A route for one exact path whose request body is streamed to the handler
+     * ({@link RouteRequest#body()}), up to {@code maxBytes}; more is answered 413 with
+     * {@code tooLargeCode}.
+     */
+    public Builder streamed(final HttpMethod method, final String path,
+        final RouteHandler handler, final long maxBytes, final String tooLargeCode) {
+      if (maxBytes <= 0) {
+        throw new IllegalArgumentException("maxBytes must be positive");
+      }
+      route(method, path, handler);
+      streamed.put(method.name() + " " + path,
+          new StreamedRoute(maxBytes, Objects.requireNonNull(tooLargeCode, "tooLargeCode")));
       return this;
     }
 

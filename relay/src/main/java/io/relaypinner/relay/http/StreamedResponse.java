@@ -1,6 +1,5 @@
 package io.relaypinner.relay.http;
 
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -9,7 +8,6 @@ import io.netty.handler.stream.ChunkedInput;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.util.Objects;
-import java.util.function.Function;
 import java.util.function.LongConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,9 +24,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A chunked body is opened lazily, on the event loop, and only for {@code GET}: {@code HEAD} and
  * answers to closed connections never open it, so a body factory must not hold resources before
- * it is called. The opened input may return {@code null} from {@code readChunk} while its data is
- * being read off the loop; it then calls the {@code resume} callback (from any thread) once more
- * data is ready. An input that throws after the headers were sent makes the connection close.
+ * it is called. The opened input yields {@link io.netty.buffer.ByteBuf}s, and may yield
+ * {@link io.netty.channel.FileRegion}s when told the connection can send them (no TLS). It may
+ * return {@code null} from {@code readChunk} while its data is being read off the loop; it then
+ * calls the {@code resume} callback (from any thread) once more data is ready. An input that
+ * throws after the headers were sent makes the connection close.
  */
 public final class StreamedResponse extends DefaultFullHttpResponse {
   private static final Logger LOG = LoggerFactory.getLogger(StreamedResponse.class);
@@ -49,8 +49,21 @@ public final class StreamedResponse extends DefaultFullHttpResponse {
     }
   }
 
+  /** Opens a chunked body. */
+  @FunctionalInterface
+  public interface Body {
+    /**
+     * @param resume wakes the writer once more data is ready (any thread)
+     * @param fileRegions whether the input may yield {@link io.netty.channel.FileRegion}s, sent
+     *     with {@code sendfile}; false on TLS connections, where every byte passes the engine
+     * @return an input of {@code ByteBuf}s (and file regions when allowed), without the end
+     *     marker: the dispatcher ends the HTTP message
+     */
+    ChunkedInput<?> open(Runnable resume, boolean fileRegions);
+  }
+
   private final long contentLength;
-  private final Function<Runnable, ChunkedInput<ByteBuf>> body;
+  private final Body body;
   private final FileBody fileBody;
 
   /**
@@ -58,7 +71,7 @@ public final class StreamedResponse extends DefaultFullHttpResponse {
    * @param body opens the body given the {@code resume} callback
    */
   public StreamedResponse(final HttpResponseStatus status, final long contentLength,
-      final Function<Runnable, ChunkedInput<ByteBuf>> body) {
+      final Body body) {
     super(HttpVersion.HTTP_1_1, status, Unpooled.EMPTY_BUFFER);
     if (contentLength < 0) {
       throw new IllegalArgumentException("negative content length");
@@ -93,8 +106,8 @@ public final class StreamedResponse extends DefaultFullHttpResponse {
   }
 
   /** Opens the chunked body; called at most once, on the event loop, when there is no file. */
-  ChunkedInput<ByteBuf> openBody(final Runnable resume) {
-    return body.apply(resume);
+  ChunkedInput<?> openBody(final Runnable resume, final boolean fileRegions) {
+    return body.open(resume, fileRegions);
   }
 
   /** For answers whose body is never sent ({@code HEAD}, a connection already gone). */

@@ -9,6 +9,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,13 +35,16 @@ import org.slf4j.LoggerFactory;
  *       and access controller must resolve from connected peers within
  *       {@link Limits#admissionTimeout()} ({@link Admission}). At most
  *       {@link Limits#maxPendingPerPeer()} admissions per peer and {@link Limits#maxPending()} in
- *       all run at once; beyond that subscriptions are refused (counted). Only an admitted topic
+ *       all run at once; beyond that subscriptions are refused (counted). A peer with
+ *       {@link #MAX_FAILED_PER_PEER} subscriptions whose database did not resolve gets no further
+ *       checks until one of its subscriptions is admitted. Only an admitted topic
  *       is subscribed, persisted ({@code /relay/topics/...}, resubscribed at restart) and
  *       reported to the {@link Listener}; a successful {@code POST /pinning/sync} admits too
  *       ({@link #followAdmitted}).
- *   <li><b>Probation.</b> A database admitted in this run that has no verified entry
- *       {@link Limits#probation()} after its admission is dropped (unsubscribed, forgotten),
- *       checked as subscriptions arrive.
+ *   <li><b>Probation.</b> A followed database (by any route: a subscription, an explicit sync
+ *       or import, or restored at start) that has no verified entry {@link Limits#probation()}
+ *       after it was followed is dropped (unsubscribed, forgotten), checked as subscriptions
+ *       arrive and as topics are followed.
  *   <li><b>Events.</b> Messages on followed topics and peers subscribing to them go to the
  *       {@link Listener} (replication); nothing else does.
  * </ul>
@@ -58,6 +62,14 @@ public final class OrbitDbTopics {
   public static final int MAX_TOPICS = 10_000;
   /** Checks of one subscription's database before it is given up (until a new subscription). */
   static final int ADMISSION_ATTEMPTS = 3;
+  /**
+   * Subscriptions of one peer whose database did not resolve, after which its further
+   * subscriptions are not checked (a peer subscribing to thousands of made-up topics costs one
+   * counter each, not a manifest fetch and its retries).
+   */
+  static final int MAX_FAILED_PER_PEER = 16;
+  /** Peers whose failed admissions are remembered. */
+  static final int MAX_TRACKED_PEERS = 4_096;
   /** Wait before the second check; the third waits twice as long. */
   static final Duration ADMISSION_RETRY_DELAY = Duration.ofSeconds(2);
 
@@ -118,8 +130,22 @@ public final class OrbitDbTopics {
   /** Topics being admitted, with the peer whose subscription started it. Guarded by this. */
   private final Map<String, PeerId> pending = new HashMap<>();
   private final Map<PeerId, Integer> pendingPerPeer = new HashMap<>();
-  /** Topics admitted in this run, to their admission time (clock millis). Guarded by this. */
+  /**
+   * Peers to the number of their subscriptions whose database did not resolve (an LRU of
+   * {@link #MAX_TRACKED_PEERS}). Guarded by this.
+   */
+  private final Map<PeerId, Integer> failedPerPeer = new LinkedHashMap<>(16, 0.75f, true) {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    protected boolean removeEldestEntry(final Map.Entry<PeerId, Integer> eldest) {
+      return size() > MAX_TRACKED_PEERS;
+    }
+  };
+  /** Followed topics still on probation, to when they were followed (clock millis). */
   private final Map<String, Long> probation = new LinkedHashMap<>();
+  /** Topics being persisted before they are followed. Guarded by this. */
+  private final Set<String> activating = new HashSet<>();
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
   private volatile Listener listener;
   private volatile Admission admission;
@@ -179,7 +205,7 @@ public final class OrbitDbTopics {
   public long ignoredTopics() {
     long sum = 0;
     for (final String reason : List.of("not-an-address", "denied", "full", "pending-full",
-        "peer-pending-full", "not-admitted")) {
+        "peer-pending-full", "peer-failed-full", "not-admitted")) {
       final LongAdder n = counters.get(reason);
       sum += n == null ? 0 : n.sum();
     }
@@ -188,7 +214,8 @@ public final class OrbitDbTopics {
 
   /**
    * Counters: {@code not-an-address}, {@code denied}, {@code full}, {@code pending-full},
-   * {@code peer-pending-full}, {@code not-admitted}, {@code admitted}, {@code dropped-empty},
+   * {@code peer-pending-full}, {@code peer-failed-full}, {@code not-admitted}, {@code admitted},
+   * {@code dropped-empty},
    * {@code persist-rejected}.
    */
   public Map<String, Long> counters() {
@@ -240,12 +267,16 @@ public final class OrbitDbTopics {
       if (pending.containsKey(topic)) {
         return;
       }
-      if (followed.size() + pending.size() >= MAX_TOPICS) {
+      if (followed.size() + pending.size() + activating.size() >= MAX_TOPICS) {
         count("full");
         return;
       }
       if (pending.size() >= limits.maxPending()) {
         count("pending-full");
+        return;
+      }
+      if (failedPerPeer.getOrDefault(peer, 0) >= MAX_FAILED_PER_PEER) {
+        count("peer-failed-full");
         return;
       }
       final int ofPeer = pendingPerPeer.getOrDefault(peer, 0);
@@ -271,13 +302,21 @@ public final class OrbitDbTopics {
           if (error == null && Boolean.TRUE.equals(ok)) {
             count("admitted");
             synchronized (this) {
-              probation.put(topic, clock.millis());
+              // A peer that brought a real database gets its failure budget back.
+              failedPerPeer.remove(peer);
             }
-            if (follow(topic, true)) {
-              listener.onPeerSubscribed(topic, peer);
-            }
+            follow(topic, true).thenAccept(now -> {
+              if (now) {
+                listener.onPeerSubscribed(topic, peer);
+              }
+            });
           } else {
             count("not-admitted");
+            if (attempt == 1) {
+              synchronized (this) {
+                failedPerPeer.merge(peer, 1, Integer::sum);
+              }
+            }
             LOG.debug("not following {} (subscribed by {}, attempt {}): its manifest and "
                 + "controller did not resolve: {}", topic, peer, attempt,
                 error == null ? "refused" : error.toString());
@@ -295,16 +334,20 @@ public final class OrbitDbTopics {
 
   /**
    * Follows a database that proved to exist another way (a successful {@code POST
-   * /pinning/sync}), if the policy permits it.
+   * /pinning/sync} or import), if the policy permits it. Completes true when it is followed
+   * (now or already), false when it is not (policy, {@link #MAX_TOPICS}, storage).
    */
-  public void followAdmitted(final String topic) {
+  public CompletableFuture<Boolean> followAdmitted(final String topic) {
     if (!isDatabaseAddress(topic) || !policy.permits(topic)) {
-      return;
+      return CompletableFuture.completedFuture(false);
     }
-    follow(topic, true);
+    if (followed.contains(topic)) {
+      return CompletableFuture.completedFuture(true);
+    }
+    return follow(topic, true);
   }
 
-  /** Drops databases admitted in this run that still have no verified entry after probation. */
+  /** Drops followed databases that still have no verified entry after their probation. */
   private void sweepProbation() {
     final long now = clock.millis();
     final List<String> due = new ArrayList<>();
@@ -329,8 +372,11 @@ public final class OrbitDbTopics {
   }
 
   private void unfollow(final String topic) {
-    if (!followed.remove(topic)) {
-      return;
+    synchronized (this) {
+      if (!followed.remove(topic)) {
+        return;
+      }
+      probation.remove(topic);
     }
     pubsub.unsubscribe(topic);
     try {
@@ -358,27 +404,63 @@ public final class OrbitDbTopics {
     }
   }
 
-  /** Follows {@code topic}; true when it was not followed before. */
-  private boolean follow(final String topic, final boolean persist) {
-    if (followed.size() >= MAX_TOPICS) {
-      count("full");
-      LOG.warn("not following {}: already following {} databases", topic, MAX_TOPICS);
-      return false;
-    }
-    if (!followed.add(topic)) {
-      return false;
-    }
-    if (persist) {
-      try {
-        storage.execute(() -> datastore.put(KEY_PREFIX + topic, new byte[0]));
-      } catch (final RejectedExecutionException e) {
-        // Not persisted means not followed: the next subscription tries again.
-        followed.remove(topic);
-        count("persist-rejected");
-        LOG.warn("not following {}: the storage queue is full", topic);
-        return false;
+  /**
+   * Follows {@code topic}: persisted first ({@code persist}), and only then subscribed, put on
+   * probation and reported to the listener, so a followed topic is always persisted and synced.
+   * Completes true when it was not followed before and is now; a full {@link #MAX_TOPICS}, a
+   * storage queue that refuses the write or a failed write leave it not followed (counted).
+   */
+  private CompletableFuture<Boolean> follow(final String topic, final boolean persist) {
+    synchronized (this) {
+      if (followed.contains(topic) || activating.contains(topic)) {
+        return CompletableFuture.completedFuture(false);
       }
-      LOG.info("following OrbitDB database {}", topic);
+      if (followed.size() + activating.size() >= MAX_TOPICS) {
+        count("full");
+        LOG.warn("not following {}: already following {} databases", topic, MAX_TOPICS);
+        return CompletableFuture.completedFuture(false);
+      }
+      activating.add(topic);
+    }
+    if (!persist) {
+      activate(topic);
+      return CompletableFuture.completedFuture(true);
+    }
+    final CompletableFuture<Boolean> done = new CompletableFuture<>();
+    try {
+      storage.execute(() -> {
+        try {
+          datastore.put(KEY_PREFIX + topic, new byte[0]);
+        } catch (final RuntimeException e) {
+          abandon(topic, "persist-failed");
+          LOG.warn("not following {}: it could not be persisted: {}", topic, e.toString());
+          done.complete(false);
+          return;
+        }
+        LOG.info("following OrbitDB database {}", topic);
+        activate(topic);
+        done.complete(true);
+      });
+    } catch (final RejectedExecutionException e) {
+      // Not persisted means not followed: the next subscription tries again.
+      abandon(topic, "persist-rejected");
+      LOG.warn("not following {}: the storage queue is full", topic);
+      done.complete(false);
+    }
+    return done;
+  }
+
+  private synchronized void abandon(final String topic, final String counter) {
+    activating.remove(topic);
+    count(counter);
+  }
+
+  /** The topic is persisted (or restored): subscribe, start its probation, tell replication. */
+  private void activate(final String topic) {
+    synchronized (this) {
+      activating.remove(topic);
+      followed.add(topic);
+      probation.put(topic, clock.millis());
     }
     pubsub.subscribe(topic).whenComplete((ok, error) -> {
       if (error != null) {
@@ -386,6 +468,6 @@ public final class OrbitDbTopics {
       }
     });
     listener.onFollow(topic);
-    return true;
+    sweepProbation();
   }
 }

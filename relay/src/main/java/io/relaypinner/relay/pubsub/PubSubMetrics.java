@@ -60,7 +60,8 @@ public final class PubSubMetrics {
     CounterWithCallback.builder()
         .name("relay_orbitdb_topic_admissions_total")
         .help("Topic admission events by kind: admitted, not-admitted, not-an-address, denied, "
-            + "full, pending-full, peer-pending-full, dropped-empty, persist-rejected")
+            + "full, pending-full, peer-pending-full, peer-failed-full, dropped-empty, persist-rejected, "
+            + "persist-failed")
         .labelNames("event")
         .callback(callback -> topics.counters().forEach((k, v) -> callback.call(v, k)))
         .register(registry);

@@ -1,13 +1,9 @@
 package io.relaypinner.relay.replication;
 
-import io.relaypinner.libp2p.host.Connection;
-import io.relaypinner.libp2p.host.Host;
-import io.relaypinner.libp2p.pubsub.PubSub;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.PeerId;
 import io.relaypinner.orbitdb.OrbitDbReplica;
 import io.relaypinner.orbitdb.heads.HeadsEndpoint;
-import io.relaypinner.orbitdb.heads.HeadsExchangeProtocol;
 import io.relaypinner.orbitdb.log.Entry;
 import io.relaypinner.orbitdb.log.JoinResult;
 import io.relaypinner.orbitdb.log.OrbitDbLog;
@@ -73,21 +69,17 @@ final class DatabaseSync {
     }
   }
 
-  private final Host host;
-  private final PubSub pubsub;
-  private final HeadsExchangeProtocol headsProtocol;
+  private final ReplicationNetwork network;
   private final Function<DatabaseSession, HeadsEndpoint> endpoints;
   private final MediaPath media;
   private final Clock clock;
   private final Config config;
   private final Consumer<String> counter;
 
-  DatabaseSync(final Host host, final PubSub pubsub, final HeadsExchangeProtocol headsProtocol,
+  DatabaseSync(final ReplicationNetwork network,
       final Function<DatabaseSession, HeadsEndpoint> endpoints, final MediaPath media,
       final Clock clock, final Config config, final Consumer<String> counter) {
-    this.host = Objects.requireNonNull(host, "host");
-    this.pubsub = Objects.requireNonNull(pubsub, "pubsub");
-    this.headsProtocol = Objects.requireNonNull(headsProtocol, "headsProtocol");
+    this.network = Objects.requireNonNull(network, "network");
     this.endpoints = Objects.requireNonNull(endpoints, "endpoints");
     this.media = Objects.requireNonNull(media, "media");
     this.clock = Objects.requireNonNull(clock, "clock");
@@ -118,7 +110,8 @@ final class DatabaseSync {
     final List<Entry> added = new ArrayList<>();
     final List<CompletableFuture<JoinResult>> joins = new ArrayList<>();
     long quietSince = clock.millis();
-    long lastResume = Long.MIN_VALUE;
+    // Due at once (not Long.MIN_VALUE: now - MIN_VALUE overflows and would never be due).
+    long lastResume = quietSince - config.resumeEvery().toMillis();
     int lastSize = log.size();
     while (true) {
       if (context.cancelled() || Thread.currentThread().isInterrupted()) {
@@ -171,7 +164,7 @@ final class DatabaseSync {
         added.size(), log.size(), named.size());
     // Pins are reported through the media path as they finish (the one "pinned" route).
     return new SyncResult(session.address().toString(), log.size(), added.size(),
-        log.heads().size(), receivedUpdate, !receivedUpdate, extracted, List.of());
+        log.heads().size(), receivedUpdate, !receivedUpdate, extracted);
   }
 
   /** Heads exchanges with the peers to dial, for the database and its controller's database. */
@@ -179,9 +172,9 @@ final class DatabaseSync {
       final DatabaseSession session, final DatabaseSession acSession) {
     final Set<PeerId> toDial = new LinkedHashSet<>(session.takeDial());
     if (context.trigger() != SyncTrigger.MESSAGE) {
-      toDial.addAll(pubsub.peers(session.address().topic()));
+      toDial.addAll(network.topicPeers(session.address().topic()));
       if (acSession != null) {
-        toDial.addAll(pubsub.peers(acSession.address().topic()));
+        toDial.addAll(network.topicPeers(acSession.address().topic()));
       }
     }
     final List<CompletableFuture<?>> exchanges = new ArrayList<>();
@@ -189,25 +182,24 @@ final class DatabaseSync {
       if (exchanges.size() >= MAX_DIALS_PER_SYNC) {
         break;
       }
-      host.connection(peer).ifPresent(connection -> {
-        exchanges.add(exchange(connection, session));
+      if (network.isConnected(peer)) {
+        exchanges.add(exchange(peer, session));
         if (acSession != null) {
-          exchanges.add(exchange(connection, acSession));
+          exchanges.add(exchange(peer, acSession));
         }
-      });
+      }
     }
     return exchanges;
   }
 
-  private CompletableFuture<?> exchange(final Connection connection,
-      final DatabaseSession session) {
-    return headsProtocol.exchange(connection, session.address(), endpoints.apply(session))
+  private CompletableFuture<?> exchange(final PeerId peer, final DatabaseSession session) {
+    return network.exchangeHeads(peer, session.address(), endpoints.apply(session))
         .orTimeout(config.dialTimeout().toMillis(), TimeUnit.MILLISECONDS)
         .handle((result, error) -> {
           counter.accept(error == null ? "exchanges-dialled" : "exchanges-failed");
           if (error != null) {
-            LOG.debug("{}: heads exchange with {} failed: {}", session.address(),
-                connection.remotePeer(), error.toString());
+            LOG.debug("{}: heads exchange with {} failed: {}", session.address(), peer,
+                error.toString());
           }
           return null;
         });

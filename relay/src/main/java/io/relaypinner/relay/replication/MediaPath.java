@@ -45,6 +45,11 @@ final class MediaPath {
     this.counter = Objects.requireNonNull(counter, "counter");
   }
 
+  /** A database's replica opened: its manifest and controller blocks are pinned. */
+  void databaseOpened(final OrbitDbReplica replica) {
+    blocks.databaseOpened(replica);
+  }
+
   /** A join of {@code session}'s database ended (on the replication executor). */
   void onJoin(final DatabaseSession session, final OrbitDbReplica replica,
       final JoinResult result) {
@@ -91,7 +96,7 @@ final class MediaPath {
       final List<Cid> now = session.ledger().onEntry(entry.cid(), found.cids(),
           () -> log.isComplete(entry.cid()));
       if (now == null) {
-        counter.accept("media-awaiting-dropped");
+        counter.accept("bound.media-awaiting");
       } else {
         eligible.addAll(now);
       }

@@ -1,7 +1,5 @@
 package io.relaypinner.relay.replication;
 
-import io.relaypinner.ipfs.bitswap.NetworkPinner;
-import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.relay.coordination.MediaWorkQueue;
 import java.time.Duration;
@@ -10,19 +8,26 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Pins media DAGs over bitswap ({@link NetworkPinner}): at most {@code concurrency} pins run at
+ * Pins media DAGs over bitswap (the node's {@code NetworkPinner}): at most {@code concurrency} pins run at
  * once, the rest wait in a bounded queue, and a CID queued or running is not queued again (its
  * callers share one future). A root pinned already completes at once; a failed pin is forgotten,
  * so a later sync tries again.
+ *
+ * <p>With shared stores ({@link #shareWith}, issue 24) each pin about to run first claims its CID
+ * in the {@link MediaWorkQueue} around the {@link DagPinner}: a CID another relay is pinning
+ * gives its turn up and is looked at again {@link #BUSY_RECHECK} later (by then it may show in
+ * the shared pins); after {@link #MAX_BUSY_RECHECKS} looks it is pinned here anyway (counted).
  *
  * <p>Thread-safe.
  */
@@ -35,32 +40,41 @@ public final class MediaPinQueue {
   static final Duration BUSY_RECHECK = Duration.ofSeconds(1);
   static final int MAX_BUSY_RECHECKS = 60;
 
-  private final NetworkPinner pinner;
-  private final PinStore pins;
+  /** Fetches a DAG's missing blocks and pins it (completes once pinned). */
+  @FunctionalInterface
+  public interface DagPinner {
+    CompletableFuture<?> pin(Cid root);
+  }
+
+  /** Alone on its stores: every claim is granted, nothing to release. */
+  private static final MediaWorkQueue LOCAL = cid -> Optional.of(done -> { });
+
+  private final DagPinner pinner;
+  private final Predicate<Cid> isPinned;
   private final Executor storage;
-  private final NetworkPinner.Limits limits;
   private final int concurrency;
+  private final AtomicLong queueFull = new AtomicLong();
   private final Map<Cid, CompletableFuture<Cid>> pending = new ConcurrentHashMap<>();
   private final ArrayDeque<Cid> queue = new ArrayDeque<>();
   private final AtomicLong pinned = new AtomicLong();
   private final AtomicLong failed = new AtomicLong();
-  private final Map<Cid, MediaWorkQueue.Claim> claims = new ConcurrentHashMap<>();
+  /** Looks a queued CID had at another relay's claim (absent: none). */
   private final Map<Cid, Integer> attempts = new ConcurrentHashMap<>();
   private final AtomicLong busy = new AtomicLong();
   private final AtomicLong overridden = new AtomicLong();
-  private volatile MediaWorkQueue work = cid -> Optional.of(done -> { });
+  private volatile MediaWorkQueue work = LOCAL;
   private int running;
 
   /**
-   * @param storage runs the pinned-already check (a datastore read); never an event loop
+   * @param isPinned whether a root is pinned already (a datastore read; may throw)
+   * @param storage runs the pinned-already check and claims; never an event loop
    * @param concurrency pins running at once
    */
-  public MediaPinQueue(final NetworkPinner pinner, final PinStore pins, final Executor storage,
-      final NetworkPinner.Limits limits, final int concurrency) {
+  public MediaPinQueue(final DagPinner pinner, final Predicate<Cid> isPinned,
+      final Executor storage, final int concurrency) {
     this.pinner = Objects.requireNonNull(pinner, "pinner");
-    this.pins = Objects.requireNonNull(pins, "pins");
+    this.isPinned = Objects.requireNonNull(isPinned, "isPinned");
     this.storage = Objects.requireNonNull(storage, "storage");
-    this.limits = Objects.requireNonNull(limits, "limits");
     if (concurrency < 1) {
       throw new IllegalArgumentException("concurrency must be positive");
     }
@@ -86,19 +100,16 @@ public final class MediaPinQueue {
       return existing;
     }
     created.whenComplete((ok, error) -> pending.remove(cid, created));
-    start(cid, created, 0);
+    check(cid, created, 0);
     return created;
   }
 
-  /** Checks, claims and queues {@code cid}; while another relay pins it, looks again later. */
-  private void start(final Cid cid, final CompletableFuture<Cid> created, final int attempt) {
-    final Executor runner = attempt == 0 ? storage
-        : CompletableFuture.delayedExecutor(BUSY_RECHECK.toMillis(), TimeUnit.MILLISECONDS,
-            storage);
+  /** Checks and queues {@code cid} on the storage executor ({@code looks}: at others' claims). */
+  private void check(final Cid cid, final CompletableFuture<Cid> created, final int looks) {
     try {
-      runner.execute(() -> {
+      storage.execute(() -> {
         try {
-          if (pins.isPinned(cid)) {
+          if (isPinned.test(cid)) {
             created.complete(cid);
             return;
           }
@@ -112,15 +123,19 @@ public final class MediaPinQueue {
         synchronized (this) {
           if (queue.size() >= MAX_QUEUED) {
             failed.incrementAndGet();
+            queueFull.incrementAndGet();
             created.completeExceptionally(new IllegalStateException("media pin queue full"));
             return;
           }
           queue.add(cid);
-          attempts.put(cid, attempt);
+          if (looks > 0) {
+            attempts.put(cid, looks);
+          }
         }
         pump();
       });
     } catch (final RejectedExecutionException e) {
+      failed.incrementAndGet();
       created.completeExceptionally(e);
     }
   }
@@ -136,25 +151,10 @@ public final class MediaPinQueue {
         running++;
       }
       final CompletableFuture<Cid> future = pending.get(next);
-      // The claim is a PostgreSQL round trip with shared stores: on the storage executor, and
-      // only for pins about to run (claims hold sessions).
-      // A relay that claimed a CID but reaches no peer holding it keeps the claim until its pin
-      // times out: after MAX_BUSY_RECHECKS looks this relay pins it anyway (counted).
-      final int tried = attempts.getOrDefault(next, 0);
+      final Integer looked = attempts.remove(next);
       CompletableFuture<?> started;
       try {
-        started = CompletableFuture.supplyAsync(() -> work.claim(next), storage)
-            .thenCompose(claim -> {
-              if (claim.isEmpty()) {
-                if (tried + 1 < MAX_BUSY_RECHECKS) {
-                  throw new BusyException();
-                }
-                overridden.incrementAndGet();
-              } else {
-                claims.put(next, claim.get());
-              }
-              return pinner.pin(next, limits);
-            });
+        started = claimAndPin(next, looked == null ? 0 : looked);
       } catch (final RuntimeException e) {
         started = CompletableFuture.failedFuture(e);
       }
@@ -162,23 +162,12 @@ public final class MediaPinQueue {
         synchronized (this) {
           running--;
         }
-        final MediaWorkQueue.Claim claim = claims.remove(next);
-        if (claim != null) {
-          try {
-            claim.close(error == null);
-          } catch (final RuntimeException e) {
-            LOG.debug("media claim of {} not closed: {}", next, e.toString());
-          }
-        }
-        final Integer attempt = attempts.remove(next);
-        if (error != null && rootCause(error) instanceof BusyException && future != null) {
+        if (error != null && rootCause(error) instanceof BusyException busyError
+            && future != null) {
           // Another relay is pinning it: look again later (it shows in the shared pins).
           busy.incrementAndGet();
-          start(next, future, (attempt == null ? 0 : attempt) + 1);
-          pump();
-          return;
-        }
-        if (error != null) {
+          recheckLater(next, future, busyError.looks + 1);
+        } else if (error != null) {
           failed.incrementAndGet();
           LOG.debug("media pin of {} failed: {}", next, error.toString());
           if (future != null) {
@@ -195,18 +184,73 @@ public final class MediaPinQueue {
     }
   }
 
+  /**
+   * The {@link DagPinner} inside a claim of {@code cid}. Alone on its stores there is nothing to
+   * claim: the pin starts at once. With shared stores the claim is a PostgreSQL round trip, on
+   * the storage executor, and is taken only for pins about to run (claims hold sessions). A
+   * relay that claimed a CID but reaches no peer holding it keeps the claim until its pin times
+   * out: after {@link #MAX_BUSY_RECHECKS} looks this relay pins it anyway (counted).
+   */
+  private CompletableFuture<?> claimAndPin(final Cid cid, final int looks) {
+    final MediaWorkQueue shared = work;
+    if (shared == LOCAL) {
+      return pinner.pin(cid);
+    }
+    return CompletableFuture.supplyAsync(() -> shared.claim(cid), storage)
+        .<Object>thenCompose(claim -> {
+          if (claim.isEmpty()) {
+            if (looks + 1 < MAX_BUSY_RECHECKS) {
+              throw new BusyException(looks);
+            }
+            overridden.incrementAndGet();
+            return pinner.pin(cid).thenApply(done -> done);
+          }
+          final MediaWorkQueue.Claim held = claim.get();
+          CompletableFuture<?> pin;
+          try {
+            pin = pinner.pin(cid);
+          } catch (final RuntimeException e) {
+            pin = CompletableFuture.failedFuture(e);
+          }
+          return pin.handle((ok, error) -> {
+            try {
+              held.close(error == null);
+            } catch (final RuntimeException e) {
+              LOG.debug("media claim of {} not closed: {}", cid, e.toString());
+            }
+            if (error != null) {
+              throw error instanceof CompletionException c ? c : new CompletionException(error);
+            }
+            return ok;
+          });
+        });
+  }
+
+  /** Checks {@code cid} again after {@link #BUSY_RECHECK}; fails it if that cannot be queued. */
+  private void recheckLater(final Cid cid, final CompletableFuture<Cid> future, final int looks) {
+    try {
+      CompletableFuture.delayedExecutor(BUSY_RECHECK.toMillis(), TimeUnit.MILLISECONDS)
+          .execute(() -> check(cid, future, looks));
+    } catch (final RejectedExecutionException e) {
+      failed.incrementAndGet();
+      future.completeExceptionally(e);
+    }
+  }
+
   /** Another relay holds the CID's claim. */
   private static final class BusyException extends RuntimeException {
     private static final long serialVersionUID = 1L;
+    private final int looks;
 
-    BusyException() {
+    BusyException(final int looks) {
       super("another relay is pinning it", null, false, false);
+      this.looks = looks;
     }
   }
 
   private static Throwable rootCause(final Throwable error) {
     Throwable cause = error;
-    while (cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null) {
+    while (cause instanceof CompletionException && cause.getCause() != null) {
       cause = cause.getCause();
     }
     return cause;
@@ -235,5 +279,10 @@ public final class MediaPinQueue {
   /** Pins that failed (timeout, limit, unreadable DAG, queue full) since start. */
   public long failedCount() {
     return failed.get();
+  }
+
+  /** Pins refused because {@link #MAX_QUEUED} waited already, since start. */
+  public long queueFullCount() {
+    return queueFull.get();
   }
 }

@@ -1,6 +1,5 @@
 package io.relaypinner.relay.replication;
 
-import io.relaypinner.ipfs.bitswap.Bitswap;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.pin.PinResult;
 import io.relaypinner.ipfs.pin.PinStore;
@@ -25,25 +24,30 @@ import org.slf4j.LoggerFactory;
  * indexed by that media, and is pinned again when {@link #mediaPinned} names it (no pass over
  * every waiting entry). Runs on the replication executor.
  *
- * <p>Bounded: at most {@link #MAX_WAITING} entries wait for media (beyond that they stay stored
- * but unpinned until a fallback scan, counted {@code pins-waiting-dropped}).
+ * <p>Bounded: at most {@link #MAX_WAITING} entries wait for media, naming at most
+ * {@link #MAX_WAITING} media CIDs in all (beyond that they stay stored but unpinned until a
+ * fallback scan, counted {@code bound.pins-waiting}).
  */
 final class ReplicatedBlocks {
   private static final Logger LOG = LoggerFactory.getLogger(ReplicatedBlocks.class);
-  /** Entries waiting for their media before their pin, at most. */
+  /** Entries waiting for their media before their pin, and media CIDs they wait for, at most. */
   static final int MAX_WAITING = 10_000;
 
-  private final Bitswap bitswap;
+  private final Consumer<Cid> announce;
   private final Blockstore blockstore;
   private final PinStore pins;
   private final Consumer<String> counter;
   /** Media CID to the entries whose pin waits for it. */
   private final Map<Cid, Set<Cid>> waitingForMedia = new LinkedHashMap<>();
-  private int waiting;
+  /** Entries indexed in {@link #waitingForMedia}. */
+  private final Set<Cid> waiting = new java.util.HashSet<>();
 
-  ReplicatedBlocks(final Bitswap bitswap, final Blockstore blockstore, final PinStore pins,
-      final Consumer<String> counter) {
-    this.bitswap = Objects.requireNonNull(bitswap, "bitswap");
+  /**
+   * @param announce tells bitswap peers that a block is stored here now
+   */
+  ReplicatedBlocks(final Consumer<Cid> announce, final Blockstore blockstore,
+      final PinStore pins, final Consumer<String> counter) {
+    this.announce = Objects.requireNonNull(announce, "announce");
     this.blockstore = Objects.requireNonNull(blockstore, "blockstore");
     this.pins = Objects.requireNonNull(pins, "pins");
     this.counter = Objects.requireNonNull(counter, "counter");
@@ -51,21 +55,25 @@ final class ReplicatedBlocks {
 
   /** Pins a verified entry and its identity; {@code media}: what its payload names. */
   void entryAdded(final Entry entry, final Set<Cid> media) {
-    bitswap.blockAdded(entry.cid());
+    announce.accept(entry.cid());
     if (pin(entry.cid()) == Pinned.WAITS_FOR_MEDIA && !media.isEmpty()) {
       synchronized (this) {
-        if (waiting < MAX_WAITING) {
+        // A fallback scan passes an entry again: it is indexed once.
+        if (waiting.contains(entry.cid())) {
+          counter.accept("pins-waiting-again");
+        } else if (waiting.size() < MAX_WAITING
+            && waitingForMedia.size() + media.size() <= MAX_WAITING) {
           for (final Cid cid : media) {
             waitingForMedia.computeIfAbsent(cid, k -> new LinkedHashSet<>()).add(entry.cid());
           }
-          waiting++;
+          waiting.add(entry.cid());
         } else {
-          counter.accept("pins-waiting-dropped");
+          counter.accept("bound.pins-waiting");
         }
       }
     }
     if (blockstore.has(entry.identity())) {
-      bitswap.blockAdded(entry.identity());
+      announce.accept(entry.identity());
       pin(entry.identity());
     }
   }
@@ -83,7 +91,10 @@ final class ReplicatedBlocks {
       final Pinned result = pin(entry);
       if (result != Pinned.WAITS_FOR_MEDIA) {
         synchronized (this) {
-          waiting--;
+          if (waiting.remove(entry)) {
+            // Pinned: it no longer waits on the other media it named either.
+            waitingForMedia.values().removeIf(set -> set.remove(entry) && set.isEmpty());
+          }
         }
       }
     }
@@ -100,7 +111,7 @@ final class ReplicatedBlocks {
   }
 
   synchronized int waitingCount() {
-    return waiting;
+    return waiting.size();
   }
 
   private enum Pinned { DONE, WAITS_FOR_MEDIA, FAILED }

@@ -10,6 +10,7 @@ import io.relaypinner.orbitdb.log.JoinResult;
 import io.relaypinner.relay.coordination.Coordination;
 import io.relaypinner.relay.sync.SyncContext;
 import io.relaypinner.relay.sync.SyncResult;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -42,9 +43,10 @@ final class ReplicationCoordinator {
   /** How long a follower sync waits for its joins. */
   static final java.time.Duration FOLLOWER_WAIT = java.time.Duration.ofSeconds(5);
 
-  private final Coordination coordination;
+  private volatile Coordination coordination = Coordination.local();
   private final OrbitDbReplicas replicas;
   private final Executor executor;
+  private final Clock clock;
   private final Consumer<String> counter;
   private final PeerJoins peerJoins;
 
@@ -53,13 +55,18 @@ final class ReplicationCoordinator {
     void joined(DatabaseSession session, OrbitDbReplica replica, JoinResult result);
   }
 
-  ReplicationCoordinator(final Coordination coordination, final OrbitDbReplicas replicas,
-      final Executor executor, final Consumer<String> counter, final PeerJoins peerJoins) {
+  ReplicationCoordinator(final OrbitDbReplicas replicas, final Executor executor,
+      final Clock clock, final Consumer<String> counter, final PeerJoins peerJoins) {
     this.peerJoins = Objects.requireNonNull(peerJoins, "peerJoins");
-    this.coordination = Objects.requireNonNull(coordination, "coordination");
     this.replicas = Objects.requireNonNull(replicas, "replicas");
     this.executor = Objects.requireNonNull(executor, "executor");
+    this.clock = Objects.requireNonNull(clock, "clock");
     this.counter = Objects.requireNonNull(counter, "counter");
+  }
+
+  /** Coordinates through {@code coordination} from now on (before {@link #start}). */
+  void use(final Coordination coordination) {
+    this.coordination = Objects.requireNonNull(coordination, "coordination");
   }
 
   /**
@@ -101,14 +108,22 @@ final class ReplicationCoordinator {
   /**
    * This relay follows {@code address}: it wants to own it, and tells the others (an
    * announcement without heads), who follow it too so that one of them takes it over if this
-   * relay dies before it announced any heads.
+   * relay dies before it announced any heads. Never blocks.
    */
   void followed(final OrbitDbAddress address) {
-    coordination.ownership().want(address.toString());
+    final Coordination current = coordination;
+    current.ownership().want(address.toString());
+    // A PostgreSQL round trip: not on the caller's thread (an event loop may follow).
     try {
-      coordination.heads().announce(address.toString(), List.of());
-    } catch (final StoreUnavailableException e) {
-      counter.accept("heads-announce-failed");
+      executor.execute(() -> {
+        try {
+          current.heads().announce(address.toString(), List.of());
+        } catch (final StoreUnavailableException e) {
+          counter.accept("heads-announce-failed");
+        }
+      });
+    } catch (final RejectedExecutionException e) {
+      counter.accept("executor-rejected");
     }
   }
 
@@ -172,12 +187,12 @@ final class ReplicationCoordinator {
     long added = 0;
     // Stored heads are read from the shared stores; a join still fetching from a peer goes on
     // in the background and is announced when it ends (as a join of the owner is).
-    final long deadline = System.nanoTime()
-        + Math.min(context.timeout().toNanos(), FOLLOWER_WAIT.toNanos());
+    final long deadline = clock.millis()
+        + Math.min(context.timeout().toMillis(), FOLLOWER_WAIT.toMillis());
     for (final CompletableFuture<JoinResult> join : joins) {
-      final long left = Math.max(1, deadline - System.nanoTime());
+      final long left = Math.max(1, deadline - clock.millis());
       try {
-        added += join.get(left, TimeUnit.NANOSECONDS).added().size();
+        added += join.get(left, TimeUnit.MILLISECONDS).added().size();
       } catch (final java.util.concurrent.ExecutionException e) {
         counter.accept("joins-failed");
       } catch (final java.util.concurrent.TimeoutException e) {
@@ -194,7 +209,7 @@ final class ReplicationCoordinator {
     }
     final var log = replica.log();
     return new SyncResult(replica.address().toString(), log.size(), added, log.heads().size(),
-        added > 0, false, List.of(), List.of());
+        added > 0, false, List.of());
   }
 
   private void joinCids(final OrbitDbReplica replica, final List<String> heads) {

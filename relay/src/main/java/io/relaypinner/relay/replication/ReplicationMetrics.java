@@ -48,6 +48,11 @@ public final class ReplicationMetrics {
         .callback(callback -> callback.call(service.sessionCount()))
         .register(registry);
     GaugeWithCallback.builder()
+        .name("relay_orbitdb_entries_waiting_for_media")
+        .help("Verified entries whose pin waits for the media they link (bounded: 10,000)")
+        .callback(callback -> callback.call(service.entriesWaitingForMedia()))
+        .register(registry);
+    GaugeWithCallback.builder()
         .name("relay_orbitdb_media_pins_in_flight")
         .help("Media pins queued or running")
         .callback(callback -> callback.call(service.pinQueue().inFlight()))

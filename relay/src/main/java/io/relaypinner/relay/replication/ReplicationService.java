@@ -1,75 +1,57 @@
 package io.relaypinner.relay.replication;
 
-import io.relaypinner.ipfs.bitswap.Bitswap;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.pin.PinStore;
-import io.relaypinner.libp2p.host.Host;
-import io.relaypinner.libp2p.pubsub.PubSub;
 import io.relaypinner.multiformats.Cid;
-import io.relaypinner.multiformats.Multiaddr;
-import io.relaypinner.multiformats.PeerId;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.OrbitDbReplica;
 import io.relaypinner.orbitdb.OrbitDbReplicas;
-import io.relaypinner.orbitdb.heads.HeadsConfig;
-import io.relaypinner.orbitdb.heads.HeadsEndpoint;
-import io.relaypinner.orbitdb.heads.HeadsExchangeProtocol;
+import io.relaypinner.orbitdb.log.OrbitDbLog;
 import io.relaypinner.relay.coordination.Coordination;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
-import io.relaypinner.relay.sync.SyncContext;
+import io.relaypinner.relay.sync.DatabaseSyncer;
 import io.relaypinner.relay.sync.SyncEngine;
-import io.relaypinner.relay.sync.SyncResult;
 import io.relaypinner.relay.sync.SyncTrigger;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.Consumer;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
- * The relay's OrbitDB replication (notes/orbitdb-wire.md §1, 3.25–3.28), as one path:
+ * The relay's OrbitDB replication (notes/orbitdb-wire.md §1, 3.25–3.28), assembled from pieces
+ * with one job each. A pubsub message travels through them in this order:
  *
  * <ol>
- *   <li><b>Intake.</b> {@link OrbitDbTopics}, the one pubsub listener, tells this service that a
- *       database is followed ({@link #onFollow}), that a message arrived on its topic
- *       ({@link #onMessage}: the data is an entry block) or that a peer subscribed
- *       ({@link #onPeerSubscribed}); the heads exchange ({@code /orbitdb/heads/<address>}, both
- *       directions) hands heads in too. Each goes into the database's {@link DatabaseSession}
- *       (bounded inbox) and queues a sync on the {@link SyncEngine}.
- *   <li><b>Sync.</b> The engine runs {@link #sync}: open the replica (manifest and controller
- *       over bitswap), then {@link DatabaseSync} joins the inbox into the verified
- *       {@link io.relaypinner.orbitdb.log.OrbitDbLog} until the log is complete.
- *   <li><b>Blocks and media.</b> After every join, {@link MediaPath} pins the new entries and
- *       their identities ({@link ReplicatedBlocks}), pins the media they name
- *       ({@link MediaPinQueue}) and reports a media CID to the engine once it is pinned and an
- *       entry naming it is complete in that database ({@link MediaLedger}).
+ *   <li>{@link OrbitDbTopics} (the one pubsub listener; admission, operator policy, probation)
+ *       hands a message on a followed topic to {@link ReplicationIntake}, which puts it in the
+ *       database's {@link DatabaseSession} inbox (bounded: {@link InboxBudget}) and queues a sync
+ *       on the {@link SyncEngine}. Heads from heads exchanges take the same way.
+ *   <li>The engine runs {@link ReplicationSyncer}: policy, open the replica, sessions, then
+ *       {@link DatabaseSync} joins the inbox into the verified {@link OrbitDbLog} until the log
+ *       is complete (or answers 504 and gives up later).
+ *   <li>Each join of the replica goes to {@link MediaPath}: {@link ReplicatedBlocks} pins the new
+ *       entries and identities, {@link MediaPinQueue} fetches and pins the media they name, the
+ *       session's {@link MediaLedger} releases a media CID once an entry naming it is complete,
+ *       and the pinned, eligible CID is reported to the engine ({@link SyncEngine#mediaPinned},
+ *       the one "pinned" route).
  * </ol>
  *
- * <p>Heads are answered from the replica at any time, also for readers arriving after the writer
- * left. Thread-safe; callbacks from event loops only queue work.
+ * <p>Relays sharing their stores ({@link #coordinate}) add {@link ReplicationCoordinator}: the
+ * syncer runs full syncs only of the databases this relay owns, a follower sync of the others;
+ * heads changes are announced and heard.
+ *
+ * <p>The network is behind {@link ReplicationNetwork}; times come from the injected
+ * {@link Clock}. Thread-safe; callbacks from event loops only queue work.
  */
 public final class ReplicationService implements AutoCloseable {
-  private static final Logger LOG = LoggerFactory.getLogger(ReplicationService.class);
-
-  /** Databases with a session at most (followed databases and their controllers' databases). */
-  public static final int MAX_SESSIONS = 2 * OrbitDbTopics.MAX_TOPICS;
-  /** How long a heads exchange waits for its database's replica to open. */
-  static final Duration HEADS_OPEN_TIMEOUT = Duration.ofSeconds(5);
-
   /** Limits of the service. */
   public record Config(Duration updateWindow, Duration quietPeriod, Duration dialTimeout,
       int pinConcurrency) {
@@ -78,111 +60,85 @@ public final class ReplicationService implements AutoCloseable {
         Duration.ofMillis(300), Duration.ofSeconds(10), 4);
   }
 
-  private final Host host;
-  private final PubSub pubsub;
-  private final Bitswap bitswap;
-  private final Blockstore blockstore;
+  private final ReplicationNetwork network;
   private final OrbitDbReplicas replicas;
-  private final HeadsExchangeProtocol headsProtocol;
   private final MediaPinQueue pinQueue;
-  private final ReplicatedBlocks blocks;
-  private final MediaPath media;
-  private final DatabaseSync databaseSync;
   private final InboxBudget inboxBudget;
-  private final Executor executor;
-  private final Clock clock;
-  private final Map<OrbitDbAddress, DatabaseSession> sessions = new ConcurrentHashMap<>();
-  private final Set<OrbitDbAddress> wired = ConcurrentHashMap.newKeySet();
+  private final DatabaseSessions sessions;
+  private final ReplicationIntake intake;
+  private final ReplicatedBlocks blocks;
+  private final ReplicationSyncer syncer;
+  private final ReplicationCoordinator coordinator;
+  private final Function<String, CompletableFuture<Boolean>> follow;
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
   private volatile SyncEngine engine;
-  private volatile ReplicationCoordinator coordinator;
-  private volatile Consumer<String> explicitFollow = topic -> { };
-  private volatile boolean closed;
 
   /**
    * @param executor runs joins, verification, pins and storage (bounded; never an event loop)
+   * @param permitted the operator's policy ({@code RELAY_ORBITDB_ALLOW} / {@code _DENY})
+   * @param follow follows a database an explicit sync reached; completes false when refused
    */
-  public ReplicationService(final Host host, final PubSub pubsub, final Bitswap bitswap,
-      final Blockstore blockstore, final PinStore pins, final OrbitDbReplicas replicas,
-      final MediaCidExtractor extractor, final MediaPinQueue pinQueue, final Executor executor,
-      final HeadsConfig headsConfig, final Config config, final InboxBudget inboxBudget,
-      final Clock clock) {
-    this.host = Objects.requireNonNull(host, "host");
-    this.pubsub = Objects.requireNonNull(pubsub, "pubsub");
-    this.bitswap = Objects.requireNonNull(bitswap, "bitswap");
-    this.blockstore = Objects.requireNonNull(blockstore, "blockstore");
+  public ReplicationService(final ReplicationNetwork network, final Blockstore blockstore,
+      final PinStore pins, final OrbitDbReplicas replicas, final MediaCidExtractor extractor,
+      final MediaPinQueue pinQueue, final Executor executor, final Config config,
+      final InboxBudget inboxBudget, final Predicate<String> permitted,
+      final Function<String, CompletableFuture<Boolean>> follow, final Clock clock) {
+    this.network = Objects.requireNonNull(network, "network");
     this.replicas = Objects.requireNonNull(replicas, "replicas");
     this.pinQueue = Objects.requireNonNull(pinQueue, "pinQueue");
-    this.executor = Objects.requireNonNull(executor, "executor");
     this.inboxBudget = Objects.requireNonNull(inboxBudget, "inboxBudget");
-    this.clock = Objects.requireNonNull(clock, "clock");
-    this.headsProtocol = new HeadsExchangeProtocol(headsConfig, this::endpoint);
-    this.blocks = new ReplicatedBlocks(bitswap, blockstore, pins, this::count);
-    this.media = new MediaPath(extractor, pinQueue, blocks, this::reportPinned, this::count);
-    this.databaseSync = new DatabaseSync(host, pubsub, headsProtocol, this::endpoint, media,
-        clock, new DatabaseSync.Config(config.updateWindow(), config.quietPeriod(),
+    this.follow = Objects.requireNonNull(follow, "follow");
+    this.sessions = new DatabaseSessions(inboxBudget);
+    this.blocks = new ReplicatedBlocks(network::announce, blockstore, pins, this::count);
+    final MediaPath media = new MediaPath(extractor, pinQueue, blocks, this::reportPinned,
+        this::count);
+    this.coordinator = new ReplicationCoordinator(replicas, executor, clock, this::count,
+        media::onJoin);
+    this.intake = new ReplicationIntake(sessions, replicas, network, executor, coordinator,
+        this::count);
+    final DatabaseSync databaseSync = new DatabaseSync(network, intake::endpoint, media, clock,
+        new DatabaseSync.Config(config.updateWindow(), config.quietPeriod(),
             config.dialTimeout(), DatabaseSync.Config.DEFAULT.resumeEvery(),
             DatabaseSync.Config.DEFAULT.giveUpFactor()), this::count);
-    this.coordinator = new ReplicationCoordinator(Coordination.local(), replicas, executor,
-        this::count, media::onJoin);
+    this.syncer = new ReplicationSyncer(replicas, sessions, network, databaseSync, media,
+        coordinator, permitted, follow, clock, this::count);
   }
 
   /**
    * Coordinates with the other relays on shared stores (issue 24; call before {@link #start}):
-   * syncs only the databases this relay owns, announces and joins heads changes.
+   * full syncs only of the databases this relay owns, heads changes announced and heard. The
+   * default is {@link Coordination#local()} (alone: owns everything).
    */
   public void coordinate(final Coordination coordination) {
-    this.coordinator = new ReplicationCoordinator(coordination, replicas, executor, this::count,
-        media::onJoin);
+    if (engine != null) {
+      throw new IllegalStateException("coordinate before start");
+    }
+    coordinator.use(coordination);
   }
 
-  /** Starts answering the heads protocol; syncs are queued on {@code syncEngine}. */
+  /** Queues syncs on {@code syncEngine} from now on and answers the heads protocol. */
   public void start(final SyncEngine syncEngine) {
     this.engine = Objects.requireNonNull(syncEngine, "syncEngine");
-    syncEngine.onExplicitRequest(this::onExplicitRequest);
-    coordinator.start(topic -> trigger(topic, SyncTrigger.FOLLOW),
-        topic -> explicitFollow.accept(topic));
-    headsProtocol.register(host.protocols());
+    intake.start(syncEngine);
+    syncEngine.onExplicitRequest(intake::onExplicitRequest);
+    coordinator.start(topic -> intake.trigger(topic, SyncTrigger.FOLLOW), follow::apply);
+    network.serveHeads(intake::endpoint);
   }
 
-  /**
-   * Called with the topic of a database that a successful explicit sync reached while it was not
-   * followed: the topic policy follows it, as if a peer had subscribed.
-   */
-  public void onExplicitSyncOfUnfollowed(final Consumer<String> listener) {
-    this.explicitFollow = Objects.requireNonNull(listener, "listener");
+  /** What the sync engine runs for each sync. */
+  public DatabaseSyncer syncer() {
+    return syncer;
   }
-
-  // ------------------------------------------------------------------ intake
 
   /** What {@link OrbitDbTopics} tells replication: follows, messages, subscribers. */
   public OrbitDbTopics.Listener topicListener() {
-    return new OrbitDbTopics.Listener() {
-      @Override
-      public void onFollow(final String topic) {
-        ReplicationService.this.onFollow(topic);
-      }
-
-      @Override
-      public void onUnfollow(final String topic) {
-        ReplicationService.this.onUnfollow(topic);
-      }
-
-      @Override
-      public void onMessage(final String topic, final byte[] data, final PeerId from) {
-        ReplicationService.this.onMessage(topic, data, from);
-      }
-
-      @Override
-      public void onPeerSubscribed(final String topic, final PeerId peer) {
-        ReplicationService.this.onPeerSubscribed(topic, peer);
-      }
-    };
+    return intake;
   }
 
   /**
    * Admission of a topic: its database opens (manifest and access controller fetched from
-   * connected peers and checked); a database with at least one verified entry counts as used.
+   * connected peers and checked); a database with a verified entry (open, or stored from an
+   * earlier run) counts as used.
    */
   public OrbitDbTopics.Admission admission() {
     return new OrbitDbTopics.Admission() {
@@ -196,210 +152,15 @@ public final class ReplicationService implements AutoCloseable {
 
       @Override
       public boolean hasEntries(final String topic) {
-        return OrbitDbAddress.isValid(topic) && replicas.replica(OrbitDbAddress.parse(topic))
-            .map(replica -> replica.log().size() > 0).orElse(false);
+        if (!OrbitDbAddress.isValid(topic)) {
+          return false;
+        }
+        final OrbitDbAddress address = OrbitDbAddress.parse(topic);
+        return replicas.replica(address).map(replica -> replica.log().size() > 0)
+            .orElseGet(() -> OrbitDbLog.hasStoredEntries(replicas.context().datastore(),
+                address));
       }
     };
-  }
-
-  /** The relay follows {@code topic} now (admitted, or a restart): sync it. */
-  public void onFollow(final String topic) {
-    if (!OrbitDbAddress.isValid(topic)) {
-      return;
-    }
-    if (session(OrbitDbAddress.parse(topic), true).isPresent()) {
-      coordinator.followed(OrbitDbAddress.parse(topic));
-      trigger(topic, SyncTrigger.FOLLOW);
-    }
-  }
-
-  /** The relay stopped following {@code topic}: its session and inbox go. */
-  public void onUnfollow(final String topic) {
-    if (!OrbitDbAddress.isValid(topic)) {
-      return;
-    }
-    final OrbitDbAddress address = OrbitDbAddress.parse(topic);
-    final DatabaseSession session = sessions.remove(address);
-    if (session != null) {
-      session.close();
-    }
-    replicas.unfollow(address);
-    wired.remove(address);
-    coordinator.unfollowed(address);
-  }
-
-  /** A message on a followed topic (on a pubsub event loop): its data is an entry block. */
-  public void onMessage(final String topic, final byte[] data, final PeerId from) {
-    final Optional<DatabaseSession> session = known(topic);
-    if (session.isEmpty()) {
-      return;
-    }
-    if (offer(session.get(), data, "heads-pubsub")) {
-      trigger(topic, SyncTrigger.MESSAGE);
-    }
-  }
-
-  /** A peer subscribed to a followed topic (on a pubsub event loop): exchange heads with it. */
-  public void onPeerSubscribed(final String topic, final PeerId peer) {
-    final Optional<DatabaseSession> session = known(topic);
-    if (session.isEmpty()) {
-      return;
-    }
-    session.get().sawPeer(peer, true);
-    trigger(topic, SyncTrigger.MESSAGE);
-  }
-
-  private boolean offer(final DatabaseSession session, final byte[] block, final String source) {
-    final DatabaseSession.Offer offer = session.offer(block);
-    switch (offer) {
-      case QUEUED -> count(source);
-      case QUEUED_DROPPING_OLDEST -> {
-        count(source);
-        count("heads-dropped.database-full");
-      }
-      case DROPPED_OVERSIZED -> count("heads-dropped.oversized");
-      case DROPPED_FULL -> count("heads-dropped.total-full");
-      default -> throw new IllegalStateException(offer.name());
-    }
-    return offer == DatabaseSession.Offer.QUEUED
-        || offer == DatabaseSession.Offer.QUEUED_DROPPING_OLDEST;
-  }
-
-  private Optional<DatabaseSession> known(final String topic) {
-    if (!OrbitDbAddress.isValid(topic)) {
-      return Optional.empty();
-    }
-    return Optional.ofNullable(sessions.get(OrbitDbAddress.parse(topic)));
-  }
-
-  private Optional<DatabaseSession> session(final OrbitDbAddress address,
-      final boolean create) {
-    final DatabaseSession existing = sessions.get(address);
-    if (existing != null || !create) {
-      return Optional.ofNullable(existing);
-    }
-    if (sessions.size() >= MAX_SESSIONS) {
-      count("sessions-refused");
-      return Optional.empty();
-    }
-    return Optional.of(sessions.computeIfAbsent(address,
-        a -> new DatabaseSession(a, inboxBudget)));
-  }
-
-  private void trigger(final String topic, final SyncTrigger trigger) {
-    final SyncEngine current = engine;
-    if (current != null && !closed) {
-      current.enqueue(topic, trigger);
-    }
-  }
-
-  /** The heads-exchange side of a database with a session. */
-  private Optional<HeadsEndpoint> endpoint(final OrbitDbAddress address) {
-    return Optional.ofNullable(sessions.get(address)).map(this::endpoint);
-  }
-
-  private HeadsEndpoint endpoint(final DatabaseSession session) {
-    final OrbitDbAddress address = session.address();
-    return new HeadsEndpoint() {
-      @Override
-      public CompletableFuture<List<byte[]>> heads() {
-        // After a restart a reader may ask before the first sync opened the replica: open it
-        // (from the store) rather than answer with no heads.
-        return replicas.follow(address)
-            .orTimeout(HEADS_OPEN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
-            .thenApplyAsync(replica -> replica.log().headBlocks(), executor)
-            .exceptionally(error -> List.of());
-      }
-
-      @Override
-      public void onHead(final byte[] block, final PeerId from) {
-        session.sawPeer(from, false);
-        if (offer(session, block, "heads-exchange")) {
-          trigger(address.topic(), SyncTrigger.MESSAGE);
-        }
-      }
-    };
-  }
-
-  // ------------------------------------------------------------------ sync
-
-  /**
-   * One sync of a database (run by the engine): opens the replica, then {@link DatabaseSync}
-   * runs until the log is complete. A database that was not followed (an explicit sync of an
-   * address no peer subscribed to) gets a session only once its replica opens, and is followed
-   * once the sync succeeds.
-   */
-  public SyncResult sync(final SyncContext context) throws Exception {
-    final long start = clock.millis();
-    final OrbitDbAddress address = OrbitDbAddress.parse(context.address());
-    final boolean followed = sessions.containsKey(address);
-    LOG.debug("sync of {} ({}): opening", address, context.trigger());
-    final OrbitDbReplica replica = open(address, context);
-    final DatabaseSession session = session(address, true).orElseThrow(() ->
-        new IllegalStateException("not syncing " + address + ": " + MAX_SESSIONS
-            + " databases have sessions already"));
-    final DatabaseSession acSession = replica.accessControllerDatabase()
-        .flatMap(acDb -> session(acDb.address(), true)).orElse(null);
-    wire(replica, session);
-    replica.accessControllerDatabase().ifPresent(acDb -> {
-      if (acSession != null) {
-        wire(acDb, acSession);
-      }
-    });
-    context.countOperation();
-    if (!coordinator.owns(address)) {
-      // Another relay on the shared stores replicates it: catch up with it and with our peers.
-      return coordinator.followerSync(context, session, replica);
-    }
-    try {
-      executor.execute(() -> blocks.databaseOpened(replica));
-    } catch (final RejectedExecutionException e) {
-      count("executor-rejected");
-    }
-    final SyncResult result;
-    try {
-      result = databaseSync.run(context, session, replica, acSession, start);
-    } catch (final Exception e) {
-      if (!followed && context.trigger() == SyncTrigger.HTTP) {
-        // An explicit sync of an unfollowed database that did not succeed leaves nothing.
-        onUnfollow(address.topic());
-      }
-      throw e;
-    }
-    if (!followed) {
-      explicitFollow.accept(address.topic());
-    }
-    return result;
-  }
-
-  private OrbitDbReplica open(final OrbitDbAddress address, final SyncContext context)
-      throws Exception {
-    if (replicas.replica(address).isEmpty() && !blockstore.has(address.manifest())
-        && bitswap.peerCount() == 0) {
-      throw new IllegalStateException("cannot open " + address
-          + ": its manifest is not stored here and no peer is connected to fetch it from");
-    }
-    try {
-      return replicas.follow(address).get(context.timeout().toMillis(), TimeUnit.MILLISECONDS);
-    } catch (final ExecutionException e) {
-      final Throwable cause = e.getCause();
-      if (cause instanceof Exception ex) {
-        throw ex;
-      }
-      throw e;
-    }
-  }
-
-  /** Hooks the replica's joins once into the media path. */
-  private void wire(final OrbitDbReplica replica, final DatabaseSession session) {
-    if (wired.add(replica.address())) {
-      replica.addListener(result -> {
-        if (coordinator.pinsJoins(replica.address())) {
-          media.onJoin(session, replica, result);
-        }
-        coordinator.joined(replica, result);
-      });
-    }
   }
 
   /** The one "pinned" route: media pinned and eligible in {@code session}'s database. */
@@ -411,54 +172,28 @@ public final class ReplicationService implements AutoCloseable {
     }
   }
 
-  /**
-   * An explicit sync was asked for (also one that coalesces onto a sync already queued or
-   * running): re-dial the peers seen on the topic that are not connected now (spec 3.5).
-   */
-  private void onExplicitRequest(final String address) {
-    if (!OrbitDbAddress.isValid(address)) {
-      return;
-    }
-    final DatabaseSession session = sessions.get(OrbitDbAddress.parse(address));
-    if (session == null) {
-      return;
-    }
-    for (final PeerId peer : session.seenPeers()) {
-      if (host.connection(peer).isPresent()) {
-        continue;
-      }
-      host.peerStore().get(peer).ifPresent(info -> {
-        for (final Multiaddr addr : info.addresses()) {
-          count("reconnects");
-          host.dial(addr.withoutPeerId().withPeerId(peer)).whenComplete((c, error) -> {
-            if (error == null) {
-              session.sawPeer(peer, true);
-              trigger(address, SyncTrigger.MESSAGE);
-            }
-          });
-          break;
-        }
-      });
-    }
-  }
-
-  // ------------------------------------------------------------------ diagnostics
-
   private void count(final String name) {
     counters.computeIfAbsent(name, k -> new LongAdder()).increment();
   }
 
-  /** Counters of the service, the heads protocol ({@code heads.*}) and the replicas. */
+  /**
+   * Counters of the service ({@code bound.*} when a bound was hit), the heads protocol
+   * ({@code heads.*}), the replicas ({@code replicas.*}) and the logs ({@code log.*}).
+   */
   public Map<String, Long> counters() {
     final Map<String, Long> out = new TreeMap<>();
     counters.forEach((k, v) -> out.put(k, v.sum()));
-    headsProtocol.counters().forEach((k, v) -> out.put("heads." + k, v));
+    final long queueFull = pinQueue.queueFullCount();
+    if (queueFull > 0) {
+      out.put("bound.media-queue", queueFull);
+    }
+    network.headsCounters().forEach((k, v) -> out.put("heads." + k, v));
     replicas.counters().forEach((k, v) -> out.put("replicas." + k, v));
     final Map<String, Long> logs = new LinkedHashMap<>();
     for (final OrbitDbReplica replica : replicas.replicas()) {
       replica.log().counters().forEach((k, v) -> {
         if (k.startsWith("rejected.") || k.startsWith("bound.") || k.equals("unavailable")
-            || k.equals("oversized") || k.equals("deferred")) {
+            || k.equals("oversized") || k.equals("deferred") || k.equals("truncated")) {
           logs.merge("log." + k, v, Long::sum);
         }
       });
@@ -477,6 +212,11 @@ public final class ReplicationService implements AutoCloseable {
     return sessions.size();
   }
 
+  /** Entries waiting for their media before their pin. */
+  public int entriesWaitingForMedia() {
+    return blocks.waitingCount();
+  }
+
   public OrbitDbReplicas replicas() {
     return replicas;
   }
@@ -487,6 +227,6 @@ public final class ReplicationService implements AutoCloseable {
 
   @Override
   public void close() {
-    closed = true;
+    intake.close();
   }
 }

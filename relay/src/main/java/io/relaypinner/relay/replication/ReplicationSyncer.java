@@ -1,38 +1,173 @@
 package io.relaypinner.relay.replication;
 
+import io.relaypinner.orbitdb.OrbitDbAddress;
+import io.relaypinner.orbitdb.OrbitDbReplica;
+import io.relaypinner.orbitdb.OrbitDbReplicas;
 import io.relaypinner.relay.sync.DatabaseSyncer;
 import io.relaypinner.relay.sync.SyncContext;
 import io.relaypinner.relay.sync.SyncResult;
+import java.time.Clock;
+import java.util.Collections;
 import java.util.Objects;
+import java.util.Set;
+import java.util.WeakHashMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The node's {@link DatabaseSyncer}: runs each sync on the {@link ReplicationService}. The
- * engine exists before the network does, so the service is attached once the host, gossipsub
- * and bitswap are up; a sync before that fails (and is retried by the next trigger). A database
- * the operator's policy ({@code RELAY_ORBITDB_ALLOW}, {@code RELAY_ORBITDB_DENY}) refuses fails
- * at once.
+ * Step 2 of replication, the {@link DatabaseSyncer} the sync engine runs: checks the operator's
+ * policy ({@code RELAY_ORBITDB_ALLOW}, {@code RELAY_ORBITDB_DENY}), opens the database's replica
+ * (manifest and controller, from the store or over bitswap), makes sure it and its controller's
+ * database have a {@link DatabaseSession} and that the replica's joins feed the
+ * {@link MediaPath}, then runs {@link DatabaseSync} until the log is complete. With shared
+ * stores only the database's owner does that; another relay runs the
+ * {@link ReplicationCoordinator#followerSync follower sync}, and every join is told to the
+ * {@link ReplicationCoordinator} (the owner announces its new heads).
+ *
+ * <p>A database that was not followed (an explicit {@code POST /pinning/sync} or an import of an
+ * address no peer subscribed to) gets a session only once its replica opened; when the sync
+ * succeeds it is followed ({@code follow}, which may refuse: then its session closes again), when
+ * it fails nothing of it stays.
  */
-public final class ReplicationSyncer implements DatabaseSyncer {
-  private volatile ReplicationService service;
-  private volatile Predicate<String> permitted = address -> true;
+final class ReplicationSyncer implements DatabaseSyncer {
+  private static final Logger LOG = LoggerFactory.getLogger(ReplicationSyncer.class);
 
-  /** Attaches the service that does the work, and the operator's policy. */
-  public void attach(final ReplicationService replication, final Predicate<String> policy) {
-    this.permitted = Objects.requireNonNull(policy, "policy");
-    this.service = Objects.requireNonNull(replication, "replication");
+  private final OrbitDbReplicas replicas;
+  private final DatabaseSessions sessions;
+  private final ReplicationNetwork network;
+  private final DatabaseSync databaseSync;
+  private final MediaPath media;
+  private final ReplicationCoordinator coordinator;
+  private final Predicate<String> permitted;
+  private final Function<String, CompletableFuture<Boolean>> follow;
+  private final Clock clock;
+  private final Consumer<String> counter;
+  /** Replicas whose joins feed the media path (weak: an unfollowed replica is let go). */
+  private final Set<OrbitDbReplica> wired =
+      Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
+
+  /**
+   * @param permitted the operator's policy on database addresses
+   * @param follow follows a database an explicit sync reached (completes false when refused)
+   */
+  ReplicationSyncer(final OrbitDbReplicas replicas, final DatabaseSessions sessions,
+      final ReplicationNetwork network, final DatabaseSync databaseSync, final MediaPath media,
+      final ReplicationCoordinator coordinator, final Predicate<String> permitted,
+      final Function<String, CompletableFuture<Boolean>> follow, final Clock clock,
+      final Consumer<String> counter) {
+    this.replicas = Objects.requireNonNull(replicas, "replicas");
+    this.sessions = Objects.requireNonNull(sessions, "sessions");
+    this.network = Objects.requireNonNull(network, "network");
+    this.databaseSync = Objects.requireNonNull(databaseSync, "databaseSync");
+    this.media = Objects.requireNonNull(media, "media");
+    this.coordinator = Objects.requireNonNull(coordinator, "coordinator");
+    this.permitted = Objects.requireNonNull(permitted, "permitted");
+    this.follow = Objects.requireNonNull(follow, "follow");
+    this.clock = Objects.requireNonNull(clock, "clock");
+    this.counter = Objects.requireNonNull(counter, "counter");
   }
 
   @Override
   public SyncResult sync(final SyncContext context) throws Exception {
-    final ReplicationService current = service;
-    if (current == null) {
-      throw new IllegalStateException("replication is not running yet");
-    }
     if (!permitted.test(context.address())) {
       throw new IllegalStateException(context.address()
           + " is not followed by this relay (RELAY_ORBITDB_ALLOW / RELAY_ORBITDB_DENY)");
     }
-    return current.sync(context);
+    final long start = clock.millis();
+    final OrbitDbAddress address = OrbitDbAddress.parse(context.address());
+    final boolean followed = sessions.has(address);
+    LOG.debug("sync of {} ({}): opening", address, context.trigger());
+    final OrbitDbReplica replica = open(address, context);
+    final DatabaseSession session = sessions.open(address).orElseThrow(() -> {
+      counter.accept("bound.sessions");
+      return new IllegalStateException("not syncing " + address + ": "
+          + DatabaseSessions.MAX_SESSIONS + " databases have sessions already");
+    });
+    final DatabaseSession acSession = replica.accessControllerDatabase()
+        .flatMap(acDb -> sessions.openController(address, acDb.address())).orElse(null);
+    wire(replica);
+    replica.accessControllerDatabase().ifPresent(this::wire);
+    context.countOperation();
+    final SyncResult result;
+    try {
+      if (coordinator.owns(address)) {
+        media.databaseOpened(replica);
+        result = databaseSync.run(context, session, replica, acSession, start);
+      } else {
+        // Another relay on the shared stores replicates it: catch up with it and our peers.
+        result = coordinator.followerSync(context, session, replica);
+      }
+    } catch (final Exception e) {
+      if (!followed) {
+        forget(address);
+      }
+      throw e;
+    }
+    if (!followed) {
+      followReached(address);
+    }
+    return result;
+  }
+
+  /** A database an explicit sync reached is followed, or forgotten when that is refused. */
+  private void followReached(final OrbitDbAddress address) {
+    CompletableFuture<Boolean> followed;
+    try {
+      followed = follow.apply(address.topic());
+    } catch (final RuntimeException e) {
+      followed = CompletableFuture.failedFuture(e);
+    }
+    followed.whenComplete((ok, error) -> {
+      if (error != null || !Boolean.TRUE.equals(ok)) {
+        counter.accept("explicit-follow-refused");
+        forget(address);
+      }
+    });
+  }
+
+  /** Drops what a sync of an unfollowed database left (unless it became followed meanwhile). */
+  private void forget(final OrbitDbAddress address) {
+    sessions.close(address);
+    if (!sessions.has(address)) {
+      replicas.unfollow(address);
+    }
+  }
+
+  private OrbitDbReplica open(final OrbitDbAddress address, final SyncContext context)
+      throws Exception {
+    if (replicas.replica(address).isEmpty() && !network.hasPeers()
+        && !replicas.context().blockstore().has(address.manifest())) {
+      throw new IllegalStateException("cannot open " + address
+          + ": its manifest is not stored here and no peer is connected to fetch it from");
+    }
+    try {
+      return replicas.follow(address).get(context.timeout().toMillis(), TimeUnit.MILLISECONDS);
+    } catch (final ExecutionException e) {
+      final Throwable cause = e.getCause();
+      if (cause instanceof Exception ex) {
+        throw ex;
+      }
+      throw e;
+    }
+  }
+
+  /** Hooks the replica's joins once into the media path of its database's session. */
+  private void wire(final OrbitDbReplica replica) {
+    if (wired.add(replica)) {
+      replica.addListener(result -> {
+        // A relay that follows without owning pins only what its own peers sent (followerSync).
+        if (coordinator.pinsJoins(replica.address())) {
+          sessions.get(replica.address())
+              .ifPresent(session -> media.onJoin(session, replica, result));
+        }
+        coordinator.joined(replica, result);
+      });
+    }
   }
 }

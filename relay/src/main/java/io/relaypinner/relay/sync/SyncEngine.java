@@ -320,7 +320,10 @@ public final class SyncEngine implements AutoCloseable {
     return answer;
   }
 
-  /** Records a media pin that finished outside a sync's result (spec 2.4 counters). */
+  /**
+   * Records a media pin that finished and counts for its database (spec 2.4 {@code totalPinned},
+   * {@code pinnedMediaCids}): the one route by which "pinned" reaches the engine.
+   */
   public void mediaPinned(final String cid) {
     Objects.requireNonNull(cid, "cid");
     synchronized (lock) {
@@ -491,11 +494,7 @@ public final class SyncEngine implements AutoCloseable {
     final long millis;
     synchronized (lock) {
       millis = Math.max(0, clock.millis() - job.startedMillis);
-      if (outcome.equals(SyncMetrics.SUCCESS)) {
-        for (final String cid : result.pinnedMediaCids()) {
-          addPinned(cid);
-        }
-      } else if (outcome.equals(SyncMetrics.FAILURE)) {
+      if (outcome.equals(SyncMetrics.FAILURE)) {
         failedSyncs.incrementAndGet();
         cooldownUntil.put(job.address, clock.millis() + cooldown.toMillis());
       }

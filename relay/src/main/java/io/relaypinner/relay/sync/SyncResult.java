@@ -14,10 +14,9 @@ import java.util.Objects;
  * @param heads heads of the log after the sync
  * @param receivedUpdate at least one database update event arrived during the sync window
  * @param fallbackScanUsed media CIDs were taken from a full scan because no update arrived in time
- * @param extractedMediaCids media CIDs found in the entries this sync looked at, as text
- * @param pinnedMediaCids media CIDs newly pinned by this sync (added to {@code totalPinned} and
- *     {@code pinnedMediaCids} of spec 2.4); pins that finish later are reported through
- *     {@link SyncEngine#mediaPinned}
+ * @param extractedMediaCids media CIDs found in the entries this sync looked at, as text; pins
+ *     are reported as they finish through {@link SyncEngine#mediaPinned} (the one route by which
+ *     {@code totalPinned} and {@code pinnedMediaCids} of spec 2.4 grow), never in a result
  */
 public record SyncResult(
     String dbAddress,
@@ -26,8 +25,7 @@ public record SyncResult(
     int heads,
     boolean receivedUpdate,
     boolean fallbackScanUsed,
-    List<String> extractedMediaCids,
-    List<String> pinnedMediaCids) {
+    List<String> extractedMediaCids) {
 
   public SyncResult {
     Objects.requireNonNull(dbAddress, "dbAddress");
@@ -35,11 +33,10 @@ public record SyncResult(
       throw new IllegalArgumentException("negative count in sync result of " + dbAddress);
     }
     extractedMediaCids = List.copyOf(extractedMediaCids);
-    pinnedMediaCids = List.copyOf(pinnedMediaCids);
   }
 
   /** A sync that found nothing: no entries, no update, no media. */
   public static SyncResult empty(final String dbAddress) {
-    return new SyncResult(dbAddress, 0, 0, 0, false, false, List.of(), List.of());
+    return new SyncResult(dbAddress, 0, 0, 0, false, false, List.of());
   }
 }

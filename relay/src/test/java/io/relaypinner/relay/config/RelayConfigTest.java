@@ -688,4 +688,32 @@ class RelayConfigTest {
       assertThat(config.toBuilder().build()).isEqualTo(config);
     }
   }
+  @Nested
+  class StorageLimitsVariables {
+    @Test
+    void defaults_areNoQuota_aOneGibCache_gcEveryTenMinutesWithAFifteenMinuteGrace() {
+      assertThat(RelayConfig.DEFAULT.storage().limits()).isEqualTo(new StorageLimits(0,
+          1L << 30, Duration.ofMinutes(10), Duration.ofMinutes(15)));
+    }
+
+    @Test
+    void theFourVariables_areRead_andSurviveToBuilder() {
+      final RelayConfig config = env("RELAY_STORAGE_MAX_BYTES", "10737418240",
+          "RELAY_GATEWAY_CACHE_MAX_BYTES", "0", "RELAY_GC_INTERVAL_MS", "0",
+          "RELAY_GC_GRACE_MS", "60000");
+      assertThat(config.storage().limits()).isEqualTo(new StorageLimits(10L << 30, 0,
+          Duration.ZERO, Duration.ofMinutes(1)));
+      assertThat(config.toBuilder().build()).isEqualTo(config);
+    }
+
+    @Test
+    void badValues_nameTheVariable() {
+      assertThat(rejected("RELAY_STORAGE_MAX_BYTES", "-1").getMessage())
+          .contains("RELAY_STORAGE_MAX_BYTES");
+      assertThat(rejected("RELAY_GATEWAY_CACHE_MAX_BYTES", "1GB").getMessage())
+          .contains("RELAY_GATEWAY_CACHE_MAX_BYTES");
+      assertThat(rejected("RELAY_GC_GRACE_MS", "soon").getMessage())
+          .contains("RELAY_GC_GRACE_MS");
+    }
+  }
 }

@@ -1,6 +1,7 @@
 package io.relaypinner.relay.export;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -12,6 +13,7 @@ import io.relaypinner.libp2p.crypto.KeyType;
 import io.relaypinner.libp2p.crypto.Keys;
 import io.relaypinner.libp2p.crypto.PrivateKey;
 import io.relaypinner.multiformats.Cid;
+import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.relay.RelayNode;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.identity.NodeIdentity;
@@ -19,6 +21,7 @@ import io.relaypinner.testkit.JsPeer;
 import io.relaypinner.testkit.NodeJs;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.net.Socket;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -30,6 +33,7 @@ import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -63,7 +67,7 @@ class ExportImportIT {
     final PrivateKey key = Keys.generate(KeyType.ED25519, new SecureRandom());
     final RelayNode node = new RelayNode(RelayConfig.builder().dataDir(dir.resolve(name))
         .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
-        .ipv6Disabled(true).apiToken(TOKEN).httpMaxBodySize(1 << 20).build(),
+        .ipv6Disabled(true).apiToken(TOKEN).build(),
         new NodeIdentity(key, key.publicKey().peerId(),
             NodeIdentity.servingZone(key.publicKey().peerId(), "libp2p.direct"),
             NodeIdentity.Source.ENVIRONMENT), new PrometheusRegistry(), Clock.systemUTC());
@@ -218,6 +222,68 @@ class ExportImportIT {
     assertThat(result.get("entries").asInt()).isZero();
     assertThat(result.get("rejected").toString()).isNotEqualTo("{}");
     assertThat(node.blockstore().has(intruderCid)).isFalse();
+  }
+
+  @Test
+  void aMultiMebibyteExport_streamsIntoAFreshRelay_overTheLimitIsRefused_aCutOneStoresNothing()
+      throws Exception {
+    // A JS OrbitDB 4 writer adds a 6 MiB file and an entry naming it; the source relay pins it.
+    final RelayNode source = relay("source");
+    final String sourceAddress = source.host().orElseThrow().listenAddresses().stream()
+        .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow()
+        .withPeerId(source.identity().peerId()).toString();
+    final Cid file;
+    final String address;
+    try (JsPeer alice = NodeJs.start("stack-b", "../common/replication-peer.mjs", "alice",
+        "--dial", sourceAddress, "--files", "1", "--file-size", String.valueOf((6 << 20) + 1),
+        "--entries", "2")) {
+      final JsonNode ready = alice.nextEvent("ready", Duration.ofSeconds(120));
+      file = Cid.parse(ready.get("files").get(0).get("cid").asText());
+      final JsonNode db = ready.get("dbs").get(0);
+      address = db.get("address").asText();
+      final OrbitDbAddress parsed = OrbitDbAddress.parse(address);
+      await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200)).until(() ->
+          source.pins().isPinned(file) && source.replication().orElseThrow().replicas()
+              .replica(parsed).map(r -> r.log().size()).orElse(0) == db.get("entries").asInt());
+    }
+    final HttpResponse<byte[]> export = send(source, "GET", "/pinning/export?media=true&address="
+        + URLEncoder.encode(address, StandardCharsets.UTF_8), null, null);
+    assertThat(export.statusCode()).isEqualTo(200);
+    final byte[] car = export.body();
+    assertThat(car.length).isGreaterThan(6 << 20);
+    final Cid manifest = Cid.parse(address.substring("/orbitdb/".length()));
+
+    // The target keeps the default 64 KiB body limit: the import route streams its body.
+    final RelayNode target = relay("target");
+    // Cut short in the middle of the file's blocks: 400, nothing stored.
+    final HttpResponse<byte[]> cut = send(target, "POST", "/pinning/import",
+        Arrays.copyOf(car, car.length - (3 << 20)), TOKEN);
+    assertThat(cut.statusCode()).isEqualTo(400);
+    assertThat(JSON.readTree(cut.body()).get("code").asText()).isEqualTo("invalid_car");
+    assertThat(target.blockstore().has(manifest)).isFalse();
+    assertThat(target.blockstore().has(file)).isFalse();
+
+    // Declared larger than the limit: 413 before a byte of the body is read (over a socket:
+    // nothing but the head is sent).
+    try (Socket socket = new Socket("127.0.0.1", target.httpPort().getAsInt())) {
+      socket.setSoTimeout(30_000);
+      socket.getOutputStream().write(("POST /pinning/import HTTP/1.1\r\nHost: relay\r\n"
+          + "Authorization: Bearer " + TOKEN + "\r\nContent-Length: "
+          + (ExportRoutes.MAX_IMPORT_BYTES + 1) + "\r\n\r\n")
+          .getBytes(StandardCharsets.US_ASCII));
+      final String answer = new String(socket.getInputStream().readAllBytes(),
+          StandardCharsets.UTF_8);
+      assertThat(answer).startsWith("HTTP/1.1 413 ").contains("car_too_large");
+    }
+
+    // The whole export, streamed: the entry verified and stored, the file's DAG pinned.
+    final HttpResponse<byte[]> imported = send(target, "POST", "/pinning/import", car, TOKEN);
+    assertThat(imported.statusCode()).isEqualTo(200);
+    final JsonNode result = JSON.readTree(imported.body());
+    assertThat(result.get("entries").asInt()).isPositive();
+    assertThat(result.get("media").asInt()).isEqualTo(1);
+    assertThat(target.blockstore().has(manifest)).isTrue();
+    assertThat(target.pins().isPinned(file)).isTrue();
   }
 
   @Test

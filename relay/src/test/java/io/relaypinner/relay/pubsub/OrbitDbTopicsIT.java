@@ -221,6 +221,63 @@ class OrbitDbTopicsIT {
   }
 
   @Test
+  void follow_shouldHappenOnlyOncePersisted_whenTheStorageRejectsOrFails() throws Exception {
+    final PubSub relayPubSub = pubsub(host(false));
+    final MemoryDatastore datastore = new MemoryDatastore();
+    final OrbitDbTopics rejecting = new OrbitDbTopics(relayPubSub, datastore, task -> {
+      throw new java.util.concurrent.RejectedExecutionException("storage queue full");
+    }, TopicPolicy.OPEN, OrbitDbTopics.Limits.DEFAULT, Clock.systemUTC());
+    final Recorder recorder = new Recorder();
+    rejecting.start(recorder, recorder);
+
+    assertThat(rejecting.followAdmitted(DATABASE).get(5, TimeUnit.SECONDS)).isFalse();
+    assertThat(rejecting.followed()).isEmpty();
+    assertThat(recorder.followed).isEmpty();
+    assertThat(relayPubSub.topics()).doesNotContain(DATABASE);
+    assertThat(rejecting.counters()).containsEntry("persist-rejected", 1L);
+
+    final io.relaypinner.ipfs.datastore.Datastore broken =
+        new io.relaypinner.ipfs.datastore.Datastore() {
+          @Override
+          public java.util.Optional<byte[]> get(final String key) {
+            return datastore.get(key);
+          }
+
+          @Override
+          public void put(final String key, final byte[] value) {
+            throw new io.relaypinner.ipfs.datastore.DatastoreException("disk full", null);
+          }
+
+          @Override
+          public boolean delete(final String key) {
+            return datastore.delete(key);
+          }
+
+          @Override
+          public List<Entry> scan(final String prefix) {
+            return datastore.scan(prefix);
+          }
+
+          @Override
+          public void close() {}
+        };
+    final OrbitDbTopics failing = new OrbitDbTopics(relayPubSub, broken, storage,
+        TopicPolicy.OPEN, OrbitDbTopics.Limits.DEFAULT, Clock.systemUTC());
+    failing.start(recorder, recorder);
+    assertThat(failing.followAdmitted(DATABASE).get(5, TimeUnit.SECONDS)).isFalse();
+    assertThat(failing.followed()).isEmpty();
+    assertThat(recorder.followed).isEmpty();
+    assertThat(failing.counters()).containsEntry("persist-failed", 1L);
+
+    final OrbitDbTopics working = topics(relayPubSub, datastore, OrbitDbTopics.Limits.DEFAULT);
+    working.start(recorder, recorder);
+    assertThat(working.followAdmitted(DATABASE).get(5, TimeUnit.SECONDS)).isTrue();
+    assertThat(datastore.get(OrbitDbTopics.KEY_PREFIX + DATABASE)).isPresent();
+    assertThat(recorder.followed).containsExactly(DATABASE);
+    assertThat(working.followed()).containsExactly(DATABASE);
+  }
+
+  @Test
   void isDatabaseAddress_shouldAcceptOnlyOrbitDbSlashCid() {
     assertThat(OrbitDbTopics.isDatabaseAddress(DATABASE)).isTrue();
     assertThat(OrbitDbTopics.isDatabaseAddress("/orbitdb/")).isFalse();

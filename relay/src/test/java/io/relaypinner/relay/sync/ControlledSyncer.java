@@ -35,7 +35,7 @@ final class ControlledSyncer implements DatabaseSyncer {
     if (failing.contains(address)) {
       throw new IllegalStateException("cannot open " + address);
     }
-    return new SyncResult(address, 3, 3, 1, true, false, List.of("bafkmedia-" + calls(address)),
+    return new SyncResult(address, 3, 3, 1, true, false,
         List.of("bafkmedia-" + calls(address)));
   }
 

@@ -7,14 +7,14 @@ import java.util.Comparator;
 import java.util.List;
 
 /** A {@link SyncEngine.Timer} driven by a {@link MutableClock}: tasks run in {@link #advance}. */
-final class ManualTimer implements SyncEngine.Timer {
+public final class ManualTimer implements SyncEngine.Timer {
   private record Task(long due, long order, Runnable task) {}
 
   private final MutableClock clock;
   private final List<Task> tasks = new ArrayList<>();
   private long order;
 
-  ManualTimer(final MutableClock clock) {
+  public ManualTimer(final MutableClock clock) {
     this.clock = clock;
   }
 
@@ -30,7 +30,7 @@ final class ManualTimer implements SyncEngine.Timer {
   }
 
   /** Moves the clock and runs every task that is due, in order, on the calling thread. */
-  void advance(final Duration duration) {
+  public void advance(final Duration duration) {
     clock.advance(duration);
     while (true) {
       final Task next;

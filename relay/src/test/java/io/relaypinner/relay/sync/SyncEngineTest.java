@@ -134,8 +134,11 @@ class SyncEngineTest {
     assertThat(syncer.calls(A)).isEqualTo(1);
     final SyncStats stats = engine.stats();
     assertThat(stats.syncOperations()).isEqualTo(1);
-    assertThat(stats.totalPinned()).isEqualTo(1);
-    assertThat(stats.pinnedMediaCids()).containsExactly("bafkmedia-1");
+    // "Pinned" reaches the engine by one route, never through a result.
+    assertThat(stats.totalPinned()).isZero();
+    engine.mediaPinned("bafkmedia-1");
+    assertThat(engine.stats().totalPinned()).isEqualTo(1);
+    assertThat(engine.stats().pinnedMediaCids()).containsExactly("bafkmedia-1");
   }
 
   @Test

@@ -1,0 +1,405 @@
+package io.relaypinner.libp2p.stream;
+
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.relaypinner.libp2p.host.Connection;
+import io.relaypinner.libp2p.host.Host;
+import io.relaypinner.libp2p.netty.UvarintFrameEncoder;
+import io.relaypinner.libp2p.netty.WriteOnlyStreamHandler;
+import io.relaypinner.multiformats.PeerId;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One long-lived outbound stream per peer for a protocol that sends on its own stream and reads
+ * the peer's (gossipsub, libp2p/specs pubsub/gossipsub-v1.0.md; bitswap, ipfs/specs
+ * bitswap-protocol.md): opens it (retrying a failed open a few times, later each time), writes
+ * length-prefixed messages, queues them within a bound while the stream is not writable, drains
+ * the queue when it is, and closes streams left idle. What happens at each limit is the owner's
+ * choice ({@link Policy}); every drop is reported ({@link Events#dropped}), never silent.
+ *
+ * <p>Threading: confined to {@code loop}. Every method must be called on it and every event is
+ * delivered on it (Netty callbacks of the streams hop there first).
+ *
+ * @param <M> the owner's message type
+ */
+public final class PeerStreams<M> {
+  private static final Logger LOG = LoggerFactory.getLogger(PeerStreams.class);
+
+  /** Why a message was not written. */
+  public enum Drop {
+    /** The queue was at its bound ({@link Overflow#DROP_NEW} or {@link Overflow#DROP_OLDEST}). */
+    QUEUE_FULL,
+    /** No stream and {@link Options#openOnSend()} is off. */
+    NO_STREAM,
+    /** The stream could not be opened {@link Options#maxOpenAttempts()} times in a row. */
+    OPEN_FAILED,
+    /** The stream ended with the message queued and {@link Options#keepQueueOnEnd()} is off. */
+    STREAM_ENDED,
+    /** The stream was closed because the peer does not read (hard bound reached). */
+    SLOW_PEER,
+    /** The write failed. */
+    WRITE_FAILED,
+    /** The peer was removed or everything closed. */
+    CLOSED
+  }
+
+  /** What to do with a message that does not fit the queue's soft bound. */
+  public enum Overflow {
+    /** Drop the new message. */
+    DROP_NEW,
+    /** Drop the oldest queued message(s) to make room. */
+    DROP_OLDEST,
+    /** Queue it anyway, up to twice the bound; beyond that the stream is closed. */
+    ACCEPT
+  }
+
+  /** The owner's encoding and overflow choices. */
+  public interface Policy<M> {
+    /** The message's bytes (without the length prefix) on a stream of {@code protocol}. */
+    byte[] encode(M message, String protocol);
+
+    /** Bytes {@code message} counts for in the queue bound. */
+    int size(M message);
+
+    /** What to do with {@code message} when the queue is at its soft bound. */
+    Overflow overflow(M message);
+  }
+
+  /** What happened to a peer's stream and messages; all on the loop. */
+  public interface Events<M> {
+    /** Our stream to {@code peer} is open (queued messages follow). */
+    default void opened(final PeerId peer, final String protocol) {}
+
+    /** An open failed ({@code cause} may be null: the stream closed at once). */
+    default void openFailed(final PeerId peer, final Throwable cause) {}
+
+    /** Our stream to {@code peer} ended (closed by either side or reset). */
+    default void ended(final PeerId peer) {}
+
+    /** The queue to {@code peer} is empty and its stream writable. */
+    default void drained(final PeerId peer) {}
+
+    /** {@code message} was written. */
+    default void written(final PeerId peer, final M message) {}
+
+    /** {@code message} was not (or not surely) delivered. */
+    default void dropped(final PeerId peer, final M message, final Drop reason) {}
+  }
+
+  /**
+   * @param name protocol name for logs and handler names
+   * @param protocolIds offered when opening, best first
+   * @param maxQueuedMessages soft bound on messages queued per peer
+   * @param maxQueuedBytes soft bound on bytes queued per peer (hard bound: twice this)
+   * @param openOnSend whether a message for a peer without a stream opens one (else dropped)
+   * @param keepQueueOnEnd whether queued messages survive the stream's end (and reopen it)
+   * @param maxOpenAttempts failed opens in a row before the queue is dropped
+   * @param reopenDelay delay before the n-th retry is n times this
+   * @param idleTimeout a stream unused this long is closed by {@link #closeIdle} (null: never)
+   * @param reportWritten whether {@link Events#written} is called (one loop task per message)
+   */
+  public record Options(String name, List<String> protocolIds, int maxQueuedMessages,
+      long maxQueuedBytes, boolean openOnSend, boolean keepQueueOnEnd, int maxOpenAttempts,
+      Duration reopenDelay, Duration idleTimeout, boolean reportWritten) {
+    /** Validates. */
+    public Options {
+      protocolIds = List.copyOf(protocolIds);
+      if (protocolIds.isEmpty() || maxQueuedMessages < 1 || maxQueuedBytes < 1
+          || maxOpenAttempts < 1 || reopenDelay.isNegative()
+          || (idleTimeout != null && (idleTimeout.isZero() || idleTimeout.isNegative()))) {
+        throw new IllegalArgumentException("bad peer stream options for " + name);
+      }
+    }
+  }
+
+  /** Our side of one peer. */
+  private final class PeerStream {
+    private final PeerId peer;
+    private Channel channel;
+    private String protocol;
+    private boolean opening;
+    private int failedOpens;
+    private long lastUseNanos;
+    private final ArrayDeque<M> queue = new ArrayDeque<>();
+    private long queuedBytes;
+
+    PeerStream(final PeerId peer) {
+      this.peer = peer;
+    }
+  }
+
+  private final Host host;
+  private final io.netty.util.concurrent.EventExecutor loop;
+  private final Options options;
+  private final Policy<M> policy;
+  private final Events<M> events;
+  private final Map<PeerId, PeerStream> streams = new HashMap<>();
+  private boolean closed;
+
+  /**
+   * @param loop the owner's event loop: all calls and events happen on it
+   */
+  public PeerStreams(final Host host, final io.netty.util.concurrent.EventExecutor loop,
+      final Options options, final Policy<M> policy, final Events<M> events) {
+    this.host = host;
+    this.loop = loop;
+    this.options = options;
+    this.policy = policy;
+    this.events = events;
+  }
+
+  /** Opens our stream to {@code peer} unless it is open or opening. */
+  public void open(final PeerId peer) {
+    if (closed || host.connection(peer).isEmpty()) {
+      return;
+    }
+    ensureOpen(streams.computeIfAbsent(peer, PeerStream::new));
+  }
+
+  /** Whether our stream to {@code peer} is open. */
+  public boolean isOpen(final PeerId peer) {
+    final PeerStream stream = streams.get(peer);
+    return stream != null && stream.channel != null;
+  }
+
+  /**
+   * Whether a message sent now would be written at once or open a stream: nothing queued, and the
+   * stream (if any) writable. Owners that produce a lot (bitswap turns) wait for this.
+   */
+  public boolean canSend(final PeerId peer) {
+    final PeerStream stream = streams.get(peer);
+    return stream == null
+        || (stream.queue.isEmpty() && (stream.channel == null || stream.channel.isWritable()));
+  }
+
+  /** Messages queued for {@code peer} now. */
+  public int queuedMessages(final PeerId peer) {
+    final PeerStream stream = streams.get(peer);
+    return stream == null ? 0 : stream.queue.size();
+  }
+
+  /** Writes or queues {@code message} for {@code peer}. */
+  public void send(final PeerId peer, final M message) {
+    if (closed) {
+      events.dropped(peer, message, Drop.CLOSED);
+      return;
+    }
+    PeerStream stream = streams.get(peer);
+    if (stream == null || stream.channel == null) {
+      if (!options.openOnSend()) {
+        events.dropped(peer, message, Drop.NO_STREAM);
+        return;
+      }
+      if (stream == null) {
+        stream = new PeerStream(peer);
+        streams.put(peer, stream);
+      }
+    }
+    if (stream.channel != null && stream.queue.isEmpty() && stream.channel.isWritable()) {
+      write(stream, message);
+      return;
+    }
+    final int size = policy.size(message);
+    if (stream.queue.size() >= options.maxQueuedMessages()
+        || stream.queuedBytes + size > options.maxQueuedBytes()) {
+      switch (policy.overflow(message)) {
+        case DROP_NEW -> {
+          events.dropped(peer, message, Drop.QUEUE_FULL);
+          return;
+        }
+        case DROP_OLDEST -> {
+          while (!stream.queue.isEmpty() && (stream.queue.size() >= options.maxQueuedMessages()
+              || stream.queuedBytes + size > options.maxQueuedBytes())) {
+            final M oldest = stream.queue.poll();
+            stream.queuedBytes -= policy.size(oldest);
+            events.dropped(peer, oldest, Drop.QUEUE_FULL);
+          }
+        }
+        case ACCEPT -> {
+          if (stream.queue.size() >= 2 * options.maxQueuedMessages()
+              || stream.queuedBytes + size > 2 * options.maxQueuedBytes()) {
+            // Even what must not be dropped piles up: the peer does not read. Close; the owner
+            // reopens and resends its state.
+            LOG.debug("{}: closing our stream to {}: it does not read", options.name(), peer);
+            events.dropped(peer, message, Drop.SLOW_PEER);
+            if (stream.channel != null) {
+              stream.channel.close();
+            }
+            return;
+          }
+        }
+        default -> throw new IllegalStateException();
+      }
+    }
+    stream.queue.add(message);
+    stream.queuedBytes += size;
+    ensureOpen(stream);
+  }
+
+  /** Closes streams unused for {@link Options#idleTimeout()} whose peer is not {@code busy}. */
+  public void closeIdle(final Predicate<PeerId> busy) {
+    if (options.idleTimeout() == null) {
+      return;
+    }
+    final long now = System.nanoTime();
+    final long idle = options.idleTimeout().toNanos();
+    for (final PeerStream stream : streams.values()) {
+      if (stream.channel != null && stream.queue.isEmpty() && now - stream.lastUseNanos > idle
+          && !busy.test(stream.peer)) {
+        final Channel channel = stream.channel;
+        stream.channel = null;
+        channel.close();
+      }
+    }
+  }
+
+  /** Forgets {@code peer} (its connection is gone): closes its stream, drops its queue. */
+  public void remove(final PeerId peer) {
+    final PeerStream stream = streams.remove(peer);
+    if (stream != null) {
+      dropQueue(stream, Drop.CLOSED);
+      if (stream.channel != null) {
+        stream.channel.close();
+      }
+    }
+  }
+
+  /** Closes every stream; later sends are dropped. */
+  public void closeAll() {
+    closed = true;
+    for (final PeerId peer : List.copyOf(streams.keySet())) {
+      remove(peer);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+
+  private void ensureOpen(final PeerStream stream) {
+    if (stream.channel != null || stream.opening || closed) {
+      return;
+    }
+    final Optional<Connection> connection = host.connection(stream.peer);
+    if (connection.isEmpty()) {
+      dropQueue(stream, Drop.CLOSED);
+      return;
+    }
+    stream.opening = true;
+    connection.get().newStream(options.protocolIds(), (channel, protocol) -> {
+      channel.pipeline().addLast(options.name() + "-frame-encoder", UvarintFrameEncoder.INSTANCE);
+      channel.pipeline().addLast(options.name() + "-out", new WriteOnlyStreamHandler(
+          options.name(), c -> onLoop(() -> drain(stream, c)),
+          c -> onLoop(() -> ended(stream, c))));
+    }).whenComplete((opened, error) -> onLoop(() -> {
+      stream.opening = false;
+      if (closed || streams.get(stream.peer) != stream) {
+        if (opened != null) {
+          opened.channel().close();
+        }
+        return;
+      }
+      if (error != null || !opened.channel().isActive()) {
+        stream.failedOpens++;
+        LOG.debug("{} stream to {} failed: {}", options.name(), stream.peer,
+            error == null ? "closed at once" : error.toString());
+        events.openFailed(stream.peer, error);
+        if (stream.failedOpens >= options.maxOpenAttempts()) {
+          // Give up on what is queued; the owner opens again when the peer is heard from.
+          stream.failedOpens = 0;
+          dropQueue(stream, Drop.OPEN_FAILED);
+        } else {
+          loop.schedule(() -> onLoop(() -> {
+            if (streams.get(stream.peer) == stream) {
+              ensureOpen(stream);
+            }
+          }), options.reopenDelay().toMillis() * stream.failedOpens, TimeUnit.MILLISECONDS);
+        }
+        return;
+      }
+      stream.failedOpens = 0;
+      stream.channel = opened.channel();
+      stream.protocol = opened.protocol();
+      stream.lastUseNanos = System.nanoTime();
+      events.opened(stream.peer, opened.protocol());
+      drain(stream, opened.channel());
+    }));
+  }
+
+  private void drain(final PeerStream stream, final Channel channel) {
+    if (stream.channel != channel || streams.get(stream.peer) != stream) {
+      return;
+    }
+    while (!stream.queue.isEmpty() && channel.isWritable()) {
+      final M message = stream.queue.poll();
+      // State first: the write may fire channelWritabilityChanged synchronously.
+      stream.queuedBytes -= policy.size(message);
+      write(stream, message);
+    }
+    if (stream.queue.isEmpty() && channel.isWritable()) {
+      events.drained(stream.peer);
+    }
+  }
+
+  private void write(final PeerStream stream, final M message) {
+    final byte[] body = policy.encode(message, stream.protocol);
+    stream.lastUseNanos = System.nanoTime();
+    final PeerId peer = stream.peer;
+    stream.channel.writeAndFlush(Unpooled.wrappedBuffer(body)).addListener(f -> {
+      if (f.isSuccess()) {
+        if (options.reportWritten()) {
+          onLoop(() -> events.written(peer, message));
+        }
+      } else {
+        LOG.debug("{} write to {} failed: {}", options.name(), peer, f.cause().toString());
+        onLoop(() -> events.dropped(peer, message, Drop.WRITE_FAILED));
+      }
+    });
+  }
+
+  private void ended(final PeerStream stream, final Channel channel) {
+    // Only the current stream's end counts (one closed as idle was let go already).
+    if (stream.channel != channel || streams.get(stream.peer) != stream) {
+      return;
+    }
+    stream.channel = null;
+    if (!options.keepQueueOnEnd()) {
+      dropQueue(stream, Drop.STREAM_ENDED);
+    }
+    events.ended(stream.peer);
+    if (!closed && streams.get(stream.peer) == stream && !stream.queue.isEmpty()) {
+      ensureOpen(stream);
+    }
+  }
+
+  private void dropQueue(final PeerStream stream, final Drop reason) {
+    while (!stream.queue.isEmpty()) {
+      final M message = stream.queue.poll();
+      events.dropped(stream.peer, message, reason);
+    }
+    stream.queuedBytes = 0;
+  }
+
+  /** Runs {@code task} on the loop, also after {@link #closeAll} (events must not be lost). */
+  private void onLoop(final Runnable task) {
+    try {
+      loop.execute(() -> {
+        try {
+          task.run();
+        } catch (final RuntimeException e) {
+          LOG.warn("{} stream task failed", options.name(), e);
+        }
+      });
+    } catch (final RejectedExecutionException e) {
+      LOG.debug("{}: loop gone, event dropped", options.name());
+    }
+  }
+}

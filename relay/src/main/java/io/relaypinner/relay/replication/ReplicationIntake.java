@@ -1,0 +1,190 @@
+package io.relaypinner.relay.replication;
+
+import io.relaypinner.multiformats.PeerId;
+import io.relaypinner.orbitdb.OrbitDbAddress;
+import io.relaypinner.orbitdb.OrbitDbReplicas;
+import io.relaypinner.orbitdb.heads.HeadsEndpoint;
+import io.relaypinner.relay.pubsub.OrbitDbTopics;
+import io.relaypinner.relay.sync.SyncEngine;
+import io.relaypinner.relay.sync.SyncTrigger;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * Step 1 of replication: everything that arrives for a database goes into its
+ * {@link DatabaseSession}'s inbox and queues a sync on the {@link SyncEngine}. It hears
+ * {@link OrbitDbTopics} (the one pubsub listener: follows, unfollows, messages on followed
+ * topics, peers subscribing) and the heads exchange ({@code /orbitdb/heads/<address>}, both
+ * directions; our heads are answered from the replica, also to readers that come after the
+ * writer left). An explicit sync re-dials the peers seen on the topic (spec 3.5).
+ *
+ * <p>A followed or unfollowed database is told to the {@link ReplicationCoordinator} (with shared
+ * stores: this relay wants to own it, or no longer does).
+ *
+ * <p>Called on event loops: nothing here blocks.
+ */
+final class ReplicationIntake implements OrbitDbTopics.Listener {
+  /** How long a heads exchange waits for its database's replica to open. */
+  static final Duration HEADS_OPEN_TIMEOUT = Duration.ofSeconds(5);
+
+  private final DatabaseSessions sessions;
+  private final OrbitDbReplicas replicas;
+  private final ReplicationNetwork network;
+  private final Executor executor;
+  private final ReplicationCoordinator coordinator;
+  private final Consumer<String> counter;
+  private volatile SyncEngine engine;
+  private volatile boolean closed;
+
+  ReplicationIntake(final DatabaseSessions sessions, final OrbitDbReplicas replicas,
+      final ReplicationNetwork network, final Executor executor,
+      final ReplicationCoordinator coordinator, final Consumer<String> counter) {
+    this.sessions = Objects.requireNonNull(sessions, "sessions");
+    this.replicas = Objects.requireNonNull(replicas, "replicas");
+    this.network = Objects.requireNonNull(network, "network");
+    this.executor = Objects.requireNonNull(executor, "executor");
+    this.coordinator = Objects.requireNonNull(coordinator, "coordinator");
+    this.counter = Objects.requireNonNull(counter, "counter");
+  }
+
+  /** Syncs are queued on {@code syncEngine} from now on. */
+  void start(final SyncEngine syncEngine) {
+    this.engine = Objects.requireNonNull(syncEngine, "syncEngine");
+  }
+
+  void close() {
+    closed = true;
+  }
+
+  @Override
+  public void onFollow(final String topic) {
+    if (!OrbitDbAddress.isValid(topic)) {
+      return;
+    }
+    final OrbitDbAddress address = OrbitDbAddress.parse(topic);
+    if (sessions.open(address).isPresent()) {
+      // With shared stores: this relay wants to own it, and the others hear of it.
+      coordinator.followed(address);
+      trigger(topic, SyncTrigger.FOLLOW);
+    } else {
+      counter.accept("bound.sessions");
+    }
+  }
+
+  @Override
+  public void onUnfollow(final String topic) {
+    if (!OrbitDbAddress.isValid(topic)) {
+      return;
+    }
+    final OrbitDbAddress address = OrbitDbAddress.parse(topic);
+    sessions.close(address);
+    if (!sessions.has(address)) {
+      replicas.unfollow(address);
+      coordinator.unfollowed(address);
+    }
+  }
+
+  @Override
+  public void onMessage(final String topic, final byte[] data, final PeerId from) {
+    known(topic).ifPresent(session -> {
+      if (offer(session, data, "heads-pubsub")) {
+        trigger(topic, SyncTrigger.MESSAGE);
+      }
+    });
+  }
+
+  @Override
+  public void onPeerSubscribed(final String topic, final PeerId peer) {
+    known(topic).ifPresent(session -> {
+      session.sawPeer(peer, true);
+      trigger(topic, SyncTrigger.MESSAGE);
+    });
+  }
+
+  /** The heads-exchange side of a database with a session (inbound streams and our dials). */
+  Optional<HeadsEndpoint> endpoint(final OrbitDbAddress address) {
+    return sessions.get(address).map(this::endpoint);
+  }
+
+  HeadsEndpoint endpoint(final DatabaseSession session) {
+    final OrbitDbAddress address = session.address();
+    return new HeadsEndpoint() {
+      @Override
+      public CompletableFuture<List<byte[]>> heads() {
+        // After a restart a reader may ask before the first sync opened the replica: open it
+        // (from the store) rather than answer with no heads.
+        return replicas.follow(address)
+            .orTimeout(HEADS_OPEN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+            .thenApplyAsync(replica -> replica.log().headBlocks(), executor)
+            .exceptionally(error -> List.of());
+      }
+
+      @Override
+      public void onHead(final byte[] block, final PeerId from) {
+        session.sawPeer(from, false);
+        if (offer(session, block, "heads-exchange")) {
+          trigger(address.topic(), SyncTrigger.MESSAGE);
+        }
+      }
+    };
+  }
+
+  /**
+   * An explicit sync was asked for (also one that coalesces onto a sync already queued or
+   * running): re-dial the peers seen on the topic that are not connected now (spec 3.5).
+   */
+  void onExplicitRequest(final String topic) {
+    final Optional<DatabaseSession> session = known(topic);
+    if (session.isEmpty()) {
+      return;
+    }
+    for (final PeerId peer : session.get().seenPeers()) {
+      if (network.isConnected(peer)) {
+        continue;
+      }
+      counter.accept("reconnects");
+      network.redial(peer).thenAccept(connected -> {
+        if (connected) {
+          session.get().sawPeer(peer, true);
+          trigger(topic, SyncTrigger.MESSAGE);
+        }
+      });
+    }
+  }
+
+  private boolean offer(final DatabaseSession session, final byte[] block, final String source) {
+    final DatabaseSession.Offer offer = session.offer(block);
+    switch (offer) {
+      case QUEUED -> counter.accept(source);
+      case QUEUED_DROPPING_OLDEST -> {
+        counter.accept(source);
+        counter.accept("bound.inbox-database");
+      }
+      case DROPPED_OVERSIZED -> counter.accept("bound.inbox-oversized");
+      case DROPPED_FULL -> counter.accept("bound.inbox-total");
+      default -> throw new IllegalStateException(offer.name());
+    }
+    return offer == DatabaseSession.Offer.QUEUED
+        || offer == DatabaseSession.Offer.QUEUED_DROPPING_OLDEST;
+  }
+
+  private Optional<DatabaseSession> known(final String topic) {
+    if (!OrbitDbAddress.isValid(topic)) {
+      return Optional.empty();
+    }
+    return sessions.get(OrbitDbAddress.parse(topic));
+  }
+
+  void trigger(final String topic, final SyncTrigger trigger) {
+    final SyncEngine current = engine;
+    if (current != null && !closed) {
+      current.enqueue(topic, trigger);
+    }
+  }
+}

@@ -1,0 +1,116 @@
+package io.relaypinner.relay.storage;
+
+import io.relaypinner.multiformats.Multihash;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Which unpinned blocks the gateway keeps ({@code RELAY_GATEWAY_CACHE_MAX_BYTES}): blocks the
+ * {@code /ipfs/} network fallback fetched, least recently used first, at most {@code maxBytes}
+ * of them. The cache only decides what to keep; the blocks themselves live in the node's one
+ * blockstore. An evicted block is handed to garbage collection ({@link #drainEvicted}), which
+ * deletes it unless a pin reaches it: a block that is cached and later pinned (or pinned and
+ * also fetched through the gateway) stays for as long as the pin does.
+ *
+ * <p>In memory only: after a restart the cache is empty, and the blocks it held are ordinary
+ * unpinned blocks that GC removes once they are older than its grace period.
+ *
+ * <p>Bounded: at most {@code maxBytes} of blocks and {@link #MAX_BLOCKS} entries; at most
+ * {@link #MAX_BLOCKS} evicted blocks wait for GC (more are dropped from the list and GC takes
+ * them after its grace period like any unpinned block). Thread-safe.
+ */
+public final class GatewayCache {
+  /** Most blocks the cache keeps track of, whatever their size. */
+  public static final int MAX_BLOCKS = 500_000;
+
+  private final long maxBytes;
+  private final int maxBlocks;
+  /** Access order: the eldest is the least recently used. */
+  private final LinkedHashMap<Multihash, Integer> blocks = new LinkedHashMap<>(16, 0.75f, true);
+  private Set<Multihash> evicted = new HashSet<>();
+  private long bytes;
+  private long evictions;
+
+  /** A cache of at most {@code maxBytes} (and {@link #MAX_BLOCKS} blocks). */
+  public GatewayCache(final long maxBytes) {
+    this(maxBytes, MAX_BLOCKS);
+  }
+
+  GatewayCache(final long maxBytes, final int maxBlocks) {
+    if (maxBytes < 0 || maxBlocks < 1) {
+      throw new IllegalArgumentException("cache bounds must be positive");
+    }
+    this.maxBytes = maxBytes;
+    this.maxBlocks = maxBlocks;
+  }
+
+  /** The byte budget. */
+  public long maxBytes() {
+    return maxBytes;
+  }
+
+  /**
+   * Records that a gateway request used these blocks (multihash to size): new ones are added,
+   * known ones become the most recently used. Then the least recently used are evicted until the
+   * budget holds. Returns whether anything was evicted (GC has work).
+   */
+  public synchronized boolean admit(final Map<Multihash, Integer> used) {
+    for (final Map.Entry<Multihash, Integer> block : used.entrySet()) {
+      final Integer before = blocks.put(block.getKey(), block.getValue());
+      if (before == null) {
+        bytes += block.getValue();
+        evicted.remove(block.getKey());
+      } else {
+        bytes += block.getValue() - before;
+      }
+    }
+    return trimTo(maxBytes);
+  }
+
+  /** Evicts the least recently used blocks until at most {@code target} bytes stay. */
+  public synchronized boolean trimTo(final long target) {
+    boolean any = false;
+    final Iterator<Map.Entry<Multihash, Integer>> eldest = blocks.entrySet().iterator();
+    while ((bytes > target || blocks.size() > maxBlocks) && eldest.hasNext()) {
+      final Map.Entry<Multihash, Integer> block = eldest.next();
+      eldest.remove();
+      bytes -= block.getValue();
+      evictions++;
+      if (evicted.size() < maxBlocks) {
+        evicted.add(block.getKey());
+      }
+      any = true;
+    }
+    return any;
+  }
+
+  /** Whether the cache keeps this block (does not count as a use). */
+  public synchronized boolean holds(final Multihash multihash) {
+    return blocks.containsKey(multihash);
+  }
+
+  /** The blocks evicted since the last call, for GC to delete if no pin reaches them. */
+  public synchronized Set<Multihash> drainEvicted() {
+    final Set<Multihash> out = evicted;
+    evicted = new HashSet<>();
+    return out;
+  }
+
+  /** Bytes of the blocks kept. */
+  public synchronized long bytes() {
+    return bytes;
+  }
+
+  /** Blocks kept. */
+  public synchronized int blockCount() {
+    return blocks.size();
+  }
+
+  /** Blocks evicted since start. */
+  public synchronized long evictions() {
+    return evictions;
+  }
+}

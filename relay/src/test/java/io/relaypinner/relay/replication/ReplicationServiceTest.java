@@ -1,0 +1,318 @@
+package io.relaypinner.relay.replication;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
+import io.relaypinner.ipfs.pin.CodecLinkResolver;
+import io.relaypinner.ipfs.datastore.MemoryDatastore;
+import io.relaypinner.ipfs.pin.PinStore;
+import io.relaypinner.multiformats.Cid;
+import io.relaypinner.multiformats.PeerId;
+import io.relaypinner.orbitdb.BlockFetcher;
+import io.relaypinner.orbitdb.OrbitDbAddress;
+import io.relaypinner.orbitdb.OrbitDbReplicas;
+import io.relaypinner.orbitdb.ReplicaContext;
+import io.relaypinner.orbitdb.heads.HeadsEndpoint;
+import io.relaypinner.orbitdb.identity.Identities;
+import io.relaypinner.orbitdb.identity.IdentityVerifiers;
+import io.relaypinner.orbitdb.log.Entry;
+import io.relaypinner.orbitdb.log.LogConfig;
+import io.relaypinner.relay.config.SyncConfig;
+import io.relaypinner.relay.sync.ManualTimer;
+import io.relaypinner.relay.sync.SyncEngine;
+import io.relaypinner.relay.sync.SyncHistory;
+import io.relaypinner.relay.sync.SyncOutcome;
+import io.relaypinner.relay.sync.SyncTrigger;
+import io.relaypinner.relay.testing.MutableClock;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The replication core without a network: a fake {@link ReplicationNetwork}, blocks fetched from
+ * a map of Java-written logs ({@link TestWriter}), the real {@link SyncEngine} on a
+ * {@link MutableClock} whose timeouts run when the test moves time.
+ */
+class ReplicationServiceTest {
+  private static final Duration TIMEOUT = Duration.ofSeconds(10);
+  private static final Duration COOLDOWN = Duration.ofSeconds(60);
+  private static final PeerId PEER = io.relaypinner.libp2p.crypto.Keys.generate(
+      io.relaypinner.libp2p.crypto.KeyType.ED25519, new java.security.SecureRandom())
+      .publicKey().peerId();
+
+  private final MutableClock clock = new MutableClock(Instant.parse("2026-11-24T12:00:00Z"));
+  private final ManualTimer timer = new ManualTimer(clock);
+  /** What the network could give: blocks held by peers. */
+  private final MemoryBlockstore remote = new MemoryBlockstore();
+  private final Set<Cid> withheld = ConcurrentHashMap.newKeySet();
+  private final MemoryBlockstore local = new MemoryBlockstore();
+  private final MemoryDatastore datastore = new MemoryDatastore();
+  private final ThreadPoolExecutor executor = new ThreadPoolExecutor(4, 4, 0,
+      TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>());
+  private final List<String> follows = new CopyOnWriteArrayList<>();
+  private volatile boolean followAccepted = true;
+  private final SyncHistory history = new SyncHistory(datastore, 100);
+  private final TestWriter writer = new TestWriter();
+  private final ReplicationService service;
+  private final SyncEngine engine;
+
+  ReplicationServiceTest() {
+    final BlockFetcher fetcher = cid -> {
+      if (withheld.contains(cid)) {
+        return CompletableFuture.failedFuture(new IOException("no peer has " + cid));
+      }
+      return remote.get(cid).map(CompletableFuture::completedFuture).orElseGet(() ->
+          CompletableFuture.failedFuture(new IOException("no peer has " + cid)));
+    };
+    final OrbitDbReplicas replicas = new OrbitDbReplicas(new ReplicaContext(local, datastore,
+        fetcher, new Identities(local, fetcher, IdentityVerifiers.defaults(), executor, 100),
+        executor, LogConfig.DEFAULT, clock));
+    final PinStore pins = new PinStore(datastore, local, CodecLinkResolver.standard());
+    final MediaPinQueue pinQueue = new MediaPinQueue(
+        cid -> CompletableFuture.supplyAsync(() -> pins.pin(cid), executor), pins::isPinned,
+        executor, 2);
+    final Function<String, CompletableFuture<Boolean>> follow = topic -> {
+      follows.add(topic);
+      return CompletableFuture.completedFuture(followAccepted);
+    };
+    service = new ReplicationService(new FakeNetwork(), local, pins, replicas,
+        new MediaCidExtractor(SyncConfig.DEFAULT_MEDIA_CID_FIELDS), pinQueue, executor,
+        ReplicationService.Config.DEFAULT, InboxBudget.defaults(), topic -> true, follow, clock);
+    engine = new SyncEngine(new SyncConfig(TIMEOUT, COOLDOWN, 2,
+        SyncConfig.DEFAULT_MEDIA_CID_FIELDS), service.syncer(), history, new PrometheusRegistry(),
+        clock, timer);
+    service.start(engine);
+  }
+
+  @AfterEach
+  void close() {
+    engine.close(Duration.ZERO);
+    service.close();
+    executor.shutdownNow();
+  }
+
+  /** The network: no peer is connected, so syncs only join what the inbox holds. */
+  private static final class FakeNetwork implements ReplicationNetwork {
+    @Override
+    public Set<PeerId> topicPeers(final String topic) {
+      return Set.of();
+    }
+
+    @Override
+    public boolean isConnected(final PeerId peer) {
+      return false;
+    }
+
+    @Override
+    public CompletableFuture<?> exchangeHeads(final PeerId peer, final OrbitDbAddress address,
+        final HeadsEndpoint endpoint) {
+      return CompletableFuture.failedFuture(new IOException("not connected"));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> redial(final PeerId peer) {
+      return CompletableFuture.completedFuture(false);
+    }
+
+    @Override
+    public boolean hasPeers() {
+      return true;
+    }
+
+    @Override
+    public void announce(final Cid cid) {}
+
+    @Override
+    public void serveHeads(final Function<OrbitDbAddress, Optional<HeadsEndpoint>> endpoints) {}
+
+    @Override
+    public Map<String, Long> headsCounters() {
+      return Map.of();
+    }
+  }
+
+  private OrbitDbAddress database(final String name, final TestWriter... writers) {
+    final List<String> ids = java.util.Arrays.stream(writers).map(TestWriter::id).toList();
+    for (final TestWriter w : writers) {
+      remote.put(w.identityCid(), w.identityBlock());
+    }
+    return TestWriter.database(remote, name, ids);
+  }
+
+  /** Moves the clock in small steps (syncs end after a quiet period) until {@code done}. */
+  private void runUntil(final BooleanSupplier done) {
+    await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(20)).until(() -> {
+      if (done.getAsBoolean()) {
+        return true;
+      }
+      clock.advance(Duration.ofMillis(50));
+      return false;
+    });
+  }
+
+  private long log(final OrbitDbAddress address) {
+    return service.replicas().replica(address).map(r -> (long) r.log().size()).orElse(-1L);
+  }
+
+  @Test
+  void sync_shouldSucceed_whenTheLogIsCompleteAsFarAsTheKnownHeads() throws Exception {
+    final OrbitDbAddress address = database("complete", writer);
+    final List<Entry> chain = writer.chain(remote, address, 5);
+    service.topicListener().onFollow(address.topic());
+    service.topicListener().onMessage(address.topic(), chain.get(4).block(), PEER);
+
+    final CompletableFuture<SyncOutcome> outcome = engine.requestSync(address.topic());
+    runUntil(outcome::isDone);
+
+    assertThat(outcome.get()).isInstanceOf(SyncOutcome.Completed.class);
+    assertThat(log(address)).isEqualTo(5);
+    assertThat(history.get(address.topic())).isPresent();
+    assertThat(engine.stats().syncQueue().timedOutSyncs()).isZero();
+    // Entries and their writer's identity are stored and pinned.
+    assertThat(local.has(chain.get(0).cid())).isTrue();
+    assertThat(local.has(writer.identityCid())).isTrue();
+  }
+
+  @Test
+  void sync_shouldAnswer504CoolDownAndStayUnsynced_whenAnEntryCannotBeFetched()
+      throws Exception {
+    final OrbitDbAddress address = database("gap", writer);
+    final List<Entry> chain = writer.chain(remote, address, 5);
+    withheld.add(chain.get(1).cid());
+    service.topicListener().onFollow(address.topic());
+    service.topicListener().onMessage(address.topic(), chain.get(4).block(), PEER);
+    final CompletableFuture<SyncOutcome> outcome = engine.requestSync(address.topic());
+    runUntil(() -> log(address) == 4);
+
+    timer.advance(TIMEOUT);
+
+    assertThat(outcome.get(5, TimeUnit.SECONDS)).isInstanceOf(SyncOutcome.TimedOut.class);
+    assertThat(engine.stats().syncQueue().timedOutSyncs()).isEqualTo(1);
+    assertThat(engine.stats().syncQueue().cooldownTopics()).isEqualTo(1);
+    assertThat(history.get(address.topic())).isEmpty();
+
+    // The sync keeps trying, then gives up at three timeouts: failed, still not synced, and
+    // pubsub triggers wait for the cooldown.
+    runUntil(() -> engine.stats().failedSyncs() == 1);
+    assertThat(service.counters()).containsEntry("syncs-incomplete", 1L);
+    assertThat(history.get(address.topic())).isEmpty();
+    assertThat(engine.enqueue(address.topic(), SyncTrigger.MESSAGE)).isFalse();
+    assertThat(engine.skippedInCooldown()).isEqualTo(1);
+
+    // The gap fills later: an explicit sync completes the log and records it.
+    withheld.clear();
+    final CompletableFuture<SyncOutcome> again = engine.requestSync(address.topic());
+    runUntil(again::isDone);
+    assertThat(again.get()).as(() -> service.replicas().replica(address).get().log().counters()
+        + " missing " + service.replicas().replica(address).get().log().missing() + " chain "
+        + chain.stream().map(Entry::cid).toList()).isInstanceOf(SyncOutcome.Completed.class);
+    assertThat(log(address)).isEqualTo(5);
+    assertThat(history.get(address.topic())).isPresent();
+  }
+
+  @Test
+  void explicitSync_shouldLeaveNothing_whenTheAddressIsUnknown() throws Exception {
+    final OrbitDbAddress unknown = database("nowhere", writer);
+    withheld.add(unknown.manifest());
+
+    final CompletableFuture<SyncOutcome> outcome = engine.requestSync(unknown.topic());
+    runUntil(outcome::isDone);
+
+    assertThat(outcome.get()).isInstanceOf(SyncOutcome.Failed.class);
+    assertThat(service.sessionCount()).isZero();
+    assertThat(service.replicas().replicas()).isEmpty();
+    assertThat(follows).isEmpty();
+  }
+
+  @Test
+  void explicitSync_shouldFollowTheDatabase_whenItSucceeds() throws Exception {
+    final OrbitDbAddress address = database("explicit", writer);
+    final List<Entry> chain = writer.chain(remote, address, 3);
+    final CompletableFuture<SyncOutcome> outcome = engine.requestSync(address.topic());
+    // A heads exchange brings the head while the sync waits for an update.
+    await().until(() -> service.sessionCount() == 1);
+    service.topicListener().onMessage(address.topic(), chain.get(2).block(), PEER);
+    runUntil(outcome::isDone);
+
+    assertThat(outcome.get()).isInstanceOf(SyncOutcome.Completed.class);
+    assertThat(follows).containsExactly(address.topic());
+    assertThat(service.sessionCount()).isEqualTo(1);
+    assertThat(log(address)).isEqualTo(3);
+  }
+
+  @Test
+  void explicitSync_shouldCloseItsSession_whenFollowingIsRefused() throws Exception {
+    followAccepted = false;
+    final OrbitDbAddress address = database("refused-follow", writer);
+    final CompletableFuture<SyncOutcome> outcome = engine.requestSync(address.topic());
+    runUntil(outcome::isDone);
+
+    assertThat(outcome.get()).isInstanceOf(SyncOutcome.Completed.class);
+    assertThat(follows).containsExactly(address.topic());
+    assertThat(service.sessionCount()).isZero();
+    assertThat(service.counters()).containsEntry("explicit-follow-refused", 1L);
+  }
+
+  @Test
+  void refusedEntry_shouldLeaveItsWritersIdentityUnstored() throws Exception {
+    final TestWriter intruder = new TestWriter();
+    final OrbitDbAddress address = database("guarded", writer);
+    remote.put(intruder.identityCid(), intruder.identityBlock());
+    final Entry good = writer.chain(remote, address, 1).get(0);
+    final byte[] bad = intruder.entry(address, 2, List.of(good.cid()), List.of(),
+        io.relaypinner.ipfs.dagcbor.DagCborValue.of("x"));
+    service.topicListener().onFollow(address.topic());
+    service.topicListener().onMessage(address.topic(), bad, PEER);
+    service.topicListener().onMessage(address.topic(), good.block(), PEER);
+    final CompletableFuture<SyncOutcome> outcome = engine.requestSync(address.topic());
+    runUntil(() -> outcome.isDone() && log(address) == 1);
+
+    assertThat(local.has(writer.identityCid())).isTrue();
+    assertThat(local.has(intruder.identityCid())).isFalse();
+    assertThat(local.has(Entry.decode(bad).cid())).isFalse();
+    assertThat(service.counters()).containsKey("log.rejected.unauthorized_writer");
+  }
+
+  @Test
+  void unfollow_shouldReleaseTheSessionAndItsInbox() {
+    final OrbitDbAddress address = database("dropped", writer);
+    final List<Entry> chain = writer.chain(remote, address, 1);
+    engine.close(Duration.ZERO);
+    service.topicListener().onFollow(address.topic());
+    service.topicListener().onMessage(address.topic(), chain.get(0).block(), PEER);
+    assertThat(service.inboxBytes()).isPositive();
+
+    service.topicListener().onUnfollow(address.topic());
+
+    assertThat(service.sessionCount()).isZero();
+    assertThat(service.inboxBytes()).isZero();
+  }
+
+  @Test
+  void oversizedPayload_shouldBeDroppedWhenOffered() {
+    final OrbitDbAddress address = database("oversized", writer);
+    engine.close(Duration.ZERO);
+    service.topicListener().onFollow(address.topic());
+
+    service.topicListener().onMessage(address.topic(), new byte[Entry.MAX_BLOCK_SIZE + 1], PEER);
+
+    assertThat(service.inboxBytes()).isZero();
+    assertThat(service.counters()).containsEntry("bound.inbox-oversized", 1L);
+  }
+}

@@ -1,0 +1,289 @@
+package io.relaypinner.relay.storage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.relaypinner.ipfs.blockstore.Blockstore;
+import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
+import io.relaypinner.ipfs.blockstore.StorageFullException;
+import io.relaypinner.ipfs.dagpb.DagPb;
+import io.relaypinner.ipfs.dagpb.PbLink;
+import io.relaypinner.ipfs.dagpb.PbNode;
+import io.relaypinner.ipfs.datastore.MemoryDatastore;
+import io.relaypinner.ipfs.pin.CodecLinkResolver;
+import io.relaypinner.ipfs.pin.PinStore;
+import io.relaypinner.multiformats.Cid;
+import io.relaypinner.multiformats.Multicodec;
+import io.relaypinner.multiformats.Multihash;
+import io.relaypinner.relay.testing.MutableClock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/** {@link StorageGc}, {@link GatewayCache} and {@link StorageQuota} on a memory store and a {@link MutableClock}. */
+class StorageGcTest {
+  private static final Duration GRACE = Duration.ofMinutes(15);
+
+  private final MutableClock clock = new MutableClock(Instant.parse("2026-11-24T10:00:00Z"));
+  private final MemoryBlockstore blocks = new MemoryBlockstore();
+  private final PinStore pins =
+      new PinStore(new MemoryDatastore(), blocks, CodecLinkResolver.standard());
+  private final AtomicLong used = new AtomicLong();
+  private final AtomicInteger pressure = new AtomicInteger();
+  private final Random random = new Random(7);
+
+  private StorageQuota quota(final long max) {
+    return new StorageQuota(max, () -> bytesStored(), pressure::incrementAndGet);
+  }
+
+  private long bytesStored() {
+    final AtomicLong total = new AtomicLong(used.get());
+    blocks.forEachKey(cid -> total.addAndGet(blocks.size(cid).orElse(0)));
+    return total.get();
+  }
+
+  private StorageGc gc(final GatewayCache cache, final StorageQuota quota, final GcPolicy policy) {
+    return new StorageGc(pins, cache, quota, clock, GRACE, policy);
+  }
+
+  private Cid raw(final Blockstore store, final int size) {
+    final byte[] data = new byte[size];
+    random.nextBytes(data);
+    final Cid cid = Cid.v1(Multicodec.RAW, Multihash.sha2_256(data));
+    store.put(cid, data);
+    return cid;
+  }
+
+  /** A dag-pb node over {@code children}. */
+  private Cid node(final Blockstore store, final List<Cid> children) {
+    final List<PbLink> links = new ArrayList<>();
+    for (final Cid child : children) {
+      links.add(PbLink.of(child, "", 1));
+    }
+    final byte[] block = DagPb.encode(PbNode.of(new byte[0], links));
+    final Cid cid = DagPb.cidOf(block);
+    store.put(cid, block);
+    return cid;
+  }
+
+  private Map<Multihash, Integer> sizes(final Cid... cids) {
+    final Map<Multihash, Integer> out = new HashMap<>();
+    for (final Cid cid : cids) {
+      out.put(cid.multihash(), blocks.size(cid).orElseThrow());
+    }
+    return out;
+  }
+
+  @Test
+  void pinnedBlocks_areNeverRemoved_unpinnedOnesGoAfterTheGracePeriod() {
+    final Cid leaf = raw(blocks, 1000);
+    final Cid root = node(blocks, List.of(leaf));
+    assertThat(pins.pin(root)).isInstanceOf(io.relaypinner.ipfs.pin.PinResult.Pinned.class);
+    final Cid loose = raw(blocks, 500);
+    final StorageGc gc = gc(new GatewayCache(1 << 20), quota(0), GcPolicy.ALWAYS);
+
+    assertThat(gc.runOnce()).isEqualTo(StorageGc.Outcome.DONE);
+    assertThat(blocks.has(loose)).as("first seen now: in its grace period").isTrue();
+    clock.advance(GRACE.minusSeconds(1));
+    gc.runOnce();
+    assertThat(blocks.has(loose)).isTrue();
+    clock.advance(Duration.ofSeconds(1));
+    gc.runOnce();
+    assertThat(blocks.has(loose)).isFalse();
+    assertThat(blocks.has(root)).isTrue();
+    assertThat(blocks.has(leaf)).isTrue();
+    assertThat(gc.removedBlocks()).isEqualTo(1);
+  }
+
+  @Test
+  void aPinInProgress_keepsItsBlocks_throughAnyNumberOfRunsWithinTheGrace() {
+    final StorageGc gc = gc(new GatewayCache(1 << 20), quota(0), GcPolicy.ALWAYS);
+    // A network pin writes its DAG block by block; GC runs in between; then the pin lands.
+    final List<Cid> written = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      written.add(raw(blocks, 300));
+      gc.runOnce();
+      clock.advance(Duration.ofMinutes(2));
+    }
+    final Cid root = node(blocks, written);
+    gc.runOnce();
+    assertThat(pins.pin(root)).isInstanceOf(io.relaypinner.ipfs.pin.PinResult.Pinned.class);
+    clock.advance(GRACE.multipliedBy(3));
+    gc.runOnce();
+    for (final Cid cid : written) {
+      assertThat(blocks.has(cid)).isTrue();
+    }
+    assertThat(blocks.count()).isEqualTo(6);
+  }
+
+  @Test
+  void cachedBlocks_stay_evictedOnesGoAtOnce_unlessAPinReachesThem() {
+    final GatewayCache cache = new GatewayCache(2_500);
+    final StorageGc gc = gc(cache, quota(0), GcPolicy.ALWAYS);
+    final Cid a = raw(blocks, 1000);
+    final Cid b = raw(blocks, 1000);
+    final Cid c = raw(blocks, 1000);
+    cache.admit(sizes(a));
+    cache.admit(sizes(b));
+    // a is fetched through the gateway and then pinned by a media pin.
+    final Cid pinnedRoot = node(blocks, List.of(a));
+    pins.pin(pinnedRoot);
+    clock.advance(GRACE.multipliedBy(2));
+    gc.runOnce();
+    assertThat(blocks.has(a)).isTrue();
+    assertThat(blocks.has(b)).isTrue();
+
+    cache.admit(sizes(b));   // b is used again: a is now the least recently used
+    assertThat(cache.admit(sizes(c))).as("over budget: evicts").isTrue();
+    assertThat(cache.holds(a.multihash())).isFalse();
+    assertThat(cache.bytes()).isLessThanOrEqualTo(2_500);
+    gc.runOnce();
+    assertThat(blocks.has(a)).as("evicted but pinned").isTrue();
+    assertThat(blocks.has(b)).isTrue();
+    assertThat(blocks.has(c)).isTrue();
+
+    cache.admit(sizes(raw(blocks, 1000)));   // evicts b
+    gc.runOnce();
+    assertThat(blocks.has(b)).as("evicted, unpinned: deleted without waiting").isFalse();
+    assertThat(cache.evictions()).isEqualTo(2);
+  }
+
+  @Test
+  void thePolicy_canSkipRuns_andNothingIsDeleted() {
+    final AtomicBoolean leader = new AtomicBoolean(false);
+    final StorageGc gc = gc(new GatewayCache(1 << 20), quota(0), leader::get);
+    final Cid loose = raw(blocks, 100);
+    assertThat(gc.runOnce()).isEqualTo(StorageGc.Outcome.SKIPPED);
+    clock.advance(GRACE.multipliedBy(2));
+    assertThat(gc.runOnce()).isEqualTo(StorageGc.Outcome.SKIPPED);
+    assertThat(blocks.has(loose)).isTrue();
+    leader.set(true);
+    gc.runOnce();
+    clock.advance(GRACE);
+    gc.runOnce();
+    assertThat(blocks.has(loose)).isFalse();
+    assertThat(gc.skipped()).isEqualTo(2);
+    assertThat(gc.runs()).isEqualTo(2);
+  }
+
+  @Test
+  void theQuota_refusesNewBlocks_countsThem_andNeverTouchesWhatIsStored() {
+    final StorageQuota quota = quota(3_000);
+    final Blockstore guarded = quota.guard(blocks, "pin");
+    final Cid first = raw(guarded, 1_500);
+    final Cid root = node(guarded, List.of(first));
+    pins.pin(root);
+    final byte[] big = new byte[2_000];
+    random.nextBytes(big);
+    final Cid bigCid = Cid.v1(Multicodec.RAW, Multihash.sha2_256(big));
+    assertThatThrownBy(() -> guarded.put(bigCid, big)).isInstanceOf(StorageFullException.class)
+        .hasMessageContaining("3000");
+    assertThat(blocks.has(bigCid)).isFalse();
+    assertThat(quota.refusedCount("pin")).isEqualTo(1);
+    assertThat(pressure.get()).isPositive();
+    // A block held already is no new content: its put passes, as do reads.
+    guarded.put(first, blocks.get(first).orElseThrow());
+    assertThat(guarded.get(root)).isPresent();
+    assertThat(blocks.has(first)).isTrue();
+    assertThat(pins.isPinned(root)).isTrue();
+  }
+
+  @Test
+  void underPressure_gcShrinksTheCache_andFreesRoom_butKeepsPinnedData() {
+    final StorageQuota quota = quota(10_000);
+    final GatewayCache cache = new GatewayCache(8_000);
+    final StorageGc gc = gc(cache, quota, GcPolicy.ALWAYS);
+    final Cid pinned = raw(blocks, 3_500);
+    pins.pin(pinned);
+    final Cid cached1 = raw(blocks, 3_000);
+    final Cid cached2 = raw(blocks, 3_000);
+    cache.admit(sizes(cached1));
+    cache.admit(sizes(cached2));
+    assertThat(quota.underPressure()).isTrue();
+    final Blockstore guarded = quota.guard(blocks, "pin");
+    final byte[] more = new byte[1_500];
+    random.nextBytes(more);
+    final Cid moreCid = Cid.v1(Multicodec.RAW, Multihash.sha2_256(more));
+    assertThatThrownBy(() -> guarded.put(moreCid, more)).isInstanceOf(StorageFullException.class);
+
+    gc.runOnce();
+    assertThat(quota.underPressure()).isFalse();
+    assertThat(blocks.has(pinned)).isTrue();
+    assertThat(blocks.has(cached1)).as("least recently used goes first").isFalse();
+    assertThat(blocks.has(cached2)).isTrue();
+    guarded.put(moreCid, more);
+    assertThat(blocks.has(moreCid)).isTrue();
+  }
+
+  @Test
+  void requestRun_mergesRequests_whileOneIsQueued() {
+    final StorageGc gc = gc(new GatewayCache(1 << 20), quota(0), GcPolicy.ALWAYS);
+    final List<Runnable> queued = new ArrayList<>();
+    gc.executeOn(queued::add);
+    gc.requestRun();
+    gc.requestRun();
+    gc.requestRun();
+    assertThat(queued).hasSize(1);
+    queued.get(0).run();
+    gc.requestRun();
+    assertThat(queued).hasSize(2);
+    assertThat(gc.runs()).isEqualTo(1);
+  }
+
+  @Test
+  void theCache_isBoundedInBlocksToo() {
+    final GatewayCache cache = new GatewayCache(1 << 30, 3);
+    for (int i = 0; i < 10; i++) {
+      cache.admit(sizes(raw(blocks, 10)));
+    }
+    assertThat(cache.blockCount()).isEqualTo(3);
+    assertThat(cache.drainEvicted()).hasSize(3);
+    assertThat(cache.drainEvicted()).isEmpty();
+    assertThat(cache.evictions()).isEqualTo(7);
+  }
+  @Test
+  void entriesListedByAReplicatedLog_areKept_whileTheyWaitForTheirMediaPin() {
+    final MemoryDatastore datastore = new MemoryDatastore();
+    final Cid waiting = raw(blocks, 200);
+    final Cid oldStyle = raw(blocks, 200);
+    final Cid loose = raw(blocks, 200);
+    datastore.put("/orbitdb/logs/zdpuManifest/batches/" + waiting,
+        io.relaypinner.ipfs.dagcbor.DagCbor.encode(io.relaypinner.ipfs.dagcbor.DagCborValue.list(
+            List.of(io.relaypinner.ipfs.dagcbor.DagCborValue.of(waiting.toString())))));
+    datastore.put("/orbitdb/logs/zdpuManifest/entries/" + oldStyle, new byte[0]);
+    datastore.put("/orbitdb/logs/zdpuManifest/batches/garbage", new byte[] {1, 2, 3});
+    final StorageGc gc = new StorageGc(pins, new GatewayCache(1 << 20), quota(0), clock, GRACE,
+        GcPolicy.ALWAYS, new LogMembers(datastore));
+    gc.runOnce();
+    clock.advance(GRACE.multipliedBy(2));
+    gc.runOnce();
+    assertThat(blocks.has(waiting)).isTrue();
+    assertThat(blocks.has(oldStyle)).isTrue();
+    assertThat(blocks.has(loose)).isFalse();
+  }
+  @Test
+  void pressureRequests_areSpacedOnTheClock() {
+    final StorageGc gc = gc(new GatewayCache(1 << 20), quota(0), GcPolicy.ALWAYS);
+    final List<Runnable> queued = new ArrayList<>();
+    gc.executeOn(task -> {
+      queued.add(task);
+      task.run();
+    });
+    gc.requestRunUnderPressure();
+    gc.requestRunUnderPressure();
+    assertThat(queued).hasSize(1);
+    clock.advance(StorageGc.PRESSURE_GAP);
+    gc.requestRunUnderPressure();
+    assertThat(queued).hasSize(2);
+    gc.requestRun();   // an eviction is not pressure: no spacing
+    assertThat(queued).hasSize(3);
+  }
+}
