@@ -743,8 +743,12 @@ public final class RelayNode implements AutoCloseable {
         new DefaultThreadFactory("relay-replication", true),
         new ThreadPoolExecutor.AbortPolicy());
     final LogConfig d = LogConfig.DEFAULT;
-    final LogConfig logConfig = new LogConfig(d.maxConcurrentFetches(), d.maxEntriesPerJoin(),
+    final LogConfig alone = new LogConfig(d.maxConcurrentFetches(), d.maxEntriesPerJoin(),
         d.maxDepth(), REPLICATION_FETCH_TIMEOUT, d.rejectedCacheSize());
+    // Relays sharing the datastore each keep their own state of every log (what each verified,
+    // its heads), and read each other's heads from the shared key.
+    final LogConfig logConfig = datastore instanceof PostgresDatastore
+        ? alone.withStateScope(identity.peerId().toBase58()) : alone;
     final Bitswap network = bitswap;
     // fetch, not get: a block reaches the store only after the log (or the identity cache)
     // verified it, so a refused entry is never stored or served.

@@ -16,9 +16,13 @@ import java.util.Objects;
  *     verified again
  * @param verifiedCacheSize verified entries remembered in memory (older ones are looked up in
  *     the datastore)
+ * @param stateScope empty: the log's state is this node's alone; otherwise the name of this node
+ *     among several sharing one datastore (each keeps its own markers, count, frontier and heads
+ *     under it, and writes its heads to the shared heads key too, see
+ *     {@link OrbitDbLog#storedHeads()})
  */
 public record LogConfig(int maxConcurrentFetches, int maxEntriesPerJoin, int maxDepth,
-    Duration fetchTimeout, int rejectedCacheSize, int verifiedCacheSize) {
+    Duration fetchTimeout, int rejectedCacheSize, int verifiedCacheSize, String stateScope) {
   /**
    * 16 fetches, 100,000 entries and depth per join, 30 s per fetch, 10,000 rejected CIDs, 4,096
    * verified entries in memory.
@@ -33,7 +37,19 @@ public record LogConfig(int maxConcurrentFetches, int maxEntriesPerJoin, int max
         OrbitDbLog.VERIFIED_CACHE);
   }
 
+  /** A log of this node alone. */
+  public LogConfig(final int maxConcurrentFetches, final int maxEntriesPerJoin,
+      final int maxDepth, final Duration fetchTimeout, final int rejectedCacheSize,
+      final int verifiedCacheSize) {
+    this(maxConcurrentFetches, maxEntriesPerJoin, maxDepth, fetchTimeout, rejectedCacheSize,
+        verifiedCacheSize, "");
+  }
+
   public LogConfig {
+    Objects.requireNonNull(stateScope, "stateScope");
+    if (!stateScope.matches("[A-Za-z0-9]{0,128}")) {
+      throw new IllegalArgumentException("stateScope must be up to 128 letters and digits");
+    }
     if (verifiedCacheSize < 1) {
       throw new IllegalArgumentException("verifiedCacheSize must be positive");
     }
@@ -49,21 +65,27 @@ public record LogConfig(int maxConcurrentFetches, int maxEntriesPerJoin, int max
 
   public LogConfig withMaxEntriesPerJoin(final int value) {
     return new LogConfig(maxConcurrentFetches, value, maxDepth, fetchTimeout, rejectedCacheSize,
-        verifiedCacheSize);
+        verifiedCacheSize, stateScope);
   }
 
   public LogConfig withMaxDepth(final int value) {
     return new LogConfig(maxConcurrentFetches, maxEntriesPerJoin, value, fetchTimeout,
-        rejectedCacheSize, verifiedCacheSize);
+        rejectedCacheSize, verifiedCacheSize, stateScope);
   }
 
   public LogConfig withMaxConcurrentFetches(final int value) {
     return new LogConfig(value, maxEntriesPerJoin, maxDepth, fetchTimeout, rejectedCacheSize,
-        verifiedCacheSize);
+        verifiedCacheSize, stateScope);
   }
 
   public LogConfig withVerifiedCacheSize(final int value) {
     return new LogConfig(maxConcurrentFetches, maxEntriesPerJoin, maxDepth, fetchTimeout,
-        rejectedCacheSize, value);
+        rejectedCacheSize, value, stateScope);
+  }
+
+  /** The log's state scoped to this node among several on one datastore ({@code stateScope}). */
+  public LogConfig withStateScope(final String value) {
+    return new LogConfig(maxConcurrentFetches, maxEntriesPerJoin, maxDepth, fetchTimeout,
+        rejectedCacheSize, verifiedCacheSize, value);
   }
 }

@@ -110,6 +110,10 @@ public final class OrbitDbLog {
   private final Executor executor;
   private final Clock clock;
   private final String keyPrefix;
+  /** The heads key every node sharing the datastore reads ({@link #storedHeads()}). */
+  private final String sharedHeadsKey;
+  /** The state is under a node's scope ({@link LogConfig#stateScope()}). */
+  private final boolean scoped;
   private final Object lock = new Object();
   /** The number of verified entries. */
   private long size;
@@ -181,7 +185,12 @@ public final class OrbitDbLog {
     this.config = Objects.requireNonNull(config, "config");
     this.executor = Objects.requireNonNull(executor, "executor");
     this.clock = Objects.requireNonNull(clock, "clock");
-    this.keyPrefix = keyPrefix(address);
+    this.sharedHeadsKey = keyPrefix(address) + "heads";
+    this.scoped = !config.stateScope().isEmpty();
+    // Nodes sharing one datastore keep their own state of the log (what each verified, its
+    // count, frontier and heads): a marker another node wrote says nothing of this node's heads.
+    this.keyPrefix = keyPrefix(address)
+        + (scoped ? "r/" + config.stateScope() + "/" : "");
     final int verifiedCacheSize = config.verifiedCacheSize();
     this.recent = new LinkedHashMap<>(16, 0.75f, true) {
       private static final long serialVersionUID = 1L;
@@ -240,10 +249,11 @@ public final class OrbitDbLog {
 
   /**
    * The heads last written to the datastore (by this node, or by another node sharing the
-   * datastore): joining them catches up with what the other node replicated.
+   * datastore, whose state is scoped: {@link LogConfig#stateScope()}): joining them catches up
+   * with what the other node replicated.
    */
   public List<Cid> storedHeads() {
-    return datastore.get(keyPrefix + "heads").map(OrbitDbLog::decodeCids).orElse(List.of());
+    return datastore.get(sharedHeadsKey).map(OrbitDbLog::decodeCids).orElse(List.of());
   }
 
   /** The block bytes of the current heads, oldest clock first (what a heads exchange sends). */
@@ -822,6 +832,9 @@ public final class OrbitDbLog {
     }
     puts.put(keyPrefix + "count", Long.toString(size).getBytes(StandardCharsets.US_ASCII));
     puts.put(keyPrefix + "heads", encodeCids(heads.stream().limit(BATCH).toList()));
+    if (scoped) {
+      puts.put(sharedHeadsKey, encodeCids(heads.stream().limit(BATCH).toList()));
+    }
     if (missing.isEmpty()) {
       deletes.add(keyPrefix + "pending");
     } else {

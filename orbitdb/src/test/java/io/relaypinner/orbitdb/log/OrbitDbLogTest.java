@@ -275,4 +275,31 @@ class OrbitDbLogTest {
     remote.put(entry.cid(), block);
     return entry;
   }
+
+  @Test
+  void nodesSharingADatastore_eachKeepTheirOwnState_andReadEachOthersHeads() throws Exception {
+    final JavaWriter writer = new JavaWriter();
+    remote.put(writer.identityCid(), writer.identityBlock());
+    final OrbitDbAddress address = JavaWriter.database(remote, "shared", List.of(writer.id()));
+    final List<Entry> chain = writer.chain(remote, address, 10);
+    final OrbitDbLog first = log(address, LogConfig.DEFAULT.withStateScope("relayA"));
+    final OrbitDbLog second = log(address, LogConfig.DEFAULT.withStateScope("relayB"));
+
+    get(first.join(chain.get(5).cid()));
+    assertThat(second.storedHeads()).containsExactly(chain.get(5).cid());
+    // What the first node verified (its markers) leaves the second node's heads and count to it:
+    // joining the other's heads adds the entries to its own log (read locally, no network).
+    fetches.clear();
+    assertThat(get(second.join(chain.get(5).cid())).added()).hasSize(6);
+    assertThat(fetches.keySet()).doesNotContainAnyElementsOf(
+        chain.stream().map(Entry::cid).toList());
+    get(second.join(chain.get(9).cid()));
+    assertThat(second.heads()).containsExactly(chain.get(9).cid());
+    assertThat(second.size()).isEqualTo(10);
+    assertThat(first.size()).isEqualTo(6);
+    assertThat(first.storedHeads()).containsExactly(chain.get(9).cid());
+    assertThat(OrbitDbLog.hasStoredEntries(datastore, address)).isTrue();
+    // Each node loads its own state again.
+    assertThat(log(address, LogConfig.DEFAULT.withStateScope("relayA")).size()).isEqualTo(6);
+  }
 }

@@ -16,8 +16,10 @@ import java.util.function.Supplier;
  * The entries replicated OrbitDB logs list as theirs, for garbage collection to keep even while
  * they are not pinned: an entry whose payload links media is pinned only once its media is, and
  * until then only the log's membership (persisted by {@code OrbitDbLog} under {@code
- * /orbitdb/logs/<manifest>/batches/<first CID>}, a dag-cbor list of CID strings, and the older
- * {@code .../entries/<CID>} keys) says it belongs. Only the entry blocks are kept, not what they
+ * /orbitdb/logs/<manifest>/e/<CID>}, a marker per verified entry, also under
+ * {@code .../r/<node>/e/<CID>} when relays share the datastore; and the earlier layouts
+ * {@code .../batches/<first CID>}, a dag-cbor list of CID strings, and {@code .../entries/<CID>})
+ * says it belongs. Only the entry blocks are kept, not what they
  * link (their identities are pinned when the entry is accepted, their media by its own pin).
  */
 public final class LogMembers implements Supplier<Set<Multihash>> {
@@ -36,7 +38,10 @@ public final class LogMembers implements Supplier<Set<Multihash>> {
     for (final Datastore.Entry record : datastore.scan(PREFIX)) {
       final String key = record.key();
       final int entries = key.indexOf("/entries/", PREFIX.length());
-      if (entries >= 0) {
+      if (key.indexOf("/e/", PREFIX.length()) >= 0) {
+        // A verified entry's marker (.../e/<CID>, under a node's scope on shared stores).
+        add(members, key.substring(key.lastIndexOf('/') + 1));
+      } else if (entries >= 0) {
         add(members, key.substring(entries + "/entries/".length()));
       } else if (key.indexOf("/batches/", PREFIX.length()) >= 0) {
         try {

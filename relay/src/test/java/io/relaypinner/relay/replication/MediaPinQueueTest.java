@@ -85,4 +85,32 @@ class MediaPinQueueTest {
     assertThat(queue.inFlight()).isZero();
     assertThat(queue.failedCount()).isEqualTo(1);
   }
+
+  @Test
+  void sharedPins_areClaimedAroundThePin_andOneAnotherRelayPinsWaitsWithoutHoldingASlot()
+      throws Exception {
+    final java.util.Set<Cid> pinnedElsewhere = ConcurrentHashMap.newKeySet();
+    final MediaPinQueue queue =
+        new MediaPinQueue(this::pin, pinnedElsewhere::contains, Runnable::run, 1);
+    final Cid a = cid("a");
+    final Cid b = cid("b");
+    final Map<Cid, Boolean> closed = new ConcurrentHashMap<>();
+    queue.shareWith(cid -> cid.equals(a) ? java.util.Optional.empty()
+        : java.util.Optional.of(done -> closed.put(cid, done)));
+
+    final CompletableFuture<Cid> first = queue.pin(a);
+    final CompletableFuture<Cid> second = queue.pin(b);
+    // Another relay holds a's claim: a gives its turn up, b runs.
+    assertThat(started).containsExactly(b);
+    assertThat(queue.busyCount()).isEqualTo(1);
+    running.get(b).complete(null);
+    assertThat(second.get(1, TimeUnit.SECONDS)).isEqualTo(b);
+    assertThat(closed).containsEntry(b, true);
+
+    // The other relay's pin lands in the shared pins: a later look completes a, no fetch here.
+    pinnedElsewhere.add(a);
+    assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo(a);
+    assertThat(started).containsExactly(b);
+    assertThat(queue.inFlight()).isZero();
+  }
 }

@@ -260,6 +260,12 @@ class StorageGcTest {
             List.of(io.relaypinner.ipfs.dagcbor.DagCborValue.of(waiting.toString())))));
     datastore.put("/orbitdb/logs/zdpuManifest/entries/" + oldStyle, new byte[0]);
     datastore.put("/orbitdb/logs/zdpuManifest/batches/garbage", new byte[] {1, 2, 3});
+    // Today's layout: a marker per verified entry, also under a relay's scope (shared stores).
+    final Cid marked = raw(blocks, 200);
+    final Cid markedByAnotherRelay = raw(blocks, 200);
+    datastore.put("/orbitdb/logs/zdpuManifest/e/" + marked, new byte[0]);
+    datastore.put("/orbitdb/logs/zdpuManifest/r/12D3KooWRelay2/e/" + markedByAnotherRelay,
+        new byte[0]);
     final StorageGc gc = new StorageGc(pins, new GatewayCache(1 << 20), quota(0), clock, GRACE,
         GcPolicy.ALWAYS, new LogMembers(datastore));
     gc.runOnce();
@@ -267,6 +273,8 @@ class StorageGcTest {
     gc.runOnce();
     assertThat(blocks.has(waiting)).isTrue();
     assertThat(blocks.has(oldStyle)).isTrue();
+    assertThat(blocks.has(marked)).isTrue();
+    assertThat(blocks.has(markedByAnotherRelay)).isTrue();
     assertThat(blocks.has(loose)).isFalse();
   }
   @Test
@@ -285,5 +293,80 @@ class StorageGcTest {
     assertThat(queued).hasSize(2);
     gc.requestRun();   // an eviction is not pressure: no spacing
     assertThat(queued).hasSize(3);
+  }
+
+  /** A policy for stores shared with other relays, whose answer the test sets. */
+  private static GcPolicy shared(final AtomicBoolean leader) {
+    return new GcPolicy() {
+      @Override
+      public boolean mayCollect() {
+        return leader.get();
+      }
+
+      @Override
+      public boolean sharedStores() {
+        return true;
+      }
+    };
+  }
+
+  @Test
+  void sharedStores_deleteNothingOnAFirstSighting_notEvenWhatTheCacheEvicted() {
+    final GatewayCache cache = new GatewayCache(1_500);
+    final StorageGc gc = gc(cache, quota(0), shared(new AtomicBoolean(true)));
+    final Cid old = raw(blocks, 1000);
+    final Cid evicted = raw(blocks, 1000);
+    cache.admit(sizes(evicted));
+    cache.admit(sizes(raw(blocks, 1000)));   // evicts it
+    // Another relay may be writing these right now (its pin lock is not ours): a first sighting
+    // deletes nothing, whatever the time since the block was written.
+    clock.advance(GRACE.multipliedBy(3));
+    gc.runOnce();
+    assertThat(blocks.has(old)).isTrue();
+    assertThat(blocks.has(evicted)).as("evicted, but shared: a second look first").isTrue();
+    clock.advance(GRACE.minusSeconds(1));
+    gc.runOnce();
+    assertThat(blocks.has(old)).isTrue();
+    clock.advance(Duration.ofSeconds(1));
+    gc.runOnce();
+    assertThat(blocks.has(old)).isFalse();
+    assertThat(blocks.has(evicted)).isFalse();
+  }
+
+  @Test
+  void sharedStores_aLeaderThatLosesTheLeaseStopsDeleting_andStartsOverWhenItRegainsIt() {
+    // How many more times the policy answers yes (the lease as this relay holds it).
+    final AtomicInteger yes = new AtomicInteger(Integer.MAX_VALUE);
+    final StorageGc gc = gc(new GatewayCache(1 << 20), quota(0), new GcPolicy() {
+      @Override
+      public boolean mayCollect() {
+        return yes.getAndUpdate(n -> Math.max(0, n - 1)) > 0;
+      }
+
+      @Override
+      public boolean sharedStores() {
+        return true;
+      }
+    });
+    final Cid a = raw(blocks, 100);
+    final Cid b = raw(blocks, 100);
+    gc.runOnce();
+    clock.advance(GRACE);
+    // The lease is lost after the run started: it is asked again before the first delete.
+    yes.set(1);
+    assertThat(gc.runOnce()).isEqualTo(StorageGc.Outcome.DONE);
+    assertThat(blocks.has(a)).isTrue();
+    assertThat(blocks.has(b)).isTrue();
+
+    // Not the leader for a while; meanwhile the blocks may have been deleted and written anew.
+    assertThat(gc.runOnce()).isEqualTo(StorageGc.Outcome.SKIPPED);
+    yes.set(Integer.MAX_VALUE);
+    clock.advance(GRACE);
+    gc.runOnce();
+    assertThat(blocks.has(a)).as("regained: its sightings start over").isTrue();
+    clock.advance(GRACE);
+    gc.runOnce();
+    assertThat(blocks.has(a)).isFalse();
+    assertThat(blocks.has(b)).isFalse();
   }
 }
