@@ -348,7 +348,9 @@ public final class ReplicationService implements AutoCloseable {
     });
     context.countOperation();
     if (!coordinator.owns(address)) {
-      // Another relay on the shared stores replicates it: catch up with it and with our peers.
+      // Another relay on the shared stores replicates it: exchange heads with our own peers (a
+      // reader here gets current heads) and catch up with the owner and with those peers.
+      databaseSync.dial(context, session, acSession);
       return coordinator.followerSync(context, session, replica);
     }
     try {
