@@ -200,9 +200,8 @@ class ScaleOutJsInteropIT {
     // Mid-sync: relay 3 heard of every database and part of a log has reached the shared
     // stores (relays only take over the databases they heard of).
     await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50)).until(() ->
-        addresses.stream().allMatch(a -> two.replication().orElseThrow().replicas()
-            .replica(OrbitDbAddress.parse(a)).isPresent() && three.replication().orElseThrow()
-            .replicas().replica(OrbitDbAddress.parse(a)).isPresent())
+        addresses.stream().allMatch(a -> two.coordination().ownership().wants(a)
+            && three.coordination().ownership().wants(a))
         && addresses.stream().anyMatch(a -> logSize(three, a) > 0));
     final List<Integer> atKill = addresses.stream().map(a -> logSize(three, a)).toList();
     one.kill();
