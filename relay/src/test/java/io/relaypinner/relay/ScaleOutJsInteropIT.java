@@ -197,9 +197,12 @@ class ScaleOutJsInteropIT {
     final List<String> addresses = new ArrayList<>();
     writing.get("dbs").forEach(a -> addresses.add(a.asText()));
 
-    // Mid-sync: part of a log has reached the shared stores (relay 3 heard it announced).
+    // Mid-sync: relay 3 heard of every database and part of a log has reached the shared
+    // stores (relays only take over the databases they heard of).
     await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50)).until(() ->
-        addresses.stream().anyMatch(a -> logSize(three, a) > 0));
+        addresses.stream().allMatch(a -> two.coordination().ownership().wants(a)
+            && three.coordination().ownership().wants(a))
+        && addresses.stream().anyMatch(a -> logSize(three, a) > 0));
     final List<Integer> atKill = addresses.stream().map(a -> logSize(three, a)).toList();
     one.kill();
     final long killedAt = System.nanoTime();

@@ -168,7 +168,7 @@ final class DatabaseSync {
   }
 
   /** Heads exchanges with the peers to dial, for the database and its controller's database. */
-  private List<CompletableFuture<?>> dial(final SyncContext context,
+  List<CompletableFuture<?>> dial(final SyncContext context,
       final DatabaseSession session, final DatabaseSession acSession) {
     final Set<PeerId> toDial = new LinkedHashSet<>(session.takeDial());
     if (context.trigger() != SyncTrigger.MESSAGE) {

@@ -100,7 +100,9 @@ final class ReplicationSyncer implements DatabaseSyncer {
         media.databaseOpened(replica);
         result = databaseSync.run(context, session, replica, acSession, start);
       } else {
-        // Another relay on the shared stores replicates it: catch up with it and our peers.
+        // Another relay on the shared stores replicates it: exchange heads with our own peers
+        // (a reader here gets current heads), catch up with the owner and with those peers.
+        databaseSync.dial(context, session, acSession);
         result = coordinator.followerSync(context, session, replica);
       }
     } catch (final Exception e) {
