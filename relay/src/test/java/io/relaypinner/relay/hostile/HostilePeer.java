@@ -95,7 +95,10 @@ final class HostilePeer implements AutoCloseable {
     if (attack == Attack.SLOW_READER) {
       // The relay answers wants on its own stream to us: we accept it and never read it.
       host.protocols().register(BitswapProtocol.BITSWAP_1_2,
-          (channel, protocol) -> channel.config().setAutoRead(false));
+          (channel, protocol) -> {
+            channel.config().setAutoRead(false);
+            channel.pipeline().addLast(new Discard());
+          });
     }
     host.start().get(10, TimeUnit.SECONDS);
     connection = host.dial(relay);
@@ -127,9 +130,8 @@ final class HostilePeer implements AutoCloseable {
         opening = open.newStream(List.of(protocol()), (channel, protocol) -> {
           if (attack == Attack.SLOW_READER) {
             channel.config().setAutoRead(false);
-          } else {
-            channel.pipeline().addLast(new Discard());
           }
+          channel.pipeline().addLast(new Discard());
         }).thenAccept(s -> {
           streams.incrementAndGet();
           stream = s.channel();
@@ -267,11 +269,19 @@ final class HostilePeer implements AutoCloseable {
     host.close();
   }
 
-  /** Drops whatever the relay sends on a stream we only write to. */
+  /**
+   * Drops whatever the relay sends on a stream we only write to, and closes it quietly when the
+   * relay resets it (the next tick opens another).
+   */
   private static final class Discard extends ChannelInboundHandlerAdapter {
     @Override
     public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
       ReferenceCountUtil.release(msg);
+    }
+
+    @Override
+    public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause) {
+      ctx.close();
     }
   }
 }

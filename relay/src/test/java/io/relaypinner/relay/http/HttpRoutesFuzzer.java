@@ -96,7 +96,10 @@ class HttpRoutesFuzzer {
             .build(), identity, new PrometheusRegistry(), Clock.systemUTC());
         node.start();
         port = node.httpPort().orElseThrow();
-        Runtime.getRuntime().addShutdownHook(new Thread(node::close));
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+          node.close();
+          deleteTree(dir);
+        }));
         errors.setContext(((ch.qos.logback.classic.Logger) LoggerFactory.getLogger(
             org.slf4j.Logger.ROOT_LOGGER_NAME)).getLoggerContext());
         errors.start();
@@ -105,6 +108,14 @@ class HttpRoutesFuzzer {
       } catch (final IOException e) {
         throw new IllegalStateException(e);
       }
+    }
+  }
+
+  private static void deleteTree(final Path dir) {
+    try (var paths = Files.walk(dir)) {
+      paths.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+    } catch (final IOException e) {
+      // a temporary directory: left behind at worst
     }
   }
 
