@@ -98,6 +98,9 @@ public final class HostileBench {
     System.out.printf("%-13s %d/%d peers complete, median %.1f s, max %.1f s%n", name, complete,
         round.peers().size(), round.median().toMillis() / 1000.0,
         round.max().toMillis() / 1000.0);
+    round.peers().stream().filter(p -> !p.complete()).limit(3).forEach(p -> System.out.printf(
+        "  incomplete: %s, %d/%d entries, file %s%n", p.database(), p.entriesReceived(),
+        p.entries(), p.fileReceived()));
   }
 
   private static Multiaddr relayAddress(final int port) throws Exception {

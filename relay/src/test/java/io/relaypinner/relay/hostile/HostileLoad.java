@@ -61,6 +61,8 @@ public final class HostileLoad implements AutoCloseable {
 
   private final Multiaddr relay;
   private final EventLoops loops;
+  /** The hostile peers' own threads: their floods must not slow the honest peers' side. */
+  private final EventLoops hostileLoops = EventLoops.create(2, "hostile-peers");
   private final ExecutorService storage = Executors.newFixedThreadPool(2);
   private final ScheduledExecutorService timers = Executors.newScheduledThreadPool(2);
   private final List<AutoCloseable> toClose = new CopyOnWriteArrayList<>();
@@ -101,7 +103,7 @@ public final class HostileLoad implements AutoCloseable {
 
   /**
    * @param relay the relay's TCP address with {@code /p2p/}
-   * @param loops the event loops of every peer of this load
+   * @param loops the event loops of the honest peers (the hostile ones have their own)
    */
   public HostileLoad(final Multiaddr relay, final EventLoops loops) {
     this.relay = relay;
@@ -115,7 +117,7 @@ public final class HostileLoad implements AutoCloseable {
   public void startHostile(final int count, final Duration period) throws Exception {
     final HostilePeer.Attack[] attacks = HostilePeer.Attack.values();
     for (int i = 0; i < count; i++) {
-      final HostilePeer peer = new HostilePeer(attacks[i % attacks.length], loops, relay,
+      final HostilePeer peer = new HostilePeer(attacks[i % attacks.length], hostileLoops, relay,
           () -> honestBlocks, () -> honestDatabases, 1_000 + i, frames, streams, redials);
       hostile.add(peer);
     }
@@ -161,7 +163,16 @@ public final class HostileLoad implements AutoCloseable {
     try {
       final List<Future<Honest>> futures = new ArrayList<>();
       for (int i = 0; i < peers; i++) {
-        futures.add(runners.submit(() -> honest(entries, fileBytes, timeout)));
+        futures.add(runners.submit(() -> {
+          final long start = System.nanoTime();
+          try {
+            return honest(entries, fileBytes, timeout);
+          } catch (final Exception e) {
+            // Could not even connect or subscribe (the relay overloaded): an incomplete peer.
+            return new Honest("(failed: " + e + ")", entries, 0, false,
+                Duration.ofNanos(System.nanoTime() - start));
+          }
+        }));
       }
       final List<Honest> out = new ArrayList<>();
       for (final Future<Honest> future : futures) {
@@ -271,5 +282,6 @@ public final class HostileLoad implements AutoCloseable {
     }
     timers.shutdownNow();
     storage.shutdownNow();
+    hostileLoops.shutdownGracefully(Duration.ofSeconds(3));
   }
 }
