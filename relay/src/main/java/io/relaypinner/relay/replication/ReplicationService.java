@@ -90,6 +90,7 @@ public final class ReplicationService implements AutoCloseable {
   private final InboxBudget inboxBudget;
   private final Executor executor;
   private final Clock clock;
+  private final Duration dialTimeout;
   private final Map<OrbitDbAddress, DatabaseSession> sessions = new ConcurrentHashMap<>();
   private final Set<OrbitDbAddress> wired = ConcurrentHashMap.newKeySet();
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
@@ -114,6 +115,7 @@ public final class ReplicationService implements AutoCloseable {
     this.executor = Objects.requireNonNull(executor, "executor");
     this.inboxBudget = Objects.requireNonNull(inboxBudget, "inboxBudget");
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.dialTimeout = config.dialTimeout();
     this.headsProtocol = new HeadsExchangeProtocol(headsConfig, this::endpoint);
     this.blocks = new ReplicatedBlocks(bitswap, blockstore, pins, this::count);
     this.media = new MediaPath(extractor, pinQueue, blocks, this::reportPinned, this::count);
@@ -222,11 +224,31 @@ public final class ReplicationService implements AutoCloseable {
     }
   }
 
-  /** A peer subscribed to a followed topic (on a pubsub event loop): exchange heads with it. */
+  /**
+   * A peer subscribed to a followed topic (on a pubsub event loop): exchange heads with it. When
+   * the replica is open the exchange starts now, outside the sync engine: a fresh reader has no
+   * heads to send and waits for ours, so it must not wait for a sync of this database that runs
+   * (until its update window ends) or for a free sync slot. The heads it sends go to the inbox
+   * and queue a sync like any others. Otherwise (or for an {@code orbitdb} controller's database,
+   * exchanged by the sync) the next sync dials it.
+   */
   public void onPeerSubscribed(final String topic, final PeerId peer) {
     final Optional<DatabaseSession> session = known(topic);
     if (session.isEmpty()) {
       return;
+    }
+    final Optional<OrbitDbReplica> replica = replicas.replica(session.get().address());
+    final Optional<io.relaypinner.libp2p.host.Connection> connection = host.connection(peer);
+    if (replica.isPresent() && connection.isPresent() && !closed) {
+      count("exchanges-on-subscribe");
+      headsProtocol.exchange(connection.get(), session.get().address(), endpoint(session.get()))
+          .orTimeout(dialTimeout.toMillis(), TimeUnit.MILLISECONDS)
+          .whenComplete((result, error) -> count(error == null ? "exchanges-dialled"
+              : "exchanges-failed"));
+      if (replica.get().accessControllerDatabase().isEmpty()) {
+        session.get().sawPeer(peer, false);
+        return;
+      }
     }
     session.get().sawPeer(peer, true);
     trigger(topic, SyncTrigger.MESSAGE);
@@ -432,7 +454,7 @@ public final class ReplicationService implements AutoCloseable {
     for (final OrbitDbReplica replica : replicas.replicas()) {
       replica.log().counters().forEach((k, v) -> {
         if (k.startsWith("rejected.") || k.startsWith("bound.") || k.equals("unavailable")
-            || k.equals("oversized") || k.equals("deferred")) {
+            || k.equals("oversized") || k.equals("deferred") || k.equals("accepted")) {
           logs.merge("log." + k, v, Long::sum);
         }
       });
