@@ -113,7 +113,11 @@ public final class ReplicationLatencyBench {
   /** The relay process, started by the launcher. */
   private record Relay(Process process, int httpPort, Path data) implements AutoCloseable {
     static Relay start() throws Exception {
-      final Path data = Files.createTempDirectory("replication-latency-relay");
+      // -Dbench.relayDataParent=/dev/shm: the relay's stores on tmpfs (fsync costs nothing), to
+      // tell storage latency from the rest.
+      final String parent = System.getProperty("bench.relayDataParent");
+      final Path data = parent == null ? Files.createTempDirectory("replication-latency-relay")
+          : Files.createTempDirectory(Path.of(parent), "replication-latency-relay");
       final int port;
       try (ServerSocket socket = new ServerSocket(0)) {
         port = socket.getLocalPort();
@@ -261,6 +265,75 @@ public final class ReplicationLatencyBench {
     }
   }
 
+  /** Polls the relay during and after a round: when each media CID and each entry arrived. */
+  private static final class Progress implements Runnable {
+    final Relay relay;
+    final long acceptedBefore;
+    final Map<String, Double> seen = new java.util.concurrent.ConcurrentHashMap<>();
+    /** (time, entries accepted since the round began), in order. */
+    final List<double[]> accepted = new java.util.concurrent.CopyOnWriteArrayList<>();
+    final Set<String> before;
+    /** 250 ms while the writer appends (the polls cost the relay CPU), then 5 ms. */
+    volatile long intervalMs = 250;
+    volatile boolean stop;
+    volatile Exception failure;
+
+    Progress(final Relay relay, final long acceptedBefore) throws Exception {
+      this.relay = relay;
+      this.acceptedBefore = acceptedBefore;
+      this.before = relay.pinnedMedia();
+    }
+
+    @Override
+    public void run() {
+      try {
+        while (!stop) {
+          final double now = nowMs();
+          for (final String cid : relay.pinnedMedia()) {
+            if (!before.contains(cid)) {
+              seen.putIfAbsent(cid, now);
+            }
+          }
+          final long count = relay.accepted() - acceptedBefore;
+          if (accepted.isEmpty() || accepted.get(accepted.size() - 1)[1] != count) {
+            accepted.add(new double[] {now, count});
+          }
+          Thread.sleep(intervalMs);
+        }
+      } catch (final Exception e) {
+        failure = e;
+      }
+    }
+
+    /** When at least {@code count} entries were accepted, or -1 (not yet). */
+    double acceptedAt(final long count) {
+      for (final double[] sample : accepted) {
+        if (sample[1] >= count) {
+          return sample[0];
+        }
+      }
+      return -1;
+    }
+
+    /** Waits (120 s at most) until {@code when} answers a time. */
+    double await(final java.util.function.DoubleSupplier when) throws Exception {
+      final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+      while (true) {
+        final double at = when.getAsDouble();
+        if (at >= 0) {
+          return at;
+        }
+        if (failure != null) {
+          throw failure;
+        }
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("relay incomplete after 120 s");
+        }
+        Thread.sleep(2);
+      }
+    }
+  }
+
   private static double load() {
     try {
       return Double.parseDouble(Files.readString(Path.of("/proc/loadavg")).split(" ")[0]);
@@ -355,27 +428,33 @@ public final class ReplicationLatencyBench {
           loadMax = Math.max(loadMax, load);
           if (relayFirst == (step == 0)) {
             final Map<String, Double> before = relay.counters();
+            final long acceptedBefore = before.get("accepted").longValue();
+            final Progress progress = new Progress(relay, acceptedBefore);
+            final Thread poller = new Thread(progress, "progress");
+            poller.start();
             final JsonNode result = writerRound(writer, relayAddress, entries, files, fileKib,
                 relay);
+            final double start = result.get("start").asDouble();
             final double end = result.get("end").asDouble();
-            final Set<String> cids = new HashSet<>();
+            final List<String> cids = new ArrayList<>();
             result.get("files").forEach(f -> cids.add(f.asText()));
-            double mediaAt = Double.NaN;
-            double allAt = Double.NaN;
-            final long acceptedBefore = before.get("accepted").longValue();
-            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-            while (Double.isNaN(mediaAt) || Double.isNaN(allAt)) {
-              if (Double.isNaN(mediaAt) && relay.pinnedMedia().containsAll(cids)) {
-                mediaAt = nowMs();
-              }
-              if (Double.isNaN(allAt) && relay.accepted() - acceptedBefore >= entries) {
-                allAt = nowMs();
-              }
-              if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("relay incomplete after 120 s");
-              }
-              Thread.sleep(5);
-            }
+            // Every 5 ms from now on: the figures are counted from the last append.
+            progress.intervalMs = 5;
+            final double mediaAt = progress.await(() -> progress.seen.keySet().containsAll(cids)
+                ? cids.stream().mapToDouble(progress.seen::get).max().orElse(nowMs()) : -1);
+            final double allAt = progress.await(() -> progress.acceptedAt(entries));
+            progress.stop = true;
+            poller.join();
+            final double[] pinTimes = cids.stream().mapToDouble(progress.seen::get).sorted()
+                .toArray();
+            System.out.printf(Locale.ROOT, "  round %d: from the first append (writer took %.0f"
+                + " ms): media pinned 1st %.0f, 10th %.0f, last %.0f ms; relay has 1st entry"
+                + " %.0f, half %.0f, all %.0f ms%n", round, end - start,
+                pinTimes.length > 0 ? pinTimes[0] - start : Double.NaN,
+                pinTimes.length > 9 ? pinTimes[9] - start : Double.NaN,
+                pinTimes.length > 0 ? pinTimes[pinTimes.length - 1] - start : Double.NaN,
+                progress.acceptedAt(1) - start, progress.acceptedAt(entries / 2) - start,
+                allAt - start);
             final Map<String, Double> afterCounters = relay.counters();
             leave(writer);
             final JsonNode reader = read(stack, relayAddress, result.get("address").asText(),

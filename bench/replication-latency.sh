@@ -9,6 +9,8 @@
 # Needs: interop/js/install.sh stack-a stack-b did; a built jar (./relay-pinner builds it).
 # BENCH_NICE=-10 runs the benchmark and every process it starts (relay, JS peers) at that
 # niceness (root only), so that other work on a shared machine disturbs the figures less.
+# BENCH_JAVA_OPTS: system properties of the benchmark (-Dbench.relayDataParent=/dev/shm: the
+# relay's stores on tmpfs; -Dbench.writerNodeArgs=...: Node flags of the writer).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jar="$root/cli/target/relay-pinner.jar"
@@ -19,5 +21,5 @@ for stack in ${stacks//,/ }; do
     || { echo "run interop/js/install.sh $stack did first" >&2; exit 1; }
 done
 echo "niceness ${BENCH_NICE:-0}, build $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- . ':!docs' || echo '+dirty'), $(date -u +%FT%TZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-${BENCH_NICE:+nice -n "$BENCH_NICE"} java -Dbench.root="$root" -cp "$jar" "$root/bench/ReplicationLatencyBench.java" "$stacks" \
+${BENCH_NICE:+nice -n "$BENCH_NICE"} java -Dbench.root="$root" ${BENCH_JAVA_OPTS:-} -cp "$jar" "$root/bench/ReplicationLatencyBench.java" "$stacks" \
   "${2:-3}" "${3:-200}" "${4:-20}" "${5:-1024}"

@@ -253,13 +253,20 @@ async function reader () {
   if (process.env.BENCH_TRACE) {
     // Where a reader's time goes: block fetches and pubsub subscriptions, ms from t0, on stderr.
     const trace = (what) => console.error(`reader +${(now() - t0).toFixed(1)} ms ${what}`)
+    // Helia 5 answers a promise of the block, Helia 6 an async iterable of its bytes.
     const get = helia.blockstore.get.bind(helia.blockstore)
-    helia.blockstore.get = async function (cid, options) {
-      const local = await helia.blockstore.has(cid)
+    helia.blockstore.get = function (cid, options) {
       const started = now()
-      const block = await get(cid, options)
-      if (!local) trace(`fetched ${cid.toString().slice(-8)} in ${(now() - started).toFixed(1)} ms`)
-      return block
+      const done = () => {
+        const ms = now() - started
+        if (ms >= 1) trace(`fetched ${cid.toString().slice(-8)} in ${ms.toFixed(1)} ms`)
+      }
+      const result = get(cid, options)
+      if (typeof result?.then === 'function') return result.then((block) => { done(); return block })
+      if (result?.[Symbol.asyncIterator]) {
+        return (async function * () { yield * result; done() })()
+      }
+      return result
     }
     pubsub.addEventListener('subscription-change', (event) => trace(`subscription-change ${
       event.detail.subscriptions.map((s) => s.topic.slice(-8) + ':' + s.subscribe).join(',')}`))
