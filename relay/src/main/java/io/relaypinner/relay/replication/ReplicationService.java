@@ -229,8 +229,9 @@ public final class ReplicationService implements AutoCloseable {
    * the replica is open the exchange starts now, outside the sync engine: a fresh reader has no
    * heads to send and waits for ours, so it must not wait for a sync of this database that runs
    * (until its update window ends) or for a free sync slot. The heads it sends go to the inbox
-   * and queue a sync like any others. Otherwise (or for an {@code orbitdb} controller's database,
-   * exchanged by the sync) the next sync dials it.
+   * and queue a sync like any others. Otherwise (no replica or connection yet, the exchange
+   * failed, or an {@code orbitdb} controller's database, exchanged by the sync) the next sync
+   * dials it.
    */
   public void onPeerSubscribed(final String topic, final PeerId peer) {
     final Optional<DatabaseSession> session = known(topic);
@@ -243,8 +244,14 @@ public final class ReplicationService implements AutoCloseable {
       count("exchanges-on-subscribe");
       headsProtocol.exchange(connection.get(), session.get().address(), endpoint(session.get()))
           .orTimeout(dialTimeout.toMillis(), TimeUnit.MILLISECONDS)
-          .whenComplete((result, error) -> count(error == null ? "exchanges-dialled"
-              : "exchanges-failed"));
+          .whenComplete((result, error) -> {
+            count(error == null ? "exchanges-dialled" : "exchanges-failed");
+            if (error != null) {
+              // The next sync dials it again.
+              session.get().sawPeer(peer, true);
+              trigger(topic, SyncTrigger.MESSAGE);
+            }
+          });
       if (replica.get().accessControllerDatabase().isEmpty()) {
         session.get().sawPeer(peer, false);
         return;
