@@ -80,7 +80,8 @@ public final class ReplicationService implements AutoCloseable {
     this.pinQueue = Objects.requireNonNull(pinQueue, "pinQueue");
     this.inboxBudget = Objects.requireNonNull(inboxBudget, "inboxBudget");
     this.sessions = new DatabaseSessions(inboxBudget);
-    this.intake = new ReplicationIntake(sessions, replicas, network, executor, this::count);
+    this.intake = new ReplicationIntake(sessions, replicas, network, executor, this::count,
+        config.dialTimeout());
     this.blocks = new ReplicatedBlocks(network::announce, blockstore, pins, this::count);
     final MediaPath media = new MediaPath(extractor, pinQueue, blocks, this::reportPinned,
         this::count);
@@ -168,7 +169,8 @@ public final class ReplicationService implements AutoCloseable {
     for (final OrbitDbReplica replica : replicas.replicas()) {
       replica.log().counters().forEach((k, v) -> {
         if (k.startsWith("rejected.") || k.startsWith("bound.") || k.equals("unavailable")
-            || k.equals("oversized") || k.equals("deferred") || k.equals("truncated")) {
+            || k.equals("oversized") || k.equals("deferred") || k.equals("truncated")
+            || k.equals("accepted")) {
           logs.merge("log." + k, v, Long::sum);
         }
       });
