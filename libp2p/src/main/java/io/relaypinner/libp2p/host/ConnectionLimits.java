@@ -33,6 +33,10 @@ import java.util.Objects;
  *     and protocols) waiting for processing before its streams stop reading ({@link
  *     PeerInboundQueue})
  * @param peerQueuedBytes the bytes of those messages before its streams stop reading
+ * @param nodeQueuedMessages decoded inbound messages of all peers together waiting for
+ *     processing before the streams that deliver more stop reading: the per-peer budgets alone
+ *     would let many peers fill the heap ({@link PeerInboundQueue})
+ * @param nodeQueuedBytes the bytes of those messages before those streams stop reading
  */
 public record ConnectionLimits(
     int maxConnections,
@@ -45,7 +49,9 @@ public record ConnectionLimits(
     long peerInboundBytesPerSecond,
     long peerInboundBurstBytes,
     int peerQueuedMessages,
-    long peerQueuedBytes) {
+    long peerQueuedBytes,
+    int nodeQueuedMessages,
+    long nodeQueuedBytes) {
 
   /**
    * Limits of js-libp2p's registrar for the built-in protocols, plus gossipsub (2, as its
@@ -88,6 +94,10 @@ public record ConnectionLimits(
     atLeast("peerQueuedMessages", peerQueuedMessages, 1);
     if (peerQueuedBytes < 1) {
       throw new IllegalArgumentException("peerQueuedBytes must be positive: " + peerQueuedBytes);
+    }
+    atLeast("nodeQueuedMessages", nodeQueuedMessages, 1);
+    if (nodeQueuedBytes < 1) {
+      throw new IllegalArgumentException("nodeQueuedBytes must be positive: " + nodeQueuedBytes);
     }
   }
 
@@ -142,7 +152,8 @@ public record ConnectionLimits(
         .handshakeTimeout(handshakeTimeout).idleTimeout(idleTimeout)
         .peerInboundBytesPerSecond(peerInboundBytesPerSecond)
         .peerInboundBurstBytes(peerInboundBurstBytes)
-        .peerQueuedMessages(peerQueuedMessages).peerQueuedBytes(peerQueuedBytes);
+        .peerQueuedMessages(peerQueuedMessages).peerQueuedBytes(peerQueuedBytes)
+        .nodeQueuedMessages(nodeQueuedMessages).nodeQueuedBytes(nodeQueuedBytes);
   }
 
   /** Collects values; {@link #build()} validates them. */
@@ -158,6 +169,8 @@ public record ConnectionLimits(
     private long peerInboundBurstBytes = 64L * 1024 * 1024;
     private int peerQueuedMessages = 64;
     private long peerQueuedBytes = 16L * 1024 * 1024;
+    private int nodeQueuedMessages = 1_024;
+    private long nodeQueuedBytes = 16L * 1024 * 1024;
 
     private Builder() {}
 
@@ -230,10 +243,27 @@ public record ConnectionLimits(
       return this;
     }
 
+    /** Default 1,024 messages. */
+    public Builder nodeQueuedMessages(final int value) {
+      this.nodeQueuedMessages = value;
+      return this;
+    }
+
+    /**
+     * Default 16 MiB: decoded control messages take about four times their wire size on the
+     * heap (a PRUNE of 25 bytes is a 110-byte object graph), so this keeps the backlog of all
+     * peers together within about 70 MiB of the relay's 160 MiB heap.
+     */
+    public Builder nodeQueuedBytes(final long value) {
+      this.nodeQueuedBytes = value;
+      return this;
+    }
+
     public ConnectionLimits build() {
       return new ConnectionLimits(maxConnections, maxStreamsPerConnection, maxRejectedStreams,
           protocolStreamLimits, defaultProtocolStreamLimit, handshakeTimeout, idleTimeout,
-          peerInboundBytesPerSecond, peerInboundBurstBytes, peerQueuedMessages, peerQueuedBytes);
+          peerInboundBytesPerSecond, peerInboundBurstBytes, peerQueuedMessages, peerQueuedBytes,
+          nodeQueuedMessages, nodeQueuedBytes);
     }
   }
 }

@@ -45,9 +45,13 @@ final class ConnectionManager {
   private final AtomicInteger openInbound = new AtomicInteger();
   private final Map<PeerId, PeerBudget> budgets = new ConcurrentHashMap<>();
   private final Map<PeerId, PeerInboundQueue> queues = new ConcurrentHashMap<>();
+  /** All peers' decoded messages together: every peer's budget charges this one too. */
+  private final PeerInboundQueue nodeQueue;
 
   ConnectionManager(final ConnectionLimits limits) {
     this.limits = limits;
+    this.nodeQueue = PeerInboundQueue.node(limits.nodeQueuedMessages(), limits.nodeQueuedBytes(),
+        counters);
   }
 
   LimitCounters counters() {
@@ -146,7 +150,8 @@ final class ConnectionManager {
     final PeerId remote = connection.remotePeer();
     final PeerInboundQueue queue = queues.compute(remote, (key, existing) -> {
       final PeerInboundQueue q = existing != null ? existing
-          : new PeerInboundQueue(limits.peerQueuedMessages(), limits.peerQueuedBytes(), counters);
+          : new PeerInboundQueue(limits.peerQueuedMessages(), limits.peerQueuedBytes(), counters,
+              nodeQueue);
       q.users++;
       return q;
     });

@@ -37,7 +37,12 @@ public final class LimitCounters {
      * A peer's decoded messages waiting for their protocols filled its budget ({@link
      * PeerInboundQueue}): its streams paused until the backlog drained.
      */
-    PEER_INBOUND_QUEUE;
+    PEER_INBOUND_QUEUE,
+    /**
+     * The decoded messages of all peers together filled the node's budget ({@link
+     * ConnectionLimits#nodeQueuedBytes()}): the streams delivering more paused until it drained.
+     */
+    NODE_INBOUND_QUEUE;
 
     /** The metric label: the name in lower case, e.g. {@code max_connections}. */
     public String label() {

@@ -3,9 +3,10 @@ package io.relaypinner.libp2p.host;
 import io.netty.channel.Channel;
 import io.relaypinner.libp2p.host.LimitCounters.Limit;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -15,7 +16,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * budget stops reading (auto-read off, so yamux stops granting window: backpressure, nothing is
  * dropped), and so does every other stream of the peer that delivers a message while it is full;
  * all of them read again once the peer's backlog is down to a quarter of each limit. Hitting the
- * budget is counted as {@link Limit#PEER_INBOUND_QUEUE}. Thread-safe.
+ * budget is counted as {@link Limit#PEER_INBOUND_QUEUE}. Every peer's messages also count against
+ * one budget of the whole node ({@link #node}, {@link ConnectionLimits#nodeQueuedBytes()}): many
+ * peers each within their own budget could otherwise fill the heap together (40 hostile peers
+ * flooding PRUNEs and wantlists did, on the relay's 160 MiB heap). Thread-safe.
  *
  * <p>Protocols take a ticket with {@link #admit} when a message is decoded and run it once the
  * message is handled (or dropped).
@@ -24,73 +28,124 @@ public final class PeerInboundQueue {
   private final int maxMessages;
   private final long maxBytes;
   private final LimitCounters counters;
-  private final Set<Channel> paused = new HashSet<>();
+  private final Limit limit;
+  /** The node-wide budget this peer's messages are charged to as well, or null. */
+  private final PeerInboundQueue node;
+  /** Streams this budget paused, each with the peer budget it delivered through. */
+  private final Map<Channel, PeerInboundQueue> paused = new HashMap<>();
   private int messages;
   private long bytes;
   /** Connections of the peer using this budget (the connection manager's bookkeeping). */
   int users;
 
   /**
+   * A peer's budget on its own.
+   *
    * @param maxMessages decoded messages waiting at once before streams pause
    * @param maxBytes their bytes before streams pause
    * @param counters where hits are counted
    */
   public PeerInboundQueue(final int maxMessages, final long maxBytes,
       final LimitCounters counters) {
+    this(maxMessages, maxBytes, counters, Limit.PEER_INBOUND_QUEUE, null);
+  }
+
+  /**
+   * A peer's budget whose messages also count against {@code node}, the budget of all peers
+   * together (see {@link #node}): a stream pauses when either is full and reads again once
+   * both have drained.
+   */
+  public PeerInboundQueue(final int maxMessages, final long maxBytes,
+      final LimitCounters counters, final PeerInboundQueue node) {
+    this(maxMessages, maxBytes, counters, Limit.PEER_INBOUND_QUEUE,
+        Objects.requireNonNull(node, "node"));
+  }
+
+  private PeerInboundQueue(final int maxMessages, final long maxBytes,
+      final LimitCounters counters, final Limit limit, final PeerInboundQueue node) {
     if (maxMessages < 1 || maxBytes < 1) {
       throw new IllegalArgumentException("limits must be positive");
     }
     this.maxMessages = maxMessages;
     this.maxBytes = maxBytes;
     this.counters = counters;
+    this.limit = limit;
+    this.node = node;
+  }
+
+  /**
+   * The budget of all peers' decoded messages together, which peer budgets made with it charge
+   * as well; hitting it is counted as {@link Limit#NODE_INBOUND_QUEUE}.
+   */
+  public static PeerInboundQueue node(final int maxMessages, final long maxBytes,
+      final LimitCounters counters) {
+    return new PeerInboundQueue(maxMessages, maxBytes, counters, Limit.NODE_INBOUND_QUEUE, null);
   }
 
   /**
    * Charges a decoded message of {@code size} bytes read from {@code stream} (call on the
-   * stream's event loop); pauses the stream when the peer's budget is full.
+   * stream's event loop); pauses the stream when the peer's budget, or the node's, is full.
    *
    * @return the release: run it exactly once when the message is handled (further runs are
    *     ignored), from any thread
    */
   public Runnable admit(final Channel stream, final long size) {
-    synchronized (this) {
-      messages++;
-      bytes += size;
-      if ((messages >= maxMessages || bytes >= maxBytes) && paused.add(stream)) {
-        stream.config().setAutoRead(false);
-        counters.hit(Limit.PEER_INBOUND_QUEUE);
-      }
+    charge(stream, size, this);
+    if (node != null) {
+      node.charge(stream, size, this);
     }
     final AtomicBoolean released = new AtomicBoolean();
     return () -> {
       if (released.compareAndSet(false, true)) {
         release(size);
+        if (node != null) {
+          node.release(size);
+        }
       }
     };
   }
 
+  private void charge(final Channel stream, final long size, final PeerInboundQueue peer) {
+    synchronized (this) {
+      messages++;
+      bytes += size;
+      if (messages >= maxMessages || bytes >= maxBytes) {
+        if (paused.put(stream, peer) == null) {
+          counters.hit(limit);
+        }
+        // Even when already listed: the other budget may have resumed it meanwhile.
+        stream.config().setAutoRead(false);
+      }
+    }
+  }
+
   private void release(final long size) {
-    final List<Channel> resume;
+    final List<Map.Entry<Channel, PeerInboundQueue>> resume;
     synchronized (this) {
       messages--;
       bytes -= size;
       if (paused.isEmpty() || messages > maxMessages / 4 || bytes > maxBytes / 4) {
         return;
       }
-      resume = new ArrayList<>(paused);
+      resume = new ArrayList<>(paused.entrySet());
       paused.clear();
     }
-    for (final Channel stream : resume) {
+    for (final Map.Entry<Channel, PeerInboundQueue> entry : resume) {
+      final Channel stream = entry.getKey();
+      final PeerInboundQueue peer = entry.getValue();
       stream.eventLoop().execute(() -> {
-        synchronized (this) {
-          // Paused again meanwhile: stays paused until the next resume.
-          if (paused.contains(stream)) {
-            return;
-          }
+        // Paused again meanwhile, or still held by the other budget: that one resumes it when
+        // it drains (each budget lets go first, then checks, so one of them always resumes).
+        if (peer.holds(stream) || (peer.node != null && peer.node.holds(stream))) {
+          return;
         }
         stream.config().setAutoRead(true);
       });
     }
+  }
+
+  private synchronized boolean holds(final Channel stream) {
+    return paused.containsKey(stream);
   }
 
   /** Decoded messages waiting now. */

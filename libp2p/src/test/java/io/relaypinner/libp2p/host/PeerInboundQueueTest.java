@@ -66,6 +66,46 @@ class PeerInboundQueueTest {
   }
 
   @Test
+  void nodeBudget_pausesPeersThatAreEachWithinTheirOwn_andResumesOnceBothDrain() {
+    // Many peers each within their budget filled the relay's heap together (40 hostile peers,
+    // 16 MiB each, on a 160 MiB heap): the node's budget bounds them all.
+    final PeerInboundQueue node = PeerInboundQueue.node(1_000, 100, counters);
+    final List<PeerInboundQueue> peers = new ArrayList<>();
+    final List<EmbeddedChannel> streams = new ArrayList<>();
+    final List<Runnable> releases = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      peers.add(new PeerInboundQueue(1_000, 60, counters, node));
+      streams.add(new EmbeddedChannel());
+    }
+    for (int i = 0; i < 4; i++) {
+      releases.add(peers.get(i).admit(streams.get(i), 25));
+    }
+    assertThat(node.bytes()).isEqualTo(100);
+    assertThat(streams.get(3).config().isAutoRead()).isFalse();
+    assertThat(streams.subList(0, 3)).allSatisfy(s -> assertThat(s.config().isAutoRead()).isTrue());
+    assertThat(counters.get(Limit.NODE_INBOUND_QUEUE)).isEqualTo(1);
+    assertThat(counters.get(Limit.PEER_INBOUND_QUEUE)).isZero();
+    // Peer 0 also fills its own budget; then the node drains, but peer 0's own backlog holds it.
+    releases.add(peers.get(0).admit(streams.get(0), 40));
+    assertThat(streams.get(0).config().isAutoRead()).isFalse();
+    assertThat(counters.get(Limit.PEER_INBOUND_QUEUE)).isEqualTo(1);
+    releases.get(1).run();
+    releases.get(2).run();
+    releases.get(3).run();
+    streams.forEach(EmbeddedChannel::runPendingTasks);
+    assertThat(node.bytes()).isEqualTo(65);
+    assertThat(streams.get(3).config().isAutoRead()).isFalse();
+    releases.get(0).run();
+    streams.forEach(EmbeddedChannel::runPendingTasks);
+    // Node at 40 of 100 and peer 0 at 40 of 60: both above a quarter, still paused.
+    assertThat(streams.get(0).config().isAutoRead()).isFalse();
+    releases.get(4).run();
+    streams.forEach(EmbeddedChannel::runPendingTasks);
+    assertThat(node.bytes()).isZero();
+    assertThat(streams).allSatisfy(s -> assertThat(s.config().isAutoRead()).isTrue());
+  }
+
+  @Test
   void defaults_limitBitswapAndGossipsubStreamsPerConnection() {
     assertThat(ConnectionLimits.DEFAULT.protocolLimit("/ipfs/bitswap/1.2.0").getValue())
         .isEqualTo(32);

@@ -134,6 +134,10 @@ public record TrustlessRequest(Kind kind, Scope scope, Optional<EntityBytes> ent
     if (accept != null) {
       for (final String item : accept.split(",")) {
         final String[] parts = item.trim().split(";");
+        if (parts.length == 0) {
+          // ";" alone (split drops trailing empty strings; found by HttpRoutesFuzzer).
+          continue;
+        }
         final String type = parts[0].trim().toLowerCase(Locale.ROOT);
         if (!RAW_TYPE.equals(type) && !CAR_TYPE.equals(type)) {
           continue;

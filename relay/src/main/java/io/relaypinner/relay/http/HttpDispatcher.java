@@ -7,6 +7,7 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.DefaultFileRegion;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
@@ -79,6 +80,7 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
   private boolean inReadBatch;
   private boolean flushNeeded;
   private boolean readPaused;
+  private boolean inputShutdown;
 
   HttpDispatcher(final Router router, final HttpResponses responses, final HttpMetrics metrics) {
     this.router = router;
@@ -138,7 +140,22 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
       }
       return;
     }
+    if (evt instanceof ChannelInputShutdownEvent) {
+      // The client half-closed after its requests (HTTP/1.1 allows it; nc -N, some proxies):
+      // answer what it asked, then close. Closing at once lost the answers of asynchronous
+      // routes (found by HttpRoutesFuzzer: a GET /ipfs/ answered nothing).
+      inputShutdown = true;
+      closeIfAnswered(ctx);
+      return;
+    }
     ctx.fireUserEventTriggered(evt);
+  }
+
+  private void closeIfAnswered(final ChannelHandlerContext ctx) {
+    if (inputShutdown && !inFlight && queued.isEmpty() && ctx.channel().isActive()) {
+      // After whatever is written and not yet flushed.
+      ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+    }
   }
 
   @Override
@@ -200,7 +217,16 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
     final Router.Match match = router.match(method, path);
     if (match instanceof Router.Found found) {
       final Exchange exchange = new Exchange(request, found.route(), method, keepAlive, http10);
-      invoke(ctx, exchange, found.handler(), new RouteRequest(ctx.channel(), request, path));
+      final RouteRequest routeRequest = new RouteRequest(ctx.channel(), request, path);
+      if (!routeRequest.hasValidQuery()) {
+        // Found by HttpRoutesFuzzer: "?%%" made every route reading a parameter throw (a 500
+        // and a stack trace for the client's fault).
+        metrics.error(ErrorCodes.BAD_REQUEST);
+        complete(ctx, exchange, responses.error(HttpResponseStatus.BAD_REQUEST,
+            ErrorCodes.BAD_REQUEST, "the query string is not valid percent-encoding"));
+        return;
+      }
+      invoke(ctx, exchange, found.handler(), routeRequest);
     } else if (match instanceof Router.MethodNotAllowed notAllowed) {
       final Exchange exchange =
           new Exchange(request, notAllowed.route(), method, keepAlive, http10);
@@ -434,6 +460,7 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
       flushNeeded = false;
       ctx.flush();
     }
+    closeIfAnswered(ctx);
   }
 
   private void releaseQueued() {

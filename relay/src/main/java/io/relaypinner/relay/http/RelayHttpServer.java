@@ -118,6 +118,8 @@ public final class RelayHttpServer implements AutoCloseable {
         .option(ChannelOption.SO_REUSEADDR, true)
         .childOption(ChannelOption.TCP_NODELAY, true)
         .childOption(ChannelOption.SO_KEEPALIVE, true)
+        // A client that half-closes after its request still gets the answer (HttpDispatcher).
+        .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
         .childHandler(new ChannelInitializer<Channel>() {
           @Override
           protected void initChannel(final Channel channel) {

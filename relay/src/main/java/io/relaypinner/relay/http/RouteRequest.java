@@ -76,6 +76,19 @@ public final class RouteRequest {
     return query.parameters();
   }
 
+  /**
+   * Whether the query string decodes (a {@code %} not followed by two hex digits does not):
+   * checked before the route runs, so routes may read parameters without handling it.
+   */
+  boolean hasValidQuery() {
+    try {
+      queryParameters();
+      return true;
+    } catch (final IllegalArgumentException e) {
+      return false;
+    }
+  }
+
   /** The loop this connection runs on: schedule timeouts here. */
   public EventLoop eventLoop() {
     return channel.eventLoop();

@@ -2,6 +2,7 @@ package io.relaypinner.relay.replication;
 
 import io.relaypinner.multiformats.PeerId;
 import io.relaypinner.orbitdb.OrbitDbAddress;
+import io.relaypinner.orbitdb.OrbitDbReplica;
 import io.relaypinner.orbitdb.OrbitDbReplicas;
 import io.relaypinner.orbitdb.heads.HeadsEndpoint;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
@@ -39,18 +40,21 @@ final class ReplicationIntake implements OrbitDbTopics.Listener {
   private final Executor executor;
   private final ReplicationCoordinator coordinator;
   private final Consumer<String> counter;
+  private final Duration exchangeTimeout;
   private volatile SyncEngine engine;
   private volatile boolean closed;
 
   ReplicationIntake(final DatabaseSessions sessions, final OrbitDbReplicas replicas,
       final ReplicationNetwork network, final Executor executor,
-      final ReplicationCoordinator coordinator, final Consumer<String> counter) {
+      final ReplicationCoordinator coordinator, final Consumer<String> counter,
+      final Duration exchangeTimeout) {
     this.sessions = Objects.requireNonNull(sessions, "sessions");
     this.replicas = Objects.requireNonNull(replicas, "replicas");
     this.network = Objects.requireNonNull(network, "network");
     this.executor = Objects.requireNonNull(executor, "executor");
     this.coordinator = Objects.requireNonNull(coordinator, "coordinator");
     this.counter = Objects.requireNonNull(counter, "counter");
+    this.exchangeTimeout = Objects.requireNonNull(exchangeTimeout, "exchangeTimeout");
   }
 
   /** Syncs are queued on {@code syncEngine} from now on. */
@@ -99,12 +103,42 @@ final class ReplicationIntake implements OrbitDbTopics.Listener {
     });
   }
 
+  /**
+   * A peer subscribed to a followed topic (on a pubsub event loop): exchange heads with it. When
+   * the replica is open the exchange starts now, outside the sync engine: a fresh reader has no
+   * heads to send and waits for ours, so it must not wait for a sync of this database that runs
+   * (until its update window ends) or for a free sync slot. The heads it sends go to the inbox
+   * and queue a sync like any others. Otherwise (no replica or connection yet, the exchange
+   * failed, or an {@code orbitdb} controller's database, exchanged by the sync) the next sync
+   * dials it.
+   */
   @Override
   public void onPeerSubscribed(final String topic, final PeerId peer) {
-    known(topic).ifPresent(session -> {
-      session.sawPeer(peer, true);
-      trigger(topic, SyncTrigger.MESSAGE);
-    });
+    final Optional<DatabaseSession> found = known(topic);
+    if (found.isEmpty()) {
+      return;
+    }
+    final DatabaseSession session = found.get();
+    final Optional<OrbitDbReplica> replica = replicas.replica(session.address());
+    if (replica.isPresent() && network.isConnected(peer) && !closed) {
+      counter.accept("exchanges-on-subscribe");
+      network.exchangeHeads(peer, session.address(), endpoint(session))
+          .orTimeout(exchangeTimeout.toMillis(), TimeUnit.MILLISECONDS)
+          .whenComplete((result, error) -> {
+            counter.accept(error == null ? "exchanges-dialled" : "exchanges-failed");
+            if (error != null) {
+              // The next sync dials it again.
+              session.sawPeer(peer, true);
+              trigger(topic, SyncTrigger.MESSAGE);
+            }
+          });
+      if (replica.get().accessControllerDatabase().isEmpty()) {
+        session.sawPeer(peer, false);
+        return;
+      }
+    }
+    session.sawPeer(peer, true);
+    trigger(topic, SyncTrigger.MESSAGE);
   }
 
   /** The heads-exchange side of a database with a session (inbound streams and our dials). */

@@ -95,7 +95,7 @@ public final class ReplicationService implements AutoCloseable {
     this.coordinator = new ReplicationCoordinator(replicas, executor, clock, this::count,
         media::onJoin);
     this.intake = new ReplicationIntake(sessions, replicas, network, executor, coordinator,
-        this::count);
+        this::count, config.dialTimeout());
     final DatabaseSync databaseSync = new DatabaseSync(network, intake::endpoint, media, clock,
         new DatabaseSync.Config(config.updateWindow(), config.quietPeriod(),
             config.dialTimeout(), DatabaseSync.Config.DEFAULT.resumeEvery(),
@@ -193,7 +193,8 @@ public final class ReplicationService implements AutoCloseable {
     for (final OrbitDbReplica replica : replicas.replicas()) {
       replica.log().counters().forEach((k, v) -> {
         if (k.startsWith("rejected.") || k.startsWith("bound.") || k.equals("unavailable")
-            || k.equals("oversized") || k.equals("deferred") || k.equals("truncated")) {
+            || k.equals("oversized") || k.equals("deferred") || k.equals("truncated")
+            || k.equals("accepted")) {
           logs.merge("log." + k, v, Long::sum);
         }
       });

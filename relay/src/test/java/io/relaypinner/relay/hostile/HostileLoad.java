@@ -1,0 +1,287 @@
+package io.relaypinner.relay.hostile;
+
+import io.relaypinner.ipfs.bitswap.Bitswap;
+import io.relaypinner.ipfs.bitswap.BitswapConfig;
+import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
+import io.relaypinner.ipfs.dagcbor.DagCborValue;
+import io.relaypinner.libp2p.crypto.KeyType;
+import io.relaypinner.libp2p.crypto.Keys;
+import io.relaypinner.libp2p.host.Host;
+import io.relaypinner.libp2p.host.HostConfig;
+import io.relaypinner.libp2p.netty.EventLoops;
+import io.relaypinner.libp2p.pubsub.GossipsubConfig;
+import io.relaypinner.libp2p.pubsub.PubSub;
+import io.relaypinner.multiformats.Cid;
+import io.relaypinner.multiformats.Multiaddr;
+import io.relaypinner.multiformats.Multicodec;
+import io.relaypinner.multiformats.Multihash;
+import io.relaypinner.orbitdb.OrbitDbAddress;
+import io.relaypinner.orbitdb.log.Entry;
+import io.relaypinner.relay.replication.TestWriter;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The hostile-peer load, shared by {@code HostilePeersIT} (short, correctness only) and
+ * {@code bench/HostileBench.java} (timings and the relay's RSS): honest peers replicate OrbitDB
+ * databases through a relay while {@link HostilePeer}s attack it, all Java peers of the
+ * project's own libp2p stack in this JVM, on loopback.
+ *
+ * <p>One honest peer is a pair: a <b>writer</b> (host, gossipsub, bitswap) writes a log of
+ * {@code entries} entries (by {@link TestWriter}, OrbitDB's format and signatures) whose first
+ * entry links a file of {@code fileBytes} random bytes (a raw block, which the relay pins as
+ * media), subscribes to the database's topic and announces its head there every second; a
+ * <b>reader</b> (host and bitswap, connected to the relay only) walks the log from the head and
+ * fetches the file, every block from the relay. The peer's replication time runs from the
+ * writer's first announcement until the reader holds every entry and the file: only the relay
+ * can give the reader anything, so this is the time the relay took to replicate and serve it.
+ */
+public final class HostileLoad implements AutoCloseable {
+  /** How long one bitswap request of the reader waits before it asks again. */
+  private static final Duration WANT_TIMEOUT = Duration.ofSeconds(3);
+
+  private final Multiaddr relay;
+  private final EventLoops loops;
+  /** The hostile peers' own threads: their floods must not slow the honest peers' side. */
+  private final EventLoops hostileLoops = EventLoops.create(2, "hostile-peers");
+  private final ExecutorService storage = Executors.newFixedThreadPool(2);
+  private final ScheduledExecutorService timers = Executors.newScheduledThreadPool(2);
+  private final List<AutoCloseable> toClose = new CopyOnWriteArrayList<>();
+  private final List<HostilePeer> hostile = new CopyOnWriteArrayList<>();
+  private final List<Cid> honestBlocks = new CopyOnWriteArrayList<>();
+  private final List<String> honestDatabases = new CopyOnWriteArrayList<>();
+  private final AtomicLong frames = new AtomicLong();
+  private final AtomicLong streams = new AtomicLong();
+  private final AtomicLong redials = new AtomicLong();
+  private ScheduledFuture<?> attacking;
+
+  /** What one honest peer got, and how long it took. */
+  public record Honest(String database, int entries, int entriesReceived, boolean fileReceived,
+      Duration replication) {
+    public boolean complete() {
+      return entriesReceived == entries && fileReceived;
+    }
+  }
+
+  /** One round of honest peers. */
+  public record Round(List<Honest> peers) {
+    public boolean complete() {
+      return peers.stream().allMatch(Honest::complete);
+    }
+
+    public Duration median() {
+      final List<Duration> times = new ArrayList<>();
+      peers.forEach(p -> times.add(p.replication()));
+      Collections.sort(times);
+      return times.isEmpty() ? Duration.ZERO : times.get(times.size() / 2);
+    }
+
+    public Duration max() {
+      return peers.stream().map(Honest::replication).max(Duration::compareTo)
+          .orElse(Duration.ZERO);
+    }
+  }
+
+  /**
+   * @param relay the relay's TCP address with {@code /p2p/}
+   * @param loops the event loops of the honest peers (the hostile ones have their own)
+   */
+  public HostileLoad(final Multiaddr relay, final EventLoops loops) {
+    this.relay = relay;
+    this.loops = loops;
+  }
+
+  /**
+   * Starts {@code count} hostile peers, the attacks in turn ({@link HostilePeer.Attack} order),
+   * each sending a batch every {@code period}.
+   */
+  public void startHostile(final int count, final Duration period) throws Exception {
+    final HostilePeer.Attack[] attacks = HostilePeer.Attack.values();
+    for (int i = 0; i < count; i++) {
+      final HostilePeer peer = new HostilePeer(attacks[i % attacks.length], hostileLoops, relay,
+          () -> honestBlocks, () -> honestDatabases, 1_000 + i, frames, streams, redials);
+      hostile.add(peer);
+    }
+    attacking = timers.scheduleAtFixedRate(() -> {
+      for (final HostilePeer peer : hostile) {
+        try {
+          peer.tick();
+        } catch (final RuntimeException e) {
+          // A closed channel under our feet: the next tick dials again.
+        }
+      }
+    }, 0, period.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** Stops and disconnects the hostile peers. */
+  public void stopHostile() {
+    if (attacking != null) {
+      attacking.cancel(false);
+      attacking = null;
+    }
+    for (final HostilePeer peer : hostile) {
+      peer.close();
+    }
+    hostile.clear();
+  }
+
+  /** What the hostile peers did so far: batches written, streams opened, connections redialled. */
+  public Map<String, Long> attackCounters() {
+    final Map<String, Long> out = new LinkedHashMap<>();
+    out.put("batches", frames.get());
+    out.put("streams", streams.get());
+    out.put("redials", redials.get());
+    return out;
+  }
+
+  /**
+   * {@code peers} honest peers at once, each with a new database; returns when every reader has
+   * everything or {@code timeout} has passed (then the round is incomplete).
+   */
+  public Round honestRound(final int peers, final int entries, final int fileBytes,
+      final Duration timeout) throws Exception {
+    final ExecutorService runners = Executors.newFixedThreadPool(peers);
+    try {
+      final List<Future<Honest>> futures = new ArrayList<>();
+      for (int i = 0; i < peers; i++) {
+        futures.add(runners.submit(() -> {
+          final long start = System.nanoTime();
+          try {
+            return honest(entries, fileBytes, timeout);
+          } catch (final Exception e) {
+            // Could not even connect or subscribe (the relay overloaded): an incomplete peer.
+            return new Honest("(failed: " + e + ")", entries, 0, false,
+                Duration.ofNanos(System.nanoTime() - start));
+          }
+        }));
+      }
+      final List<Honest> out = new ArrayList<>();
+      for (final Future<Honest> future : futures) {
+        out.add(future.get());
+      }
+      return new Round(out);
+    } finally {
+      runners.shutdownNow();
+    }
+  }
+
+  private record Peer(Host host, Bitswap bitswap, PubSub pubsub, MemoryBlockstore blocks) {}
+
+  private Peer peer(final boolean pubsub) throws Exception {
+    final Host host = new Host(Keys.generate(KeyType.ED25519, new SecureRandom()),
+        HostConfig.builder().listenAddresses(List.of()).build(), loops, Clock.systemUTC());
+    toClose.add(host);
+    host.start().get(10, TimeUnit.SECONDS);
+    final MemoryBlockstore blocks = new MemoryBlockstore();
+    final Bitswap bitswap = Bitswap.start(host, blocks, storage, BitswapConfig.DEFAULT);
+    toClose.add(bitswap);
+    PubSub topics = null;
+    if (pubsub) {
+      topics = PubSub.start(host, GossipsubConfig.DEFAULT, Clock.systemUTC(), new Random());
+      toClose.add(topics::close);
+    }
+    host.dial(relay).get(20, TimeUnit.SECONDS);
+    return new Peer(host, bitswap, topics, blocks);
+  }
+
+  private Honest honest(final int entries, final int fileBytes, final Duration timeout)
+      throws Exception {
+    final Peer writer = peer(true);
+    final Peer reader = peer(false);
+    final TestWriter keys = new TestWriter();
+    writer.blocks().put(keys.identityCid(), keys.identityBlock());
+    final OrbitDbAddress address = TestWriter.database(writer.blocks(), "honest",
+        List.of(keys.id()));
+    final byte[] file = new byte[fileBytes];
+    new SecureRandom().nextBytes(file);
+    final Cid fileCid = Cid.v1(Multicodec.RAW, Multihash.sha2_256(file));
+    writer.blocks().put(fileCid, file);
+    final List<Entry> log = new ArrayList<>();
+    for (int i = 0; i < entries; i++) {
+      final List<Cid> next = i == 0 ? List.of() : List.of(log.get(i - 1).cid());
+      final DagCborValue value = i == 0
+          ? DagCborValue.map(Map.of("i", DagCborValue.of(i), "file", new DagCborValue.Link(fileCid)))
+          : DagCborValue.map(Map.of("i", DagCborValue.of(i)));
+      final Entry entry = Entry.decode(keys.entry(address, i + 1, next, List.of(), value));
+      writer.blocks().put(entry.cid(), entry.block());
+      log.add(entry);
+    }
+    final Entry head = log.get(entries - 1);
+    honestDatabases.add(address.toString());
+    honestBlocks.add(fileCid);
+    honestBlocks.add(head.cid());
+
+    final long start = System.nanoTime();
+    final long deadline = start + timeout.toNanos();
+    writer.pubsub().subscribe(address.topic()).get(10, TimeUnit.SECONDS);
+    final ScheduledFuture<?> announce = timers.scheduleAtFixedRate(
+        () -> writer.pubsub().publish(address.topic(), head.block()), 0, 1, TimeUnit.SECONDS);
+    final Set<Cid> got = new HashSet<>();
+    boolean fileReceived = false;
+    try {
+      Cid wanted = head.cid();
+      while (wanted != null && System.nanoTime() < deadline) {
+        final byte[] block = want(reader, wanted);
+        if (block == null) {
+          continue;
+        }
+        final Entry entry = Entry.decode(wanted, block);
+        got.add(wanted);
+        wanted = entry.next().isEmpty() ? null : entry.next().get(0);
+      }
+      while (!fileReceived && System.nanoTime() < deadline) {
+        final byte[] block = want(reader, fileCid);
+        fileReceived = block != null && Arrays.equals(block, file);
+      }
+    } finally {
+      announce.cancel(false);
+    }
+    final Duration took = Duration.ofNanos(System.nanoTime() - start);
+    writer.host().close();
+    reader.host().close();
+    return new Honest(address.toString(), entries, got.size(), fileReceived, took);
+  }
+
+  private static byte[] want(final Peer reader, final Cid cid) throws Exception {
+    try {
+      return reader.bitswap().get(cid, WANT_TIMEOUT).get(WANT_TIMEOUT.toMillis() + 2_000,
+          TimeUnit.MILLISECONDS);
+    } catch (final java.util.concurrent.ExecutionException | TimeoutException e) {
+      return null;
+    }
+  }
+
+  @Override
+  public void close() {
+    stopHostile();
+    for (int i = toClose.size() - 1; i >= 0; i--) {
+      try {
+        toClose.get(i).close();
+      } catch (final Exception e) {
+        // closing everything regardless
+      }
+    }
+    timers.shutdownNow();
+    storage.shutdownNow();
+    hostileLoops.shutdownGracefully(Duration.ofSeconds(3));
+  }
+}
