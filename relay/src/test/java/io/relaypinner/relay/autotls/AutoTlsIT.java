@@ -102,6 +102,9 @@ class AutoTlsIT {
     assertThat(node.httpPort()).isPresent();
 
     await().atMost(Duration.ofSeconds(60)).until(() -> node.httpsPort().isPresent());
+    // From now on the broker refuses: the renewal due at half the 60 s validity must not succeed
+    // while the slower steps below (a Node.js dial on a loaded machine) are still running.
+    broker.mode(BrokerDouble.Mode.REFUSE);
     final AutoTlsService autoTls = node.autoTls().orElseThrow();
     assertThat(autoTls.snapshot().obtained()).isEqualTo(1);
     assertThat(autoTls.snapshot().state()).isEqualTo(AutoTlsEngine.State.VALID);
