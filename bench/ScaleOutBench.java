@@ -246,7 +246,8 @@ public final class ScaleOutBench {
       env.put("DATASTORE_PATH", data.resolve("store").toString());
       env.put("METRICS_HOST", "127.0.0.1");
       env.put("METRICS_PORT", String.valueOf(port));
-      env.put("LOG_LEVEL", "warn");
+      env.put("LOG_LEVEL", Optional.ofNullable(System.getenv("BENCH_RELAY_LOG_LEVEL"))
+          .orElse("warn"));
       env.put("RELAY_LISTEN_IPV4", "127.0.0.1");
       env.put("RELAY_DISABLE_IPV6", "true");
       env.put("RELAY_TCP_PORT", "0");
@@ -393,12 +394,16 @@ public final class ScaleOutBench {
         args.length > 2 ? Integer.parseInt(args[2]) : 30,
         args.length > 3 ? Integer.parseInt(args[3]) : 100,
         args.length > 4 ? Integer.parseInt(args[4]) : 4,
-        args.length > 5 ? Integer.parseInt(args[5]) : 256,
+        args.length > 5 ? Integer.parseInt(args[5]) : 512,
         args.length > 6 ? args[6] : "stack-b",
         args.length > 7 ? args[7] : "catch-up",
         args.length > 8 ? Integer.parseInt(args[8]) : 3);
     final Path work = Files.createTempDirectory("scale-out-bench");
-    CLEANUP.add(() -> deleteTree(work));
+    if (System.getenv("BENCH_KEEP") == null) {
+      CLEANUP.add(() -> deleteTree(work));
+    } else {
+      System.err.println("keeping " + work + " (relay logs: */relay*/stderr.txt)");
+    }
     final List<String> summary = new ArrayList<>();
     if (what.equals("replication") || what.equals("all")) {
       summary.add(String.format(Locale.ROOT, "replication: %d databases x %d entries, %d files"
@@ -418,9 +423,9 @@ public final class ScaleOutBench {
     if (what.equals("gateway") || what.equals("all")) {
       summary.add("");
       summary.add("gateway: GET /ipfs/<cid>, wrk -t2 -c8 -d10s after a 3 s warm-up");
-      summary.add("| store | file | requests/s | transfer/s | CPU s: relay / s3proxy / PostgreSQL"
-          + " | load before → after |");
-      summary.add("|---|---|---|---|---|---|");
+      summary.add("| store | file | requests/s | transfer/s | MiB in 10 s | CPU s: relay / s3proxy"
+          + " / PostgreSQL | CPU ms per MiB (relay + stores) | load before → after |");
+      summary.add("|---|---|---|---|---|---|---|---|");
       summary.addAll(gateway(work.resolve("gateway")));
     }
     System.out.println();
@@ -500,16 +505,19 @@ public final class ScaleOutBench {
     final Thread[] readers = new Thread[procs.size()];
     final long[] connectedAt = new long[procs.size()];
     final long[] writtenAt = new long[procs.size()];
+    final int[] retries = new int[procs.size()];
+    final java.util.concurrent.atomic.AtomicReference<String> failure =
+        new java.util.concurrent.atomic.AtomicReference<>();
     for (int i = 0; i < procs.size(); i++) {
       final int k = i;
       readers[i] = new Thread(() -> {
         try {
-          procs.get(k).event("connected");
+          retries[k] = procs.get(k).event("connected").path("retries").asInt();
           connectedAt[k] = System.nanoTime();
           procs.get(k).event("written");
           writtenAt[k] = System.nanoTime();
         } catch (final Exception e) {
-          System.err.println("writers " + k + ": " + e.getMessage());
+          failure.compareAndSet(null, "writers " + k + ": " + e.getMessage());
         }
       });
       readers[i].setDaemon(true);
@@ -518,7 +526,7 @@ public final class ScaleOutBench {
     String state = "";
     while (stored < 0 || media < 0 || everyRelay < 0) {
       final long now = System.nanoTime();
-      if (now - start > TIMEOUT_NANOS) {
+      if (now - start > TIMEOUT_NANOS || failure.get() != null) {
         break;
       }
       final Map<String, Integer> bestEntries = new HashMap<>();
@@ -583,7 +591,9 @@ public final class ScaleOutBench {
     final double mib = allMedia.size() * (double) p.fileKib / 1024;
     final String row = String.format(Locale.ROOT,
         "| %s (%d relay%s) | %s | %s | %s | %s | %s | %s | %.1f / %.1f / %s / %s | %d | %s → %s |",
-        config, relays.size(), relays.size() == 1 ? "" : "s", seconds(connected, start),
+        config, relays.size(), relays.size() == 1 ? "" : "s", seconds(connected, start)
+            + (java.util.Arrays.stream(retries).sum() > 0 ? " (" + java.util.Arrays.stream(retries)
+            .sum() + " dials retried)" : ""),
         seconds(stored, start), seconds(media, start),
         relays.size() == 1 ? "—" : seconds(everyRelay, start),
         stored < 0 ? "—" : String.format(Locale.ROOT, "%.0f",
@@ -592,7 +602,8 @@ public final class ScaleOutBench {
             mib / ((media - start) / 1e9)),
         relayCpu, writerCpu, shared ? String.format(Locale.ROOT, "%.1f", s3Cpu) : "—",
         shared ? String.format(Locale.ROOT, "%.1f", pgCpu) : "—", problems, load0, load1)
-        + (stored < 0 || media < 0 || everyRelay < 0 ? " incomplete after 15 min: " + state : "")
+        + (failure.get() != null ? " FAILED: " + failure.get() + "; " + state
+            : stored < 0 || media < 0 || everyRelay < 0 ? " incomplete after 15 min: " + state : "")
         + (p.mode.equals("live") ? " writers done " + seconds(written, start) : "");
     for (final Writers w : procs) {
       close(w);
@@ -694,16 +705,38 @@ public final class ScaleOutBench {
         final String out = wrk("10s", url);
         final String rps = out.replaceAll("(?s).*Requests/sec:\\s*(\\S+).*", "$1");
         final String transfer = out.replaceAll("(?s).*Transfer/sec:\\s*(\\S+).*", "$1");
-        rows.add(String.format(Locale.ROOT, "| %s | %s | %s | %s | %.1f / %.1f / %.1f | %s → %s |",
+        final double relayCpu = relay.cpu() - relay0;
+        final double s3Cpu = stores.cpuS3() - s30;
+        final double pgCpu = stores.cpuPostgres() - pg0;
+        final double mib = readMib(out);
+        rows.add(String.format(Locale.ROOT,
+            "| %s | %s | %s | %s | %.0f | %.1f / %.1f / %.1f | %.1f | %s → %s |",
             s3 ? "S3 (s3proxy) + PostgreSQL" : "flat files + MVStore", i == 0 ? "1 MiB" : "100 MiB",
-            rps, transfer + "B", relay.cpu() - relay0, stores.cpuS3() - s30,
-            stores.cpuPostgres() - pg0, load0, load()));
+            rps, transfer, mib, relayCpu, s3Cpu, pgCpu,
+            (relayCpu + (s3 ? s3Cpu + pgCpu : 0)) * 1000 / mib, load0, load()));
         System.out.println(rows.get(rows.size() - 1));
       }
       close(relay);
     }
     close(stores);
     return rows;
+  }
+
+  /** MiB read in a wrk run, from its "N requests in T, X read" line (wrk's units are 1024-based). */
+  static double readMib(final String out) {
+    final java.util.regex.Matcher m = java.util.regex.Pattern
+        .compile("requests in [^,]+, ([0-9.]+)([KMGT]?B) read").matcher(out);
+    if (!m.find()) {
+      return Double.NaN;
+    }
+    final double value = Double.parseDouble(m.group(1));
+    return switch (m.group(2)) {
+      case "B" -> value / (1 << 20);
+      case "KB" -> value / 1024;
+      case "MB" -> value;
+      case "GB" -> value * 1024;
+      default -> value * 1024 * 1024;
+    };
   }
 
   static String wrk(final String duration, final String url) throws Exception {

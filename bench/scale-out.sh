@@ -13,7 +13,7 @@
 # stores set by the documented variables (docs/configuration.md). Prints a summary table.
 # Usage: bench/scale-out.sh [all|replication|gateway] [configs] [dbs] [entries] [files] [file KiB]
 #                           [stack] [catch-up|live] [node processes]
-#   defaults: all embedded,s3-1,s3-3 30 100 4 256 stack-b catch-up 3
+#   defaults: all embedded,s3-1,s3-3 30 100 4 512 stack-b catch-up 3
 # Needs: a build (mvn -B -q -DskipTests -pl cli,testkit -am package), interop/js/install.sh
 # stack-b (or stack-a) did, Debian's postgresql package, wrk (for the gateway part). The s3proxy
 # fat jar (org.gaul:s3proxy, a test dependency of the build) is taken from relay/target or
@@ -57,4 +57,4 @@ echo "build $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quie
 exec java -Dbench.root="$root" -Drelaypinner.s3proxy.jar="$s3proxy" \
   -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$jar:$testkit" \
   "$root/bench/ScaleOutBench.java" "$what" "${2:-embedded,s3-1,s3-3}" "${3:-30}" "${4:-100}" \
-  "${5:-4}" "${6:-256}" "$stack" "${8:-catch-up}" "${9:-3}"
+  "${5:-4}" "${6:-512}" "$stack" "${8:-catch-up}" "${9:-3}"

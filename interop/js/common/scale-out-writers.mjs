@@ -12,7 +12,8 @@
 //       {"cmd":"go","relays":[multiaddr,...],"first":I}
 //         writer j dials relays[(I + j) % relays.length]; in live mode it then waits until that
 //         relay subscribed to its database's topic and appends its N entries. Prints
-//         {"event":"connected", ms} once every writer is connected (ms from the command) and
+//         {"event":"connected", ms, retries} once every writer is connected (ms from the
+//         command; retries: dials retried after 30 s or an error, at most 3 attempts) and
 //         {"event":"written", ms, slowestWriterMs} once every writer has appended (catch-up: at
 //         once).
 //     stdin closing stops every writer.
@@ -108,6 +109,21 @@ async function startWriter (j) {
   return writer
 }
 
+// A dial that gives up after 30 s is retried (at most 3 attempts), as a client reconnecting
+// would; on a loaded machine 30 handshakes at once can take longer than js-libp2p's 10 s.
+let retries = 0
+async function dial (writer, relay) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await writer.libp2p.dial(relay, { signal: AbortSignal.timeout(30_000) })
+    } catch (err) {
+      if (attempt >= 3) throw err
+      retries++
+      console.error(`dial ${relay} failed (attempt ${attempt}), retrying: ${err.message}`)
+    }
+  }
+}
+
 async function go ({ relays, first }) {
   const t0 = performance.now()
   let slowest = 0
@@ -115,7 +131,7 @@ async function go ({ relays, first }) {
   const written = []
   writers.forEach((writer, j) => {
     const relay = deps.multiaddr(relays[(first + j) % relays.length])
-    const dialled = writer.libp2p.dial(relay)
+    const dialled = dial(writer, relay)
     connected.push(dialled)
     written.push(dialled.then(async (connection) => {
       if (mode !== 'live') return
@@ -132,7 +148,7 @@ async function go ({ relays, first }) {
     }))
   })
   await Promise.all(connected)
-  out({ event: 'connected', ms: performance.now() - t0 })
+  out({ event: 'connected', ms: performance.now() - t0, retries })
   await Promise.all(written)
   out({ event: 'written', ms: performance.now() - t0, slowestWriterMs: slowest })
 }
