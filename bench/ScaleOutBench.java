@@ -8,6 +8,7 @@
 //                  s3-1      1 relay on S3 + PostgreSQL
 //                  s3-3      3 relays on the same S3 bucket and PostgreSQL database, each in the
 //                            others' RELAY_BOOTSTRAP_PEERS (the recipe of docs/scale-out.md)
+//                each optionally @<n>: RELAY_SYNC_SLOTS=n on its relays (default 2), e.g. s3-1@6
 //                <dbs> independent OrbitDB databases, each written by its own JS writer (its own
 //                libp2p peer, Helia and OrbitDB; interop/js/common/scale-out-writers.mjs), the
 //                writers spread over <procs> Node processes; each database gets <entries>
@@ -436,11 +437,15 @@ public final class ScaleOutBench {
 
   static String replication(final Path dir, final String config, final Params p)
       throws Exception {
-    final int relayCount = config.equals("s3-3") ? 3 : 1;
-    final boolean shared = config.startsWith("s3");
-    if (!shared && !config.equals("embedded")) {
+    // <kind>[@<sync slots per relay>], kind embedded, s3-1 or s3-3.
+    final String kind = config.replaceAll("@.*", "");
+    final String slots = config.contains("@") ? config.replaceAll(".*@", "") : null;
+    final int relayCount = kind.equals("s3-3") ? 3 : 1;
+    final boolean shared = kind.startsWith("s3");
+    if (!shared && !kind.equals("embedded") || !kind.equals("embedded") && !kind.equals("s3-1")
+        && !kind.equals("s3-3")) {
       throw new IllegalArgumentException("configuration " + config
-          + ": embedded, s3-1 or s3-3");
+          + ": embedded, s3-1 or s3-3, optionally @<RELAY_SYNC_SLOTS>");
     }
     System.err.printf("== %s: starting stores and %d relay(s)%n", config, relayCount);
     final Stores stores = shared ? Stores.start(dir) : null;
@@ -448,6 +453,9 @@ public final class ScaleOutBench {
     final List<String> addresses = new ArrayList<>();
     for (int i = 0; i < relayCount; i++) {
       final Map<String, String> env = new LinkedHashMap<>(shared ? stores.env() : Map.of());
+      if (slots != null) {
+        env.put("RELAY_SYNC_SLOTS", slots);
+      }
       if (!addresses.isEmpty()) {
         env.put("RELAY_BOOTSTRAP_PEERS", String.join(",", addresses));
       }
@@ -590,8 +598,9 @@ public final class ScaleOutBench {
     System.err.printf("== %s: %s%n", config, state);
     final double mib = allMedia.size() * (double) p.fileKib / 1024;
     final String row = String.format(Locale.ROOT,
-        "| %s (%d relay%s) | %s | %s | %s | %s | %s | %s | %.1f / %.1f / %s / %s | %d | %s → %s |",
-        config, relays.size(), relays.size() == 1 ? "" : "s", seconds(connected, start)
+        "| %s (%d relay%s%s) | %s | %s | %s | %s | %s | %s | %.1f / %.1f / %s / %s | %d | %s → %s |",
+        kind, relays.size(), relays.size() == 1 ? "" : "s",
+        slots == null ? "" : ", RELAY_SYNC_SLOTS=" + slots, seconds(connected, start)
             + (java.util.Arrays.stream(retries).sum() > 0 ? " (" + java.util.Arrays.stream(retries)
             .sum() + " dials retried)" : ""),
         seconds(stored, start), seconds(media, start),

@@ -74,6 +74,8 @@ async function append (writer) {
 async function startWriter (j) {
   const libp2p = await deps.createLibp2p({
     addresses: { listen: [] },
+    // 30 s instead of 10 s for a dial (TCP, Noise, yamux).
+    connectionManager: { dialTimeout: 30_000 },
     transports: [deps.tcp()],
     connectionEncrypters: [deps.noise()],
     streamMuxers: [deps.yamux()],
@@ -92,7 +94,7 @@ async function startWriter (j) {
   })
   await helia.start()
   const orbitdb = await deps.createOrbitDB({
-    ipfs: helia, id: `writer-${j}`, directory: join(directory, `writer-${j}`)
+    ipfs: helia, id: `writer-${process.pid}-${j}`, directory: join(directory, `writer-${j}`)
   })
   const fs = deps.unixfs(helia)
   const added = []
@@ -115,7 +117,7 @@ let retries = 0
 async function dial (writer, relay) {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await writer.libp2p.dial(relay, { signal: AbortSignal.timeout(30_000) })
+      return await writer.libp2p.dial(relay)
     } catch (err) {
       if (attempt >= 3) throw err
       retries++
