@@ -412,7 +412,7 @@ public final class ScaleOutBench {
           params.dbs, params.entries, params.files, params.fileKib,
           params.dbs * (double) params.files * params.fileKib / 1024, params.stack, params.mode,
           params.procs));
-      summary.add("| configuration | writers connected | entries stored | media pinned | every"
+      summary.add("| configuration | writers connected (before the clock) | entries stored | media pinned | every"
           + " relay complete | entries/s | media MiB/s | CPU s: relays / writers / s3proxy /"
           + " PostgreSQL | relay WARN+ lines | load before → after |");
       summary.add("|---|---|---|---|---|---|---|---|---|---|");
@@ -485,51 +485,56 @@ public final class ScaleOutBench {
     }
     final Set<String> allMedia = new HashSet<>();
     mediaByDb.values().forEach(allMedia::addAll);
-    // Let the relays and the writers settle (JIT of start-up, the relays' first GC runs).
+    // Writer j of process i is writer g = (writers of processes before i) + j overall, and goes
+    // to relay g % relays: an even spread. Connected before the clock, one at a time per process.
+    int first = 0;
+    for (int i = 0; i < procs.size(); i++) {
+      final Map<String, Object> connect = new LinkedHashMap<>();
+      connect.put("cmd", "connect");
+      connect.put("relays", addresses);
+      connect.put("first", first);
+      procs.get(i).send(connect);
+      first += sizes.get(i);
+    }
+    double connectMs = 0;
+    int retries = 0;
+    for (final Writers w : procs) {
+      final JsonNode connected = w.event("connected");
+      connectMs = Math.max(connectMs, connected.path("ms").asDouble());
+      retries += connected.path("retries").asInt();
+    }
+    // Let the relays and the writers settle (identify, subscriptions of the connections).
     Thread.sleep(3_000);
     final String load0 = load();
     final double[] relayCpu0 = relays.stream().mapToDouble(Relay::cpu).toArray();
     final double writerCpu0 = procs.stream().mapToDouble(w -> treeCpu(w.process.pid())).sum();
     final double s3Cpu0 = shared ? stores.cpuS3() : 0;
     final double pgCpu0 = shared ? stores.cpuPostgres() : 0;
-    System.err.printf("== %s: %d writers connect%n", config, p.dbs);
+    System.err.printf("== %s: %d writers %s%n", config, p.dbs,
+        p.mode.equals("live") ? "append" : "open their databases again");
     final long start = System.nanoTime();
-    // Writer j of process i is writer g = (writers of processes before i) + j overall, and goes
-    // to relay g % relays: an even spread.
-    int first = 0;
-    for (int i = 0; i < procs.size(); i++) {
-      final Map<String, Object> go = new LinkedHashMap<>();
-      go.put("cmd", "go");
-      go.put("relays", addresses);
-      go.put("first", first);
-      procs.get(i).send(go);
-      first += sizes.get(i);
+    for (final Writers w : procs) {
+      w.send(Map.of("cmd", "go"));
     }
-    long connected = -1;
     long written = -1;
     long stored = -1;
     long media = -1;
     long everyRelay = -1;
-    final Thread[] readers = new Thread[procs.size()];
-    final long[] connectedAt = new long[procs.size()];
     final long[] writtenAt = new long[procs.size()];
-    final int[] retries = new int[procs.size()];
     final java.util.concurrent.atomic.AtomicReference<String> failure =
         new java.util.concurrent.atomic.AtomicReference<>();
     for (int i = 0; i < procs.size(); i++) {
       final int k = i;
-      readers[i] = new Thread(() -> {
+      final Thread reader = new Thread(() -> {
         try {
-          retries[k] = procs.get(k).event("connected").path("retries").asInt();
-          connectedAt[k] = System.nanoTime();
           procs.get(k).event("written");
           writtenAt[k] = System.nanoTime();
         } catch (final Exception e) {
           failure.compareAndSet(null, "writers " + k + ": " + e.getMessage());
         }
       });
-      readers[i].setDaemon(true);
-      readers[i].start();
+      reader.setDaemon(true);
+      reader.start();
     }
     String state = "";
     while (stored < 0 || media < 0 || everyRelay < 0) {
@@ -591,7 +596,6 @@ public final class ScaleOutBench {
     final double pgCpu = shared ? stores.cpuPostgres() - pgCpu0 : 0;
     final String load1 = load();
     for (int i = 0; i < procs.size(); i++) {
-      connected = Math.max(connected, connectedAt[i] == 0 ? Long.MAX_VALUE : connectedAt[i]);
       written = Math.max(written, writtenAt[i] == 0 ? Long.MAX_VALUE : writtenAt[i]);
     }
     final long problems = relays.stream().mapToLong(Relay::problems).sum();
@@ -600,9 +604,9 @@ public final class ScaleOutBench {
     final String row = String.format(Locale.ROOT,
         "| %s (%d relay%s%s) | %s | %s | %s | %s | %s | %s | %.1f / %.1f / %s / %s | %d | %s → %s |",
         kind, relays.size(), relays.size() == 1 ? "" : "s",
-        slots == null ? "" : ", RELAY_SYNC_SLOTS=" + slots, seconds(connected, start)
-            + (java.util.Arrays.stream(retries).sum() > 0 ? " (" + java.util.Arrays.stream(retries)
-            .sum() + " dials retried)" : ""),
+        slots == null ? "" : ", RELAY_SYNC_SLOTS=" + slots,
+        String.format(Locale.ROOT, "%.1f s%s", connectMs / 1e3,
+            retries > 0 ? " (" + retries + " dials retried)" : ""),
         seconds(stored, start), seconds(media, start),
         relays.size() == 1 ? "—" : seconds(everyRelay, start),
         stored < 0 ? "—" : String.format(Locale.ROOT, "%.0f",

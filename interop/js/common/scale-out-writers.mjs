@@ -7,15 +7,18 @@
 //   scale-out-writers.mjs --writers K --entries N --files F --file-size BYTES [--mode catch-up|live]
 //     Each writer adds F files of random bytes (@helia/unixfs, 256 KiB chunks, raw leaves, CIDv1)
 //     and opens a new database; in catch-up mode (the default) it also appends its N entries
-//     now, offline ({ text, imageCid } naming file i % F; F = 0: no imageCid). Then prints
-//     {"event":"prepared", writers: [{address, files, entries}]} and reads stdin lines:
-//       {"cmd":"go","relays":[multiaddr,...],"first":I}
-//         writer j dials relays[(I + j) % relays.length]; in live mode it then waits until that
-//         relay subscribed to its database's topic and appends its N entries. Prints
-//         {"event":"connected", ms, retries} once every writer is connected (ms from the
-//         command; retries: dials retried after 30 s or an error, at most 3 attempts) and
-//         {"event":"written", ms, slowestWriterMs} once every writer has appended (catch-up: at
-//         once).
+//     now, offline ({ text, imageCid } naming file i % F; F = 0: no imageCid), and closes the
+//     database. Then prints {"event":"prepared", writers: [{address, files, entries}]} and reads
+//     stdin lines:
+//       {"cmd":"connect","relays":[multiaddr,...],"first":I}
+//         writer j dials relays[(I + j) % relays.length], one writer after the other (a dial
+//         that fails after 30 s is retried, at most 3 attempts); prints {"event":"connected",
+//         ms, retries}.
+//       {"cmd":"go"}
+//         every writer at once: catch-up: opens its database again (it subscribes to the topic,
+//         its relay follows it and fetches everything); live: waits until its relay subscribed
+//         to its topic and appends its N entries. Prints {"event":"written", ms,
+//         slowestWriterMs} (catch-up: once every database is open again).
 //     stdin closing stops every writer.
 // Diagnostics go to stderr.
 import { pathToFileURL } from 'node:url'
@@ -105,14 +108,18 @@ async function startWriter (j) {
     added.push(cid.toString())
   }
   const db = await orbitdb.open(`scale-out-${randomBytes(6).toString('hex')}`, { type: 'events' })
-  const writer = { libp2p, helia, orbitdb, db, files: added }
+  const writer = { libp2p, helia, orbitdb, db, address: db.address.toString(), files: added }
   writers.push(writer)
-  if (mode === 'catch-up') await append(writer)
+  if (mode === 'catch-up') {
+    // Written offline, then closed (its topic unsubscribed) until `go` opens it again.
+    await append(writer)
+    await db.close()
+    writer.db = null
+  }
   return writer
 }
 
-// A dial that gives up after 30 s is retried (at most 3 attempts), as a client reconnecting
-// would; on a loaded machine 30 handshakes at once can take longer than js-libp2p's 10 s.
+// A dial that fails (30 s) is retried, at most 3 attempts, as a reconnecting client would.
 let retries = 0
 async function dial (writer, relay) {
   for (let attempt = 1; ; attempt++) {
@@ -126,32 +133,37 @@ async function dial (writer, relay) {
   }
 }
 
-async function go ({ relays, first }) {
+// Dials one writer after the other (not timed: connecting is not what is measured).
+async function connect ({ relays, first }) {
+  const t0 = performance.now()
+  for (let j = 0; j < writers.length; j++) {
+    const writer = writers[j]
+    const connection = await dial(writer, deps.multiaddr(relays[(first + j) % relays.length]))
+    writer.relay = connection.remotePeer
+  }
+  out({ event: 'connected', ms: performance.now() - t0, retries })
+}
+
+// All writers at once. catch-up: each opens its database again (subscribes to its topic, so
+// its relay follows it and fetches the log and media from it); live: each appends its entries.
+async function go () {
   const t0 = performance.now()
   let slowest = 0
-  const connected = []
-  const written = []
-  writers.forEach((writer, j) => {
-    const relay = deps.multiaddr(relays[(first + j) % relays.length])
-    const dialled = dial(writer, relay)
-    connected.push(dialled)
-    written.push(dialled.then(async (connection) => {
-      if (mode !== 'live') return
-      const peerId = connection.remotePeer
-      const topic = writer.db.address.toString()
-      const deadline = Date.now() + 120_000
-      while (!writer.libp2p.services.pubsub.getSubscribers(topic).some((p) => p.equals(peerId))) {
-        if (Date.now() > deadline) throw new Error(`${relay} did not subscribe to ${topic}`)
-        await sleep(20)
-      }
-      const start = performance.now()
-      await append(writer)
-      slowest = Math.max(slowest, performance.now() - start)
-    }))
-  })
-  await Promise.all(connected)
-  out({ event: 'connected', ms: performance.now() - t0, retries })
-  await Promise.all(written)
+  await Promise.all(writers.map(async (writer) => {
+    if (mode === 'catch-up') {
+      writer.db = await writer.orbitdb.open(writer.address)
+      return
+    }
+    const topic = writer.address
+    const deadline = Date.now() + 120_000
+    while (!writer.libp2p.services.pubsub.getSubscribers(topic).some((p) => p.equals(writer.relay))) {
+      if (Date.now() > deadline) throw new Error(`relay did not subscribe to ${topic}`)
+      await sleep(20)
+    }
+    const start = performance.now()
+    await append(writer)
+    slowest = Math.max(slowest, performance.now() - start)
+  }))
   out({ event: 'written', ms: performance.now() - t0, slowestWriterMs: slowest })
 }
 
@@ -160,7 +172,7 @@ try {
   for (let j = 0; j < count; j++) await startWriter(j)
   out({
     event: 'prepared',
-    writers: writers.map((w) => ({ address: w.db.address.toString(), files: w.files, entries }))
+    writers: writers.map((w) => ({ address: w.address, files: w.files, entries }))
   })
   let busy = Promise.resolve()
   createInterface({ input: process.stdin }).on('line', (line) => {
@@ -168,7 +180,8 @@ try {
     busy = busy.then(async () => {
       try {
         const command = JSON.parse(line)
-        if (command.cmd === 'go') await go(command)
+        if (command.cmd === 'connect') await connect(command)
+        else if (command.cmd === 'go') await go()
         else throw new Error(`unknown command ${command.cmd}`)
       } catch (err) {
         console.error(err)
