@@ -83,7 +83,9 @@ public final class ScaleOutBench {
       .version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10)).build();
   private static final String BUCKET = "relay-bench";
   private static final String PREFIX = "blocks";
-  private static final long TIMEOUT_NANOS = TimeUnit.MINUTES.toNanos(15);
+  /** Per configuration; BENCH_TIMEOUT_S overrides. */
+  private static final long TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(Long.parseLong(
+      Optional.ofNullable(System.getenv("BENCH_TIMEOUT_S")).orElse("600")));
   private static final List<AutoCloseable> CLEANUP = new ArrayList<>();
 
   // ---------------------------------------------------------------------------------------------
@@ -523,14 +525,24 @@ public final class ScaleOutBench {
     final long[] writtenAt = new long[procs.size()];
     final java.util.concurrent.atomic.AtomicReference<String> failure =
         new java.util.concurrent.atomic.AtomicReference<>();
+    final java.util.concurrent.atomic.AtomicInteger reconnects =
+        new java.util.concurrent.atomic.AtomicInteger();
     for (int i = 0; i < procs.size(); i++) {
       final int k = i;
       final Thread reader = new Thread(() -> {
         try {
-          procs.get(k).event("written");
-          writtenAt[k] = System.nanoTime();
+          String line;
+          while ((line = procs.get(k).out.readLine()) != null) {
+            final JsonNode event = JSON.readTree(line);
+            switch (event.path("event").asText()) {
+              case "written" -> writtenAt[k] = System.nanoTime();
+              case "reconnected" -> reconnects.incrementAndGet();
+              case "error" -> failure.compareAndSet(null, "writers " + k + ": " + line);
+              default -> { }
+            }
+          }
         } catch (final Exception e) {
-          failure.compareAndSet(null, "writers " + k + ": " + e.getMessage());
+          // the process ended
         }
       });
       reader.setDaemon(true);
@@ -606,7 +618,8 @@ public final class ScaleOutBench {
         kind, relays.size(), relays.size() == 1 ? "" : "s",
         slots == null ? "" : ", RELAY_SYNC_SLOTS=" + slots,
         String.format(Locale.ROOT, "%.1f s%s", connectMs / 1e3,
-            retries > 0 ? " (" + retries + " dials retried)" : ""),
+            retries > 0 ? " (" + retries + " dials retried)" : "")
+            + (reconnects.get() > 0 ? ", " + reconnects.get() + " reconnects during the run" : ""),
         seconds(stored, start), seconds(media, start),
         relays.size() == 1 ? "—" : seconds(everyRelay, start),
         stored < 0 ? "—" : String.format(Locale.ROOT, "%.0f",
@@ -616,7 +629,7 @@ public final class ScaleOutBench {
         relayCpu, writerCpu, shared ? String.format(Locale.ROOT, "%.1f", s3Cpu) : "—",
         shared ? String.format(Locale.ROOT, "%.1f", pgCpu) : "—", problems, load0, load1)
         + (failure.get() != null ? " FAILED: " + failure.get() + "; " + state
-            : stored < 0 || media < 0 || everyRelay < 0 ? " incomplete after 15 min: " + state : "")
+            : stored < 0 || media < 0 || everyRelay < 0 ? " incomplete after " + TIMEOUT_NANOS / 1_000_000_000L + " s: " + state : "")
         + (p.mode.equals("live") ? " writers done " + seconds(written, start) : "");
     for (final Writers w : procs) {
       close(w);

@@ -15,6 +15,8 @@
 #                           [stack] [catch-up|live] [node processes]
 #   defaults: all embedded,s3-1,s3-3 30 100 4 512 stack-b catch-up 3
 #   configs: embedded, s3-1, s3-3, each optionally @<RELAY_SYNC_SLOTS> (e.g. s3-1@6)
+# BENCH_TIMEOUT_S: give up on a configuration after this long (default 600). BENCH_KEEP=1 keeps
+# the relays' logs (BENCH_RELAY_LOG_LEVEL=debug for more).
 # Needs: a build (mvn -B -q -DskipTests -pl cli,testkit -am package), interop/js/install.sh
 # stack-b (or stack-a) did, Debian's postgresql package, wrk (for the gateway part). The s3proxy
 # fat jar (org.gaul:s3proxy, a test dependency of the build) is taken from relay/target or
