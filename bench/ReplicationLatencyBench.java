@@ -13,7 +13,10 @@
 //             first entry of a 10-entry database, timed from its dial;
 //   RSS       of the relay process (/proc/<pid>/status), idle 10 s after /health answered, and
 //             after the run (and its peak, VmHWM).
-// Each round also records the relay's bitswap and heads-exchange counters (from /metrics).
+//   relay CPU of the relay process (/proc/<pid>/stat, all threads) from the writer's first append
+//             until the relay has every entry and file, and of its JIT compiler threads.
+// Each round also records the relay's bitswap and heads-exchange counters (from /metrics; polled
+// with ?name[]= every 5 ms at a round's end, so the polls cost the relay little).
 //   java -Dbench.root=. -cp cli/target/relay-pinner.jar bench/ReplicationLatencyBench.java \
 //       [stack-a,stack-b] [rounds] [entries] [files] [file KiB]
 import com.fasterxml.jackson.databind.JsonNode;
