@@ -13,7 +13,10 @@
 //             first entry of a 10-entry database, timed from its dial;
 //   RSS       of the relay process (/proc/<pid>/status), idle 10 s after /health answered, and
 //             after the run (and its peak, VmHWM).
-// Each round also records the relay's bitswap and heads-exchange counters (from /metrics).
+//   relay CPU of the relay process (/proc/<pid>/stat, all threads) from the writer's first append
+//             until the relay has every entry and file, and of its JIT compiler threads.
+// Each round also records the relay's bitswap and heads-exchange counters (from /metrics; polled
+// with ?name[]= every 5 ms at a round's end, so the polls cost the relay little).
 //   java -Dbench.root=. -cp cli/target/relay-pinner.jar bench/ReplicationLatencyBench.java \
 //       [stack-a,stack-b] [rounds] [entries] [files] [file KiB]
 import com.fasterxml.jackson.databind.JsonNode;
@@ -206,9 +209,10 @@ public final class ReplicationLatencyBench {
       return out;
     }
 
+    /** Polled every 5 ms at the end of a round: asks for the one counter, not a full scrape. */
     long accepted() throws Exception {
-      return (long) metric(get("/metrics"), "relay_orbitdb_replication_events_total",
-          "event=\"log.accepted\"");
+      return (long) metric(get("/metrics?name%5B%5D=relay_orbitdb_replication_events_total"),
+          "relay_orbitdb_replication_events_total", "event=\"log.accepted\"");
     }
 
     /** CPU time of the relay process (user + system), ms. */
@@ -384,8 +388,8 @@ public final class ReplicationLatencyBench {
     System.out.println("| stack | writer, relay | writer, plain peer | ratio (best, median)"
         + " | media pinned after last write | relay has all after last write"
         + " | reader, first of 10 | reader, all " + entries + " | RSS idle | RSS after (peak)"
-        + " | load |");
-    System.out.println("|---|---|---|---|---|---|---|---|---|---|---|");
+        + " | relay CPU per round (JIT) | load |");
+    System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|");
     summary.forEach(System.out::println);
     System.exit(0);
   }
@@ -402,6 +406,8 @@ public final class ReplicationLatencyBench {
     final Figure relayAll = new Figure();
     final Figure firstOf10 = new Figure();
     final Figure readerAll = new Figure();
+    final Figure relayCpuRound = new Figure();
+    final Figure relayJitRound = new Figure();
     final long[] idle;
     final long[] after;
     try (Relay relay = Relay.start();
@@ -445,16 +451,24 @@ public final class ReplicationLatencyBench {
             final double allAt = progress.await(() -> progress.acceptedAt(entries));
             progress.stop = true;
             poller.join();
+            // The relay's whole cost of the round: from the first append until it has every
+            // entry and every file (the polls included: a few ms).
+            final long roundCpu = relay.cpuMillis() - result.get("relayCpuAtStart").asLong();
+            final long roundJit = jitMillis(relay.threadCpu())
+                - result.get("relayJitAtStart").asLong();
+            relayCpuRound.add(roundCpu);
+            relayJitRound.add(roundJit);
             final double[] pinTimes = cids.stream().mapToDouble(progress.seen::get).sorted()
                 .toArray();
             System.out.printf(Locale.ROOT, "  round %d: from the first append (writer took %.0f"
                 + " ms): media pinned 1st %.0f, 10th %.0f, last %.0f ms; relay has 1st entry"
-                + " %.0f, half %.0f, all %.0f ms%n", round, end - start,
+                + " %.0f, half %.0f, all %.0f ms; relay CPU from the first append until it has"
+                + " all: %d ms (JIT %d ms)%n", round, end - start,
                 pinTimes.length > 0 ? pinTimes[0] - start : Double.NaN,
                 pinTimes.length > 9 ? pinTimes[9] - start : Double.NaN,
                 pinTimes.length > 0 ? pinTimes[pinTimes.length - 1] - start : Double.NaN,
                 progress.acceptedAt(1) - start, progress.acceptedAt(entries / 2) - start,
-                allAt - start);
+                allAt - start, roundCpu, roundJit);
             final Map<String, Double> afterCounters = relay.counters();
             leave(writer);
             final JsonNode reader = read(stack, relayAddress, result.get("address").asText(),
@@ -512,10 +526,10 @@ public final class ReplicationLatencyBench {
           after[1] / 1024, load());
     }
     return String.format(Locale.ROOT, "| %s | %s | %s | %.2f, %.2f | %s | %s | %s | %s | %d MiB"
-        + " | %d MiB (%d) | %.1f–%.1f |", stack, writerRelay, writerPlain,
+        + " | %d MiB (%d) | %s (%s) | %.1f–%.1f |", stack, writerRelay, writerPlain,
         writerRelay.best() / writerPlain.best(), writerRelay.median() / writerPlain.median(),
         media, relayAll, firstOf10, readerAll, idle[0] / 1024, after[0] / 1024, after[1] / 1024,
-        loadMin, loadMax);
+        relayCpuRound, relayJitRound, loadMin, loadMax);
   }
 
   private static JsonNode writerRound(final Js writer, final String peer, final int entries,
@@ -533,6 +547,8 @@ public final class ReplicationLatencyBench {
     final Map<String, Long> threads = relayCpu.threadCpu();
     final JsonNode result = writer.event("round");
     final var node = (com.fasterxml.jackson.databind.node.ObjectNode) result;
+    node.put("relayCpuAtStart", cpu);
+    node.put("relayJitAtStart", jitMillis(threads));
     node.put("relayCpuMs", relayCpu.cpuMillis() - cpu);
     // The relay threads that used the most CPU during the appends.
     final Map<String, Long> delta = new LinkedHashMap<>();
@@ -544,6 +560,12 @@ public final class ReplicationLatencyBench {
             .append(e.getValue()));
     node.put("relayThreads", top.toString());
     return result;
+  }
+
+  /** CPU time of the relay's JIT compiler threads in {@code threads}, ms. */
+  private static long jitMillis(final Map<String, Long> threads) {
+    return threads.entrySet().stream().filter(e -> e.getKey().startsWith("C"))
+        .filter(e -> e.getKey().contains("CompilerThre")).mapToLong(Map.Entry::getValue).sum();
   }
 
   /** The writer's JS thread during the appends: loop busy, on a CPU, waiting for a CPU. */

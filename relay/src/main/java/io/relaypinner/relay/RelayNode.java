@@ -776,11 +776,14 @@ public final class RelayNode implements AutoCloseable {
     final ReplicaContext context = new ReplicaContext(blockstore, datastore, fetcher,
         new Identities(blockstore, fetcher, identityVerifiers, replicationExecutor,
             Identities.DEFAULT_CACHE_SIZE), replicationExecutor, logConfig, clock);
+    // Media pins (the pinned-already check, each fetched block's links, the final pin) run on
+    // the bitswap executor, next to the block writes they wait for: on the replication executor
+    // they queued behind the joins of a writer's burst (1-2 s before the first media want).
     final NetworkPinner mediaPinner = new NetworkPinner(bitswap, pins,
-        CodecLinkResolver.standard(), replicationExecutor);
+        CodecLinkResolver.standard(), bitswapExecutor);
     final MediaPinQueue pinQueue = new MediaPinQueue(
         cid -> mediaPinner.pin(cid, NetworkPinner.Limits.DEFAULT), pins::isPinned,
-        replicationExecutor, ReplicationService.Config.DEFAULT.pinConcurrency());
+        bitswapExecutor, ReplicationService.Config.DEFAULT.pinConcurrency());
     final OrbitDbTopics topics = orbitDbTopics;
     final ReplicationService service = new ReplicationService(
         new Libp2pReplicationNetwork(host, pubsub, bitswap, HeadsConfig.DEFAULT), blockstore,
