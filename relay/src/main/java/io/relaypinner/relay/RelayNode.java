@@ -102,6 +102,7 @@ import io.relaypinner.relay.sync.SyncHistory;
 import io.relaypinner.relay.sync.SyncTrigger;
 import io.relaypinner.stores.PostgresDatastore;
 import io.relaypinner.stores.S3Blockstore;
+import io.relaypinner.stores.StoreAvailability;
 import io.relaypinner.relay.tls.CertificateStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -112,6 +113,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
@@ -1081,6 +1083,39 @@ public final class RelayNode implements AutoCloseable {
     public int multiaddrCount() {
       final Host current = host;
       return current == null ? 0 : advertisedAddresses().size();
+    }
+
+    /** The four possible answers, made once (compared by identity by the health route). */
+    private final Map<String, String>[] storeStates = storeStates();
+
+    @Override
+    public Map<String, String> stores() {
+      final StoreAvailability s3 = blockstore instanceof S3Blockstore b ? b.availability() : null;
+      final StoreAvailability postgres =
+          datastore instanceof PostgresDatastore d ? d.availability() : null;
+      if (s3 == null && postgres == null) {
+        return null;
+      }
+      return storeStates[(s3 == null || s3.up() ? 0 : 1)
+          | (postgres == null || postgres.up() ? 0 : 2)];
+    }
+
+    @SuppressWarnings("unchecked")
+    private Map<String, String>[] storeStates() {
+      final boolean s3 = config.storage().s3().isPresent();
+      final boolean postgres = config.storage().postgres().isPresent();
+      final Map<String, String>[] states = new Map[4];
+      for (int i = 0; i < 4; i++) {
+        final Map<String, String> state = new java.util.LinkedHashMap<>();
+        if (s3) {
+          state.put("s3", (i & 1) == 0 ? "up" : "down");
+        }
+        if (postgres) {
+          state.put("postgres", (i & 2) == 0 ? "up" : "down");
+        }
+        states[i] = java.util.Collections.unmodifiableMap(state);
+      }
+      return states;
     }
   }
 

@@ -199,9 +199,12 @@ public final class LeaseKeeper implements DatabaseOwnership {
     } catch (final StoreUnavailableException e) {
       // Leases not renewed expire on their own (owns() turns false); the next tick tries again.
       if (failures.getAndIncrement() == failuresLogged) {
-        LOG.warn("leases not renewed (retrying every {} ms): {}", tickPeriod().toMillis(),
-            e.getMessage());
+        // The store logged its outage; this line tells what it means for the leases.
+        LOG.warn("leases not renewed: this relay stops acting as the owner of its databases {} "
+            + "ms after its last renewal, retrying every {} ms", trustMillis,
+            tickPeriod().toMillis());
       }
+      LOG.debug("lease round failed: {}", e.getMessage());
       synchronized (this) {
         dropped.addAll(release);
       }
