@@ -210,6 +210,8 @@ public final class RelayNode implements AutoCloseable {
   private GcPolicy gcPolicy;
   /** One thread: scheduled and pressure GC runs, never overlapping. */
   private ScheduledThreadPoolExecutor gcExecutor;
+  /** Probes shared stores found down (null with the embedded stores). */
+  private ScheduledThreadPoolExecutor storeProbe;
   private ThreadPoolExecutor storageExecutor;
   private volatile SyncEngine syncEngine;
   private CertificateStore certificates;
@@ -451,6 +453,7 @@ public final class RelayNode implements AutoCloseable {
         ? PostgresDatastore.open(config.storage().postgres().get())
         : new MvStoreDatastore(dir.resolve("datastore.mv"));
     StoreMetrics.register(registry, blockstore, datastore);
+    startStoreProbe();
     pins = new PinStore(datastore, blockstore, CodecLinkResolver.standard());
     if (datastore instanceof PostgresDatastore shared) {
       coordination = PostgresCoordination.start(shared, identity.peerId().toBase58(),
@@ -461,6 +464,53 @@ public final class RelayNode implements AutoCloseable {
         TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(STORAGE_QUEUE),
         new DefaultThreadFactory("relay-storage", true), new ThreadPoolExecutor.AbortPolicy());
     startStorageGc();
+  }
+
+  /**
+   * With shared stores: every second, a store found down is asked again (a cheap call), so the
+   * end of an outage is noticed even when nothing else calls it, and what waits for it
+   * ({@link #whenStoresRecover}) runs at once.
+   */
+  private void startStoreProbe() {
+    final List<Runnable> probes = new ArrayList<>();
+    if (blockstore instanceof S3Blockstore s3) {
+      probes.add(() -> {
+        if (!s3.availability().up()) {
+          s3.probe();
+        }
+      });
+    }
+    if (datastore instanceof PostgresDatastore postgres) {
+      probes.add(() -> {
+        if (!postgres.availability().up()) {
+          postgres.probe();
+        }
+      });
+    }
+    if (probes.isEmpty()) {
+      return;
+    }
+    storeProbe = new ScheduledThreadPoolExecutor(1,
+        new DefaultThreadFactory("relay-store-probe", true));
+    storeProbe.scheduleWithFixedDelay(() -> {
+      for (final Runnable probe : probes) {
+        try {
+          probe.run();
+        } catch (final StoreUnavailableException e) {
+          // Still down: counted and logged (once per outage) by the store.
+        }
+      }
+    }, 1, 1, TimeUnit.SECONDS);
+  }
+
+  /** Runs {@code action} each time an outage of a shared store ends. */
+  private void whenStoresRecover(final Runnable action) {
+    if (blockstore instanceof S3Blockstore s3) {
+      s3.availability().onRecovered(action);
+    }
+    if (datastore instanceof PostgresDatastore postgres) {
+      postgres.availability().onRecovered(action);
+    }
   }
 
   /**
@@ -795,6 +845,12 @@ public final class RelayNode implements AutoCloseable {
     service.start(syncEngine);
     ReplicationMetrics.register(registry, service);
     replication = service;
+    // Syncs and media pins an outage failed run again as soon as the store answers.
+    final SyncEngine engine = syncEngine;
+    whenStoresRecover(() -> {
+      pinQueue.storeRecovered();
+      engine.storeRecovered();
+    });
     topics.start(service.topicListener(), service.admission());
   }
 
@@ -1151,6 +1207,10 @@ public final class RelayNode implements AutoCloseable {
    * cleanly. Only work still running after the wait is interrupted.
    */
   private void closeStorage() {
+    if (storeProbe != null) {
+      storeProbe.shutdownNow();
+      storeProbe = null;
+    }
     if (gcExecutor != null) {
       // No interrupt: a GC run reads the datastore, whose file channel an interrupt closes.
       gcExecutor.shutdown();

@@ -274,17 +274,23 @@ class SharedStoresIT {
     root.addAppender(logs);
     try (WriterPeer writer = new WriterPeer("outage")) {
       final RelayNode relay = relay(1);
+      phase("relay started");
       final String address = writer.address().toString();
       writer.write(FIRST, MEDIA_BYTES, true);
       writer.dial(Multiaddr.parse(tcp(relay)));
       writer.subscribe();
       syncSoon(relay, address);
       // Mid-sync: the relay owns the database and holds part of the log (the rest withheld).
+      // Its first sync ran before it held the lease, as a follower, which records the database
+      // as synced with what it joined (scale-out semantics); the owner's syncs record only a
+      // complete log.
       until(Duration.ofSeconds(30), () -> {
         writer.publishHead();
-        return relay.coordination().ownership().owns(address) && logSize(relay, address) > 0;
+        return relay.coordination().ownership().owns(address) && logSize(relay, address) > 0
+            && lastSynced(relay, address).isPresent();
       });
       final Cid stored = writer.log().get(FIRST - 1).cid();
+      phase("mid-sync");
 
       // s3proxy stops; the writer serves everything now.
       final Optional<Instant> syncedBefore = lastSynced(relay, address);
@@ -304,9 +310,11 @@ class SharedStoresIT {
         s3.start();
       }
       assertThat(s3Warnings).isEqualTo(1);
+      phase("s3 outage");
       // Back: the sync completes on its own (no new message, no explicit request).
-      until(Duration.ofSeconds(60), () -> complete(relay, writer, FIRST));
+      untilComplete(relay, writer, FIRST);
       assertThat(storeState(relay, "s3")).isEqualTo("up");
+      phase("complete after s3");
 
       // More entries, the older ones and their media withheld; PostgreSQL stops mid-sync.
       writer.write(SECOND, MEDIA_BYTES, true);
@@ -314,6 +322,7 @@ class SharedStoresIT {
         writer.publishHead();
         return logSize(relay, address) > FIRST;
       });
+      phase("second batch mid-sync");
       postgres.stop();
       final long pgWarnings;
       try {
@@ -330,9 +339,11 @@ class SharedStoresIT {
         postgres.start();
       }
       assertThat(pgWarnings).isEqualTo(1);
-      until(Duration.ofSeconds(60), () -> relay.coordination().ownership().owns(address)
-          && complete(relay, writer, FIRST + SECOND));
+      phase("postgres outage");
+      untilComplete(relay, writer, FIRST + SECOND);
+      assertThat(relay.coordination().ownership().owns(address)).isTrue();
       assertThat(storeState(relay, "postgres")).isEqualTo("up");
+      phase("complete after postgres");
 
       // Nothing lost, nothing doubled.
       for (final Entry entry : writer.log()) {
@@ -383,6 +394,14 @@ class SharedStoresIT {
   private static final int SECOND = 4;
   private static final int MEDIA_BYTES = 150_000;
 
+  private long phaseStart = System.nanoTime();
+
+  private void phase(final String name) {
+    final long now = System.nanoTime();
+    System.out.println("SharedStoresIT: " + name + ": " + (now - phaseStart) / 1_000_000 + " ms");
+    phaseStart = now;
+  }
+
   private static Optional<Instant> lastSynced(final RelayNode relay, final String address) {
     return relay.syncEngine().orElseThrow().history().get(address)
         .map(SyncHistory.Entry::lastSyncedAt);
@@ -420,6 +439,31 @@ class SharedStoresIT {
       }
     }
     return relay.syncEngine().orElseThrow().history().get(address).isPresent();
+  }
+
+  /** Awaits {@link #complete}; on timeout fails with the relay's state. */
+  private static void untilComplete(final RelayNode relay, final WriterPeer writer,
+      final int entries) {
+    try {
+      until(Duration.ofSeconds(60), () -> complete(relay, writer, entries));
+    } catch (final org.awaitility.core.ConditionTimeoutException e) {
+      final var replication = relay.replication().orElseThrow();
+      final var log = replication.replicas().replica(writer.address()).map(r -> r.log());
+      throw new AssertionError("not complete: log " + log.map(l -> l.size() + " entries, "
+          + l.missing().size() + " missing, " + l.incompleteCount() + " incomplete, complete "
+          + l.isComplete() + ", " + l.counters()).orElse("none")
+          + "; media pinned " + writer.media().subList(0, entries).stream()
+              .filter(relay.pins()::isPinned).count() + "/" + entries
+          + "; history " + relay.syncEngine().orElseThrow().history()
+              .get(writer.address().toString())
+          + "; syncing " + relay.syncEngine().orElseThrow().inFlight()
+          + "; problems " + relay.syncEngine().orElseThrow().recentProblems()
+          + "; owns " + relay.coordination().ownership().owns(writer.address().toString())
+          + "; replication " + replication.counters()
+          + "; pins ok/failed/store-retries " + replication.pinQueue().pinnedCount() + "/"
+          + replication.pinQueue().failedCount() + "/"
+          + replication.pinQueue().storeRetryCount(), e);
+    }
   }
 
   private void syncSoon(final RelayNode relay, final String address) {

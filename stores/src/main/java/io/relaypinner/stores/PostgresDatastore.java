@@ -225,6 +225,20 @@ public final class PostgresDatastore implements Datastore {
     return entries;
   }
 
+  /**
+   * One round trip ({@code SELECT 1}): how an outage is noticed to end when nothing else calls
+   * the database.
+   *
+   * @throws StoreUnavailableException when it still cannot be reached
+   */
+  public void probe() {
+    run("probe", c -> {
+      try (PreparedStatement s = c.prepareStatement("SELECT 1")) {
+        return s.execute();
+      }
+    });
+  }
+
   static String likePrefix(final String prefix) {
     return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%";
   }

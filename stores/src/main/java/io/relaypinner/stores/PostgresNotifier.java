@@ -96,7 +96,8 @@ public final class PostgresNotifier implements AutoCloseable {
           LOG.info("listening on {} again after {} failed attempts", channel, listenFailures);
           listenFailures = 0;
         }
-        availability.succeeded();
+        // Not availability.succeeded(): this session is not the pool the routes use, which may
+        // still be failing; the pool's next call tells the end of the outage.
         while (!closed) {
           final PGNotification[] got = pg.getNotifications(500);
           if (got != null) {

@@ -238,6 +238,17 @@ public final class S3Blockstore implements Blockstore, Closeable {
     });
   }
 
+  /**
+   * Asks the bucket for one key (a cheap LIST): how an outage is noticed to end when nothing
+   * else calls the store.
+   *
+   * @throws StoreUnavailableException when it still cannot be reached
+   */
+  public void probe() {
+    call(() -> s3.listObjectsV2(ListObjectsV2Request.builder().bucket(config.bucket())
+        .prefix(config.prefix()).maxKeys(1).build()));
+  }
+
   /** Blocks newly uploaded since open (puts answered "already there" do not count). */
   public long blocksWritten() {
     return blocksWritten.get();

@@ -19,6 +19,8 @@ public final class StoreAvailability {
   private final AtomicLong failures = new AtomicLong();
   private final AtomicLong outages = new AtomicLong();
   private volatile boolean up = true;
+  private final java.util.List<Runnable> recovered =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
   /** Before the store opened, failures are the opener's to report (start-up fails). */
   private volatile boolean opened;
   /** When the current outage began (System.nanoTime) and the failures before it. */
@@ -49,6 +51,14 @@ public final class StoreAvailability {
     return outages.get();
   }
 
+  /**
+   * Runs {@code listener} each time an outage ends (on the thread whose call found the store
+   * back): retries waiting for the store can run at once instead of at their next back-off.
+   */
+  public void onRecovered(final Runnable listener) {
+    recovered.add(java.util.Objects.requireNonNull(listener, "listener"));
+  }
+
   /** The store opened: outages are logged from now on. */
   public void opened() {
     opened = true;
@@ -71,6 +81,13 @@ public final class StoreAvailability {
       failed = failures.get() - failuresBefore;
     }
     LOG.info("{} available again after {} ms ({} calls failed meanwhile)", store, millis, failed);
+    for (final Runnable listener : recovered) {
+      try {
+        listener.run();
+      } catch (final RuntimeException e) {
+        LOG.warn("{} recovery listener failed: {}", store, e.toString());
+      }
+    }
   }
 
   /** A call failed with the store unavailable: counted; the first of an outage is logged. */

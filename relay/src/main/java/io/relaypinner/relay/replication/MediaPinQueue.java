@@ -5,6 +5,7 @@ import io.relaypinner.multiformats.Cid;
 import io.relaypinner.relay.coordination.MediaWorkQueue;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -70,6 +71,8 @@ public final class MediaPinQueue {
   /** Tries of CIDs whose pin waits for a store (only while their pin is pending). */
   private final Map<Cid, Integer> storeTries = new ConcurrentHashMap<>();
   private final AtomicLong storeRetries = new AtomicLong();
+  /** Pins waiting for a store, with their looks at others' claims (tried on recovery). */
+  private final Map<Cid, Integer> storeWaiting = new ConcurrentHashMap<>();
   private volatile MediaWorkQueue work = LOCAL;
   private int running;
 
@@ -265,10 +268,16 @@ public final class MediaPinQueue {
     if (tries == 1) {
       future.whenComplete((ok, error) -> storeTries.remove(cid));
     }
+    storeWaiting.put(cid, looks);
     try {
       CompletableFuture.delayedExecutor(retryDelay(tries), TimeUnit.MILLISECONDS)
-          .execute(() -> check(cid, future, looks));
+          .execute(() -> {
+            if (storeWaiting.remove(cid) != null) {
+              check(cid, future, looks);
+            }
+          });
     } catch (final RejectedExecutionException rejected) {
+      storeWaiting.remove(cid);
       failed.incrementAndGet();
       future.completeExceptionally(rejected);
     }
@@ -307,6 +316,17 @@ public final class MediaPinQueue {
       cause = cause.getCause();
     }
     return cause;
+  }
+
+  /** A store outage ended: the pins waiting for it are tried again now. */
+  public void storeRecovered() {
+    for (final Cid cid : List.copyOf(storeWaiting.keySet())) {
+      final Integer looks = storeWaiting.remove(cid);
+      final CompletableFuture<Cid> future = pending.get(cid);
+      if (looks != null && future != null) {
+        check(cid, future, looks);
+      }
+    }
   }
 
   /** Pin attempts repeated because a shared store was unavailable. */

@@ -328,7 +328,7 @@ public final class SyncEngine implements AutoCloseable {
       cancel.run();
       answer.complete(result != null
           ? new SyncOutcome.Completed(result, coalesced)
-          : new SyncOutcome.Failed(message(error), coalesced));
+          : new SyncOutcome.Failed(message(error), coalesced, storeOf(error)));
     });
     return answer;
   }
@@ -371,6 +371,31 @@ public final class SyncEngine implements AutoCloseable {
   /** Failed, timed-out and refused syncs, most recent first (the last 50). */
   public List<RecentProblems.Problem> recentProblems() {
     return problems.list();
+  }
+
+  /**
+   * A store outage ended: every sync it failed runs again now (not at its next back-off).
+   * Never blocks.
+   */
+  public void storeRecovered() {
+    final List<String> failed;
+    synchronized (lock) {
+      failed = new ArrayList<>(storeFailures.keySet());
+    }
+    for (final String address : failed) {
+      retryAfterStoreFailure(address);
+    }
+  }
+
+  private void retryAfterStoreFailure(final String address) {
+    synchronized (lock) {
+      if (!storeFailures.containsKey(address)) {
+        return;   // it succeeded meanwhile
+      }
+    }
+    if (enqueue(address, SyncTrigger.RETRY)) {
+      storeRetries.incrementAndGet();
+    }
   }
 
   /** Syncs queued again after a store outage failed them, since start. */
@@ -562,10 +587,7 @@ public final class SyncEngine implements AutoCloseable {
               storeFailed, message(error), delay);
         }
         problems.record("sync_store_unavailable", job.address, message(error));
-        timer.schedule(() -> {
-          storeRetries.incrementAndGet();
-          enqueue(job.address, SyncTrigger.RETRY);
-        }, Duration.ofMillis(delay));
+        timer.schedule(() -> retryAfterStoreFailure(job.address), Duration.ofMillis(delay));
       } else if (outcome.equals(SyncMetrics.FAILURE)) {
         LOG.warn("sync of {} failed after {} ms: {} (cooldown {} ms)", job.address, millis,
             message(error), cooldown.toMillis());
@@ -585,6 +607,11 @@ public final class SyncEngine implements AutoCloseable {
       oldest.next();
       oldest.remove();
     }
+  }
+
+  private static String storeOf(final Throwable error) {
+    final StoreUnavailableException outage = StoreUnavailableException.find(error);
+    return outage == null ? null : outage.store();
   }
 
   private static String message(final Throwable error) {
