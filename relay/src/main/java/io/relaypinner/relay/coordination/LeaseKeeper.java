@@ -167,6 +167,10 @@ public final class LeaseKeeper implements DatabaseOwnership {
             } else if (validUntil.remove(name) != null) {
               lost.incrementAndGet();
               LOG.warn("lost the lease on {} (it expired before it was renewed)", name);
+              if (wanted.contains(name)) {
+                // Taken again below if nobody else took it meanwhile (one holder at a time).
+                toTake.add(name);
+              }
             }
           }
         }
