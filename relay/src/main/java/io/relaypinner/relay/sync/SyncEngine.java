@@ -547,6 +547,7 @@ public final class SyncEngine implements AutoCloseable {
           // Not the database's fault: retried with back-off (below), no cooldown.
           storeFailed = storeFailures.merge(job.address, 1, Integer::sum);
         } else {
+          storeFailures.remove(job.address);
           cooldownUntil.put(job.address, clock.millis() + cooldown.toMillis());
         }
       } else if (outcome.equals(SyncMetrics.SUCCESS)) {
