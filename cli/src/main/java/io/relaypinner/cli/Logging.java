@@ -68,5 +68,9 @@ final class Logging {
     final Level rootLevel = root.getLevel();
     context.getLogger("io.netty").setLevel(rootLevel == Level.TRACE || rootLevel.isGreaterOrEqual(
         Level.INFO) ? rootLevel : Level.INFO);
+    // HikariCP warns once per broken pooled connection when PostgreSQL goes away; the datastore
+    // logs the outage once (StoreAvailability), so its lines show at DEBUG and below only.
+    context.getLogger("com.zaxxer.hikari").setLevel(
+        rootLevel.isGreaterOrEqual(Level.INFO) ? Level.ERROR : rootLevel);
   }
 }

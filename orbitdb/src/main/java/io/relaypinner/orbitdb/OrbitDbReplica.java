@@ -1,5 +1,6 @@
 package io.relaypinner.orbitdb;
 
+import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.access.AccessController;
 import io.relaypinner.orbitdb.access.AccessControllerRef;
@@ -153,7 +154,12 @@ public final class OrbitDbReplica {
         try {
           listener.accept(result);
         } catch (final RuntimeException e) {
-          LOG.error("{}: join listener failed", address(), e);
+          if (StoreUnavailableException.find(e) != null) {
+            // A shared store is down (logged once by the store); the sync retries.
+            LOG.debug("{}: join listener failed: {}", address(), e.getMessage());
+          } else {
+            LOG.error("{}: join listener failed", address(), e);
+          }
         }
       }
       return result;

@@ -102,6 +102,7 @@ import io.relaypinner.relay.sync.SyncHistory;
 import io.relaypinner.relay.sync.SyncTrigger;
 import io.relaypinner.stores.PostgresDatastore;
 import io.relaypinner.stores.S3Blockstore;
+import io.relaypinner.stores.StoreAvailability;
 import io.relaypinner.relay.tls.CertificateStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -112,6 +113,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
@@ -208,6 +210,8 @@ public final class RelayNode implements AutoCloseable {
   private GcPolicy gcPolicy;
   /** One thread: scheduled and pressure GC runs, never overlapping. */
   private ScheduledThreadPoolExecutor gcExecutor;
+  /** Probes shared stores found down (null with the embedded stores). */
+  private ScheduledThreadPoolExecutor storeProbe;
   private ThreadPoolExecutor storageExecutor;
   private volatile SyncEngine syncEngine;
   private CertificateStore certificates;
@@ -449,6 +453,7 @@ public final class RelayNode implements AutoCloseable {
         ? PostgresDatastore.open(config.storage().postgres().get())
         : new MvStoreDatastore(dir.resolve("datastore.mv"));
     StoreMetrics.register(registry, blockstore, datastore);
+    startStoreProbe();
     pins = new PinStore(datastore, blockstore, CodecLinkResolver.standard());
     if (datastore instanceof PostgresDatastore shared) {
       coordination = PostgresCoordination.start(shared, identity.peerId().toBase58(),
@@ -459,6 +464,53 @@ public final class RelayNode implements AutoCloseable {
         TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(STORAGE_QUEUE),
         new DefaultThreadFactory("relay-storage", true), new ThreadPoolExecutor.AbortPolicy());
     startStorageGc();
+  }
+
+  /**
+   * With shared stores: every second, a store found down is asked again (a cheap call), so the
+   * end of an outage is noticed even when nothing else calls it, and what waits for it
+   * ({@link #whenStoresRecover}) runs at once.
+   */
+  private void startStoreProbe() {
+    final List<Runnable> probes = new ArrayList<>();
+    if (blockstore instanceof S3Blockstore s3) {
+      probes.add(() -> {
+        if (!s3.availability().up()) {
+          s3.probe();
+        }
+      });
+    }
+    if (datastore instanceof PostgresDatastore postgres) {
+      probes.add(() -> {
+        if (!postgres.availability().up()) {
+          postgres.probe();
+        }
+      });
+    }
+    if (probes.isEmpty()) {
+      return;
+    }
+    storeProbe = new ScheduledThreadPoolExecutor(1,
+        new DefaultThreadFactory("relay-store-probe", true));
+    storeProbe.scheduleWithFixedDelay(() -> {
+      for (final Runnable probe : probes) {
+        try {
+          probe.run();
+        } catch (final StoreUnavailableException e) {
+          // Still down: counted and logged (once per outage) by the store.
+        }
+      }
+    }, 1, 1, TimeUnit.SECONDS);
+  }
+
+  /** Runs {@code action} each time an outage of a shared store ends. */
+  private void whenStoresRecover(final Runnable action) {
+    if (blockstore instanceof S3Blockstore s3) {
+      s3.availability().onRecovered(action);
+    }
+    if (datastore instanceof PostgresDatastore postgres) {
+      postgres.availability().onRecovered(action);
+    }
   }
 
   /**
@@ -796,6 +848,12 @@ public final class RelayNode implements AutoCloseable {
     service.start(syncEngine);
     ReplicationMetrics.register(registry, service);
     replication = service;
+    // Syncs and media pins an outage failed run again as soon as the store answers.
+    final SyncEngine engine = syncEngine;
+    whenStoresRecover(() -> {
+      pinQueue.storeRecovered();
+      engine.storeRecovered();
+    });
     topics.start(service.topicListener(), service.admission());
   }
 
@@ -1085,6 +1143,39 @@ public final class RelayNode implements AutoCloseable {
       final Host current = host;
       return current == null ? 0 : advertisedAddresses().size();
     }
+
+    /** The four possible answers, made once (compared by identity by the health route). */
+    private final Map<String, String>[] storeStates = storeStates();
+
+    @Override
+    public Map<String, String> stores() {
+      final StoreAvailability s3 = blockstore instanceof S3Blockstore b ? b.availability() : null;
+      final StoreAvailability postgres =
+          datastore instanceof PostgresDatastore d ? d.availability() : null;
+      if (s3 == null && postgres == null) {
+        return null;
+      }
+      return storeStates[(s3 == null || s3.up() ? 0 : 1)
+          | (postgres == null || postgres.up() ? 0 : 2)];
+    }
+
+    @SuppressWarnings("unchecked")
+    private Map<String, String>[] storeStates() {
+      final boolean s3 = config.storage().s3().isPresent();
+      final boolean postgres = config.storage().postgres().isPresent();
+      final Map<String, String>[] states = new Map[4];
+      for (int i = 0; i < 4; i++) {
+        final Map<String, String> state = new java.util.LinkedHashMap<>();
+        if (s3) {
+          state.put("s3", (i & 1) == 0 ? "up" : "down");
+        }
+        if (postgres) {
+          state.put("postgres", (i & 2) == 0 ? "up" : "down");
+        }
+        states[i] = java.util.Collections.unmodifiableMap(state);
+      }
+      return states;
+    }
   }
 
   private EventLoops ownLoops() {
@@ -1119,6 +1210,10 @@ public final class RelayNode implements AutoCloseable {
    * cleanly. Only work still running after the wait is interrupted.
    */
   private void closeStorage() {
+    if (storeProbe != null) {
+      storeProbe.shutdownNow();
+      storeProbe = null;
+    }
     if (gcExecutor != null) {
       // No interrupt: a GC run reads the datastore, whose file channel an interrupt closes.
       gcExecutor.shutdown();

@@ -3,17 +3,29 @@ package io.relaypinner.relay;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.ipfs.unixfs.UnixFsImporter;
 import io.relaypinner.libp2p.crypto.Ed25519PrivateKey;
 import io.relaypinner.libp2p.crypto.PrivateKey;
 import io.relaypinner.multiformats.Cid;
+import io.relaypinner.multiformats.Multiaddr;
+import io.relaypinner.multiformats.Multibase;
+import io.relaypinner.orbitdb.OrbitDbAddress;
+import io.relaypinner.orbitdb.log.Entry;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.identity.NodeIdentity;
 import io.relaypinner.relay.storage.GatewayCache;
 import io.relaypinner.relay.storage.StorageGc;
 import io.relaypinner.relay.storage.StorageQuota;
+import io.relaypinner.relay.sync.SyncHistory;
+import io.relaypinner.relay.testing.WriterPeer;
 import io.relaypinner.stores.PostgresStoreConfig;
 import io.relaypinner.stores.S3StoreConfig;
 import io.relaypinner.testkit.MutableClock;
@@ -25,6 +37,10 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -38,6 +54,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 /**
  * Relays on one S3 bucket (s3proxy) and one PostgreSQL database, both started by the test on
@@ -235,5 +252,257 @@ class SharedStoresIT {
     return new StorageGc(relay.pins(), new GatewayCache(1 << 20),
         new StorageQuota(0, () -> 0L, () -> { }), clock, grace,
         relay.coordination().gcPolicy());
+  }
+
+  /**
+   * Issue 24, store outages during syncs: a relay on s3proxy and PostgreSQL replicates a Java
+   * writer's database (entries naming media files, served over bitswap, part withheld so the
+   * sync is in progress) when s3proxy stops, and later (more entries being written) when
+   * PostgreSQL stops, each restarted on the same port and data. While a store is down the routes
+   * that need it answer 503 {@code store_unavailable}, {@code /health} reports it down, one WARN
+   * line tells of the outage, {@code relay_store_failures_total} rises, nothing is recorded as
+   * synced; the relay without PostgreSQL stops acting as the database's owner. Once the store is
+   * back the sync retries on its own and completes: every entry and media file is stored (hash
+   * verified) and pinned, the sync history lists the database, the lease has one holder, no
+   * media claim is left.
+   */
+  @Test
+  void storeOutagesDuringSyncs_are503_retried_andLoseNothing() throws Exception {
+    final ListAppender<ILoggingEvent> logs = new ListAppender<>();
+    logs.start();
+    final Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    root.addAppender(logs);
+    try (WriterPeer writer = new WriterPeer("outage")) {
+      final RelayNode relay = relay(1);
+      phase("relay started");
+      final String address = writer.address().toString();
+      writer.write(FIRST, MEDIA_BYTES, true);
+      writer.dial(Multiaddr.parse(tcp(relay)));
+      writer.subscribe();
+      syncSoon(relay, address);
+      // Mid-sync: the relay owns the database and holds part of the log (the rest withheld).
+      // Its first sync ran before it held the lease, as a follower, which records the database
+      // as synced with what it joined (scale-out semantics); the owner's syncs record only a
+      // complete log.
+      until(Duration.ofSeconds(30), () -> {
+        writer.publishHead();
+        return relay.coordination().ownership().owns(address) && logSize(relay, address) > 0
+            && lastSynced(relay, address).isPresent();
+      });
+      final Cid stored = writer.log().get(FIRST - 1).cid();
+      phase("mid-sync");
+
+      // s3proxy stops; the writer serves everything now.
+      final Optional<Instant> syncedBefore = lastSynced(relay, address);
+      s3.stop();
+      final long s3Warnings;
+      try {
+        writer.release();
+        writer.publishHead();
+        assertUnavailable(get(relay, "/ipfs/" + stored), "s3");
+        assertUnavailable(get(relay, "/ipfs/" + stored), "s3");
+        until(Duration.ofSeconds(30), () -> storeState(relay, "s3").equals("down"));
+        assertThat(failures(relay, "s3")).isPositive();
+        // Nothing is recorded as synced while the log cannot be completed.
+        assertThat(lastSynced(relay, address)).isEqualTo(syncedBefore);
+        s3Warnings = warnings(logs, "s3 unavailable");
+      } finally {
+        s3.start();
+      }
+      assertThat(s3Warnings).isEqualTo(1);
+      phase("s3 outage");
+      // Back: the sync completes on its own (no new message, no explicit request).
+      untilComplete(relay, writer, FIRST);
+      assertThat(storeState(relay, "s3")).isEqualTo("up");
+      phase("complete after s3");
+
+      // More entries, the older ones and their media withheld; PostgreSQL stops mid-sync.
+      writer.write(SECOND, MEDIA_BYTES, true);
+      until(Duration.ofSeconds(30), () -> {
+        writer.publishHead();
+        return logSize(relay, address) > FIRST;
+      });
+      phase("second batch mid-sync");
+      postgres.stop();
+      final long pgWarnings;
+      try {
+        writer.release();
+        writer.publishHead();
+        assertUnavailable(get(relay, "/ipfs/" + stored), "postgres");
+        until(Duration.ofSeconds(30), () -> storeState(relay, "postgres").equals("down"));
+        // No renewal: the relay stops acting as the owner before the lease can pass to another.
+        until(Duration.ofSeconds(15),
+            () -> !relay.coordination().ownership().owns(address));
+        assertThat(failures(relay, "postgres")).isPositive();
+        pgWarnings = warnings(logs, "postgres unavailable");
+      } finally {
+        postgres.start();
+      }
+      assertThat(pgWarnings).isEqualTo(1);
+      phase("postgres outage");
+      untilComplete(relay, writer, FIRST + SECOND);
+      assertThat(relay.coordination().ownership().owns(address)).isTrue();
+      assertThat(storeState(relay, "postgres")).isEqualTo("up");
+      phase("complete after postgres");
+
+      // Nothing lost, nothing doubled.
+      for (final Entry entry : writer.log()) {
+        assertThat(relay.blockstore().get(entry.cid())).as("entry stored").isPresent();
+        assertThat(relay.pins().isPinned(entry.cid())).as("entry pinned").isTrue();
+      }
+      for (int i = 0; i < writer.media().size(); i++) {
+        final HttpResponse<byte[]> file = get(relay, "/ipfs/" + writer.media().get(i));
+        assertThat(file.statusCode()).isEqualTo(200);
+        assertThat(file.body()).isEqualTo(writer.mediaBytes(i));
+      }
+      final List<Cid> blocks = new ArrayList<>();
+      relay.blockstore().forEachKey(blocks::add);
+      for (final Cid cid : blocks) {
+        // Every read is hash-verified (CorruptBlockException otherwise).
+        assertThat(relay.blockstore().get(cid)).isPresent();
+      }
+      assertThat(relay.syncEngine().orElseThrow().history().get(address)).isPresent();
+      try (Connection c = DriverManager.getConnection(postgres.jdbcUrl(), PostgresServer.USER,
+          PostgresServer.PASSWORD); Statement s = c.createStatement()) {
+        try (ResultSet r = s.executeQuery("SELECT holder FROM relay_leases WHERE name = '"
+            + address + "'")) {
+          assertThat(r.next()).isTrue();
+          assertThat(r.getString(1)).isEqualTo(relay.identity().peerId().toBase58());
+          assertThat(r.next()).isFalse();
+        }
+        try (ResultSet r = s.executeQuery("SELECT count(*) FROM relay_media_work")) {
+          r.next();
+          assertThat(r.getInt(1)).as("media claims left").isZero();
+        }
+        try (ResultSet r = s.executeQuery("SELECT count(*) FROM relay_datastore WHERE key LIKE '"
+            + "/orbitdb/logs/" + writer.address().manifest().toString(Multibase.Base.BASE58BTC)
+            + "/r/" + relay.identity().peerId().toBase58() + "/e/%'")) {
+          r.next();
+          assertThat(r.getInt(1)).as("entry markers").isEqualTo(FIRST + SECOND);
+        }
+      }
+      assertThat(logs.list).noneMatch(e -> e.getThrowableProxy() != null
+          && e.getLevel().isGreaterOrEqual(Level.WARN)
+          && StoreUnavailableException.find(((ch.qos.logback.classic.spi.ThrowableProxy)
+              e.getThrowableProxy()).getThrowable()) != null);
+    } finally {
+      root.detachAppender(logs);
+    }
+  }
+
+  private static final int FIRST = 8;
+  private static final int SECOND = 4;
+  private static final int MEDIA_BYTES = 150_000;
+
+  private long phaseStart = System.nanoTime();
+
+  private void phase(final String name) {
+    final long now = System.nanoTime();
+    System.out.println("SharedStoresIT: " + name + ": " + (now - phaseStart) / 1_000_000 + " ms");
+    phaseStart = now;
+  }
+
+  private static Optional<Instant> lastSynced(final RelayNode relay, final String address) {
+    return relay.syncEngine().orElseThrow().history().get(address)
+        .map(SyncHistory.Entry::lastSyncedAt);
+  }
+
+  private static void until(final Duration limit,
+      final java.util.concurrent.Callable<Boolean> condition) {
+    Awaitility.await().atMost(limit).pollInterval(Duration.ofMillis(200)).until(condition);
+  }
+
+  private static String tcp(final RelayNode relay) {
+    return relay.host().orElseThrow().listenAddresses().stream()
+        .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow()
+        .withPeerId(relay.identity().peerId()).toString();
+  }
+
+  private static int logSize(final RelayNode relay, final String address) {
+    return relay.replication().orElseThrow().replicas().replica(OrbitDbAddress.parse(address))
+        .map(r -> r.log().size()).orElse(0);
+  }
+
+  /** The log holds {@code entries} entries, complete; every media file is pinned; synced. */
+  private static boolean complete(final RelayNode relay, final WriterPeer writer,
+      final int entries) {
+    final String address = writer.address().toString();
+    final boolean logDone = relay.replication().orElseThrow().replicas()
+        .replica(writer.address()).map(r -> r.log().size() == entries && r.log().isComplete())
+        .orElse(false);
+    if (!logDone) {
+      return false;
+    }
+    for (final Cid media : writer.media().subList(0, entries)) {
+      if (!relay.pins().isPinned(media)) {
+        return false;
+      }
+    }
+    return relay.syncEngine().orElseThrow().history().get(address).isPresent();
+  }
+
+  /** Awaits {@link #complete}; on timeout fails with the relay's state. */
+  private static void untilComplete(final RelayNode relay, final WriterPeer writer,
+      final int entries) {
+    try {
+      until(Duration.ofSeconds(60), () -> complete(relay, writer, entries));
+    } catch (final org.awaitility.core.ConditionTimeoutException e) {
+      final var replication = relay.replication().orElseThrow();
+      final var log = replication.replicas().replica(writer.address()).map(r -> r.log());
+      throw new AssertionError("not complete: log " + log.map(l -> l.size() + " entries, "
+          + l.missing().size() + " missing, " + l.incompleteCount() + " incomplete, complete "
+          + l.isComplete() + ", " + l.counters()).orElse("none")
+          + "; media pinned " + writer.media().subList(0, entries).stream()
+              .filter(relay.pins()::isPinned).count() + "/" + entries
+          + "; history " + relay.syncEngine().orElseThrow().history()
+              .get(writer.address().toString())
+          + "; syncing " + relay.syncEngine().orElseThrow().inFlight()
+          + "; problems " + relay.syncEngine().orElseThrow().recentProblems()
+          + "; owns " + relay.coordination().ownership().owns(writer.address().toString())
+          + "; replication " + replication.counters()
+          + "; pins ok/failed/store-retries " + replication.pinQueue().pinnedCount() + "/"
+          + replication.pinQueue().failedCount() + "/"
+          + replication.pinQueue().storeRetryCount(), e);
+    }
+  }
+
+  private void syncSoon(final RelayNode relay, final String address) {
+    client.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+            + relay.httpPort().getAsInt() + "/pinning/sync"))
+        .header("Content-Type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString("{\"dbAddress\":\"" + address + "\"}"))
+        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.discarding());
+  }
+
+  private static void assertUnavailable(final HttpResponse<byte[]> response, final String store)
+      throws Exception {
+    assertThat(response.statusCode()).isEqualTo(503);
+    final JsonNode body = new ObjectMapper().readTree(response.body());
+    assertThat(body.path("ok").asBoolean(true)).isFalse();
+    assertThat(body.path("code").asText()).isEqualTo("store_unavailable");
+    assertThat(body.path("error").asText()).contains(store);
+  }
+
+  /** {@code up} or {@code down}: the store's state in {@code /health}. */
+  private String storeState(final RelayNode relay, final String store) throws Exception {
+    final JsonNode health = new ObjectMapper().readTree(get(relay, "/health").body());
+    return health.path("stores").path(store).asText();
+  }
+
+  private double failures(final RelayNode relay, final String store) throws Exception {
+    final String text = new String(get(relay, "/metrics").body(), StandardCharsets.UTF_8);
+    for (final String line : text.split("\n")) {
+      if (line.startsWith("relay_store_failures_total{store=\"" + store + "\"}")) {
+        return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+      }
+    }
+    return 0;
+  }
+
+  private static long warnings(final ListAppender<ILoggingEvent> logs, final String text) {
+    synchronized (logs.list) {
+      return logs.list.stream().filter(e -> e.getLevel() == Level.WARN
+          && e.getFormattedMessage().contains(text)).count();
+    }
   }
 }

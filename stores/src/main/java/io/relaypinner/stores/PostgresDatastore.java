@@ -9,10 +9,11 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.FlywayException;
@@ -35,11 +36,12 @@ public final class PostgresDatastore implements Datastore {
 
   private final PostgresStoreConfig config;
   private final HikariDataSource pool;
-  private final AtomicLong failures = new AtomicLong();
+  private final StoreAvailability availability = new StoreAvailability(STORE);
 
   private PostgresDatastore(final PostgresStoreConfig config, final HikariDataSource pool) {
     this.config = config;
     this.pool = pool;
+    availability.opened();
   }
 
   /**
@@ -141,6 +143,65 @@ public final class PostgresDatastore implements Datastore {
     });
   }
 
+  /**
+   * Every put and delete in one transaction (one commit): a join's markers, count and heads are
+   * all written or, when PostgreSQL goes away meanwhile, none is.
+   */
+  @Override
+  public void write(final Map<String, byte[]> puts, final Collection<String> deletes) {
+    for (final Map.Entry<String, byte[]> e : puts.entrySet()) {
+      Datastore.checkKey(e.getKey());
+      Datastore.checkValue(e.getValue());
+    }
+    for (final String key : deletes) {
+      Datastore.checkKey(key);
+    }
+    if (puts.isEmpty() && deletes.isEmpty()) {
+      return;
+    }
+    run("write", c -> {
+      c.setAutoCommit(false);
+      try {
+        if (!puts.isEmpty()) {
+          try (PreparedStatement s = c.prepareStatement("INSERT INTO relay_datastore (key, value)"
+              + " VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value")) {
+            for (final Map.Entry<String, byte[]> e : puts.entrySet()) {
+              s.setString(1, e.getKey());
+              s.setBytes(2, e.getValue());
+              s.addBatch();
+            }
+            s.executeBatch();
+          }
+        }
+        if (!deletes.isEmpty()) {
+          try (PreparedStatement s =
+              c.prepareStatement("DELETE FROM relay_datastore WHERE key = ?")) {
+            for (final String key : deletes) {
+              s.setString(1, key);
+              s.addBatch();
+            }
+            s.executeBatch();
+          }
+        }
+        c.commit();
+        return null;
+      } catch (final SQLException | RuntimeException e) {
+        try {
+          c.rollback();
+        } catch (final SQLException ignored) {
+          // The session is gone: PostgreSQL rolled the transaction back itself.
+        }
+        throw e;
+      } finally {
+        try {
+          c.setAutoCommit(true);
+        } catch (final SQLException ignored) {
+          // A broken connection: the pool discards it.
+        }
+      }
+    });
+  }
+
   @Override
   public List<Entry> scan(final String prefix) {
     if (!prefix.isEmpty()) {
@@ -164,13 +225,35 @@ public final class PostgresDatastore implements Datastore {
     return entries;
   }
 
+  /**
+   * One round trip ({@code SELECT 1}): how an outage is noticed to end when nothing else calls
+   * the database.
+   *
+   * @throws StoreUnavailableException when it still cannot be reached
+   */
+  public void probe() {
+    run("probe", c -> {
+      try (PreparedStatement s = c.prepareStatement("SELECT 1")) {
+        return s.execute();
+      }
+    });
+  }
+
   static String likePrefix(final String prefix) {
     return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%";
   }
 
   /** Calls that failed with the database unavailable since open. */
   public long failures() {
-    return failures.get();
+    return availability.failures();
+  }
+
+  /**
+   * Whether PostgreSQL answers, as the last call found it (this store's and the coordination's
+   * on the same database); outages are logged once.
+   */
+  public StoreAvailability availability() {
+    return availability;
   }
 
   @Override
@@ -185,11 +268,12 @@ public final class PostgresDatastore implements Datastore {
 
   private <T> T run(final String what, final SqlWork<T> work) {
     try (Connection c = pool.getConnection()) {
-      return work.run(c);
+      final T result = work.run(c);
+      availability.succeeded();
+      return result;
     } catch (final SQLException e) {
-      failures.incrementAndGet();
-      throw new StoreUnavailableException(STORE,
-          what + " failed on " + config.safeUrl() + ": " + rootMessage(e), e);
+      throw availability.failed(new StoreUnavailableException(STORE,
+          what + " failed on " + config.safeUrl() + ": " + rootMessage(e), e));
     } catch (final RuntimeException e) {
       if (pool.isClosed()) {
         throw new IllegalStateException("datastore is closed", e);

@@ -35,6 +35,13 @@ public final class PostgresLeaseTable {
   private final String where;
   private final String holder;
   private final Duration ttl;
+  private final StoreAvailability availability;
+
+  /** Leases in {@code store}'s database; its availability tells of outages. */
+  public PostgresLeaseTable(final PostgresDatastore store, final String holder,
+      final Duration ttl) {
+    this(store.dataSource(), store.config(), holder, ttl, store.availability());
+  }
 
   /**
    * @param holder this relay's name in the table (its peer id)
@@ -42,6 +49,12 @@ public final class PostgresLeaseTable {
    */
   public PostgresLeaseTable(final DataSource pool, final PostgresStoreConfig config,
       final String holder, final Duration ttl) {
+    this(pool, config, holder, ttl, new StoreAvailability(PostgresDatastore.STORE));
+  }
+
+  private PostgresLeaseTable(final DataSource pool, final PostgresStoreConfig config,
+      final String holder, final Duration ttl, final StoreAvailability availability) {
+    this.availability = Objects.requireNonNull(availability, "availability");
     this.pool = Objects.requireNonNull(pool, "pool");
     this.where = config.safeUrl();
     this.holder = Objects.requireNonNull(holder, "holder");
@@ -184,10 +197,12 @@ public final class PostgresLeaseTable {
 
   private <T> T run(final String what, final Call<T> call) {
     try (Connection c = pool.getConnection()) {
-      return call.run(c);
+      final T result = call.run(c);
+      availability.succeeded();
+      return result;
     } catch (final SQLException e) {
-      throw new StoreUnavailableException(PostgresDatastore.STORE, what + " failed on " + where
-          + ": " + PostgresDatastore.rootMessage(e), e);
+      throw availability.failed(new StoreUnavailableException(PostgresDatastore.STORE,
+          what + " failed on " + where + ": " + PostgresDatastore.rootMessage(e), e));
     }
   }
 }

@@ -26,9 +26,21 @@ import java.util.concurrent.Semaphore;
 public final class PostgresMediaWork {
   private final PostgresStoreConfig config;
   private final Semaphore sessions;
+  private final StoreAvailability availability;
 
   public PostgresMediaWork(final PostgresStoreConfig config, final int maxClaims) {
+    this(config, maxClaims, new StoreAvailability(PostgresDatastore.STORE));
+  }
+
+  /** Work in {@code store}'s database; its availability tells of outages. */
+  public PostgresMediaWork(final PostgresDatastore store, final int maxClaims) {
+    this(store.config(), maxClaims, store.availability());
+  }
+
+  private PostgresMediaWork(final PostgresStoreConfig config, final int maxClaims,
+      final StoreAvailability availability) {
     this.config = config;
+    this.availability = availability;
     if (maxClaims < 1) {
       throw new IllegalArgumentException("maxClaims must be positive");
     }
@@ -117,8 +129,9 @@ public final class PostgresMediaWork {
         closeQuietly(c);
       }
       sessions.release();
-      throw new StoreUnavailableException(PostgresDatastore.STORE, "media claim failed on "
-          + config.safeUrl() + ": " + PostgresDatastore.rootMessage(e), e);
+      throw availability.failed(new StoreUnavailableException(PostgresDatastore.STORE,
+          "media claim failed on " + config.safeUrl() + ": " + PostgresDatastore.rootMessage(e),
+          e));
     }
   }
 

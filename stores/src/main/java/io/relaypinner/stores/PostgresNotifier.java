@@ -31,8 +31,11 @@ public final class PostgresNotifier implements AutoCloseable {
   private final DataSource pool;
   private final String channel;
   private final Consumer<String> listener;
+  private final StoreAvailability availability;
   private final Thread reader;
   private volatile boolean closed;
+  /** Failed attempts to listen since the last success (the reader thread's). */
+  private long listenFailures;
 
   /**
    * Listens on {@code channel}; every payload sent by any relay (this one included) reaches
@@ -40,6 +43,19 @@ public final class PostgresNotifier implements AutoCloseable {
    */
   public PostgresNotifier(final PostgresStoreConfig config, final DataSource pool,
       final String channel, final Consumer<String> listener) {
+    this(config, pool, channel, listener, new StoreAvailability(PostgresDatastore.STORE));
+  }
+
+  /** Listens on {@code store}'s database; its availability tells of outages. */
+  public PostgresNotifier(final PostgresDatastore store, final String channel,
+      final Consumer<String> listener) {
+    this(store.config(), store.dataSource(), channel, listener, store.availability());
+  }
+
+  private PostgresNotifier(final PostgresStoreConfig config, final DataSource pool,
+      final String channel, final Consumer<String> listener,
+      final StoreAvailability availability) {
+    this.availability = availability;
     if (!CHANNEL.matcher(channel).matches()) {
       throw new IllegalArgumentException("not a channel name: " + channel);
     }
@@ -62,9 +78,10 @@ public final class PostgresNotifier implements AutoCloseable {
       s.setString(1, channel);
       s.setString(2, payload);
       s.execute();
+      availability.succeeded();
     } catch (final SQLException e) {
-      throw new StoreUnavailableException(PostgresDatastore.STORE, "notify failed on "
-          + config.safeUrl() + ": " + PostgresDatastore.rootMessage(e), e);
+      throw availability.failed(new StoreUnavailableException(PostgresDatastore.STORE,
+          "notify failed on " + config.safeUrl() + ": " + PostgresDatastore.rootMessage(e), e));
     }
   }
 
@@ -75,6 +92,12 @@ public final class PostgresNotifier implements AutoCloseable {
           s.execute("LISTEN " + channel);
         }
         final PGConnection pg = c.unwrap(PGConnection.class);
+        if (listenFailures > 0) {
+          LOG.info("listening on {} again after {} failed attempts", channel, listenFailures);
+          listenFailures = 0;
+        }
+        // Not availability.succeeded(): this session is not the pool the routes use, which may
+        // still be failing; the pool's next call tells the end of the outage.
         while (!closed) {
           final PGNotification[] got = pg.getNotifications(500);
           if (got != null) {
@@ -85,7 +108,12 @@ public final class PostgresNotifier implements AutoCloseable {
         }
       } catch (final SQLException e) {
         if (!closed) {
-          LOG.warn("listening on {} at {} failed, retrying: {}", channel, config.safeUrl(),
+          // One line per outage (the store's availability logs it); retried every second.
+          listenFailures++;
+          availability.failed(new StoreUnavailableException(PostgresDatastore.STORE,
+              "listening on " + channel + " at " + config.safeUrl() + " failed: "
+              + PostgresDatastore.rootMessage(e), e));
+          LOG.debug("listening on {} failed, retrying: {}", channel,
               PostgresDatastore.rootMessage(e));
           sleepQuietly();
         }

@@ -72,7 +72,7 @@ public final class S3Blockstore implements Blockstore, Closeable {
   private final Semaphore inFlight;
   private final AtomicLong blocksWritten = new AtomicLong();
   private final AtomicLong putsRejected = new AtomicLong();
-  private final AtomicLong failures = new AtomicLong();
+  private final StoreAvailability availability = new StoreAvailability(STORE);
 
   /**
    * Connects and checks that the bucket can be listed.
@@ -86,6 +86,7 @@ public final class S3Blockstore implements Blockstore, Closeable {
       store.call(() -> store.s3.listObjectsV2(
           ListObjectsV2Request.builder().bucket(config.bucket()).prefix(config.prefix())
               .maxKeys(1).build()));
+      store.availability.opened();
       return store;
     } catch (final RuntimeException e) {
       store.close();
@@ -237,6 +238,17 @@ public final class S3Blockstore implements Blockstore, Closeable {
     });
   }
 
+  /**
+   * Asks the bucket for one key (a cheap LIST): how an outage is noticed to end when nothing
+   * else calls the store.
+   *
+   * @throws StoreUnavailableException when it still cannot be reached
+   */
+  public void probe() {
+    call(() -> s3.listObjectsV2(ListObjectsV2Request.builder().bucket(config.bucket())
+        .prefix(config.prefix()).maxKeys(1).build()));
+  }
+
   /** Blocks newly uploaded since open (puts answered "already there" do not count). */
   public long blocksWritten() {
     return blocksWritten.get();
@@ -249,7 +261,12 @@ public final class S3Blockstore implements Blockstore, Closeable {
 
   /** Calls that failed with the service unavailable since open. */
   public long failures() {
-    return failures.get();
+    return availability.failures();
+  }
+
+  /** Whether the bucket answers, as the last call found it; outages are logged once. */
+  public StoreAvailability availability() {
+    return availability;
   }
 
   /** The settings this store was opened with. */
@@ -270,37 +287,49 @@ public final class S3Blockstore implements Blockstore, Closeable {
   private <T> T call(final Supplier<T> request) {
     try {
       if (!inFlight.tryAcquire(config.requestTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
-        failures.incrementAndGet();
-        throw new StoreUnavailableException(STORE, "all " + config.maxConnections()
-            + " connections to " + where() + " stayed busy", null);
+        throw availability.failed(new StoreUnavailableException(STORE, "all "
+            + config.maxConnections() + " connections to " + where() + " stayed busy", null));
       }
     } catch (final InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new StoreUnavailableException(STORE, "interrupted", e);
     }
     try {
-      return request.get();
+      final T result = request.get();
+      availability.succeeded();
+      return result;
     } catch (final NoSuchKeyException e) {
+      availability.succeeded();
       throw e;
     } catch (final NoSuchBucketException e) {
-      failures.incrementAndGet();
-      throw new StoreUnavailableException(STORE, "bucket does not exist at " + where(), e);
+      throw availability.failed(
+          new StoreUnavailableException(STORE, "bucket does not exist at " + where(), e));
     } catch (final S3Exception e) {
       final int status = e.statusCode();
       if (status == 404 || status == 412 || status == 409) {
+        availability.succeeded();
         throw e;
       }
-      failures.incrementAndGet();
       final String code = e.awsErrorDetails() != null ? e.awsErrorDetails().errorCode() : null;
       LOG.debug("S3 request to {} failed: {} {}", where(), status, code);
-      throw new StoreUnavailableException(STORE, where() + " answered " + status
-          + (code != null ? " " + code : ""), e);
+      throw availability.failed(new StoreUnavailableException(STORE, where() + " answered "
+          + status + (code != null ? " " + code : ""), e));
     } catch (final SdkException e) {
-      failures.incrementAndGet();
-      throw new StoreUnavailableException(STORE, where() + ": " + e.getMessage(), e);
+      throw availability.failed(
+          new StoreUnavailableException(STORE, where() + ": " + rootMessage(e), e));
     } finally {
       inFlight.release();
     }
+  }
+
+  /** The innermost message (the SDK's own wraps the transport's several times). */
+  private static String rootMessage(final Throwable e) {
+    Throwable t = e;
+    while (t.getCause() != null && t.getCause() != t) {
+      t = t.getCause();
+    }
+    return t == e || t.getMessage() == null ? String.valueOf(e.getMessage())
+        : e.getClass().getSimpleName() + ": " + t.getMessage();
   }
 
   private String where() {

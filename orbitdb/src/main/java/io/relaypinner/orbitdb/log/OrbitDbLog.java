@@ -1,6 +1,7 @@
 package io.relaypinner.orbitdb.log;
 
 import io.relaypinner.ipfs.blockstore.Blockstore;
+import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.ipfs.dagcbor.DagCbor;
 import io.relaypinner.ipfs.dagcbor.DagCborException;
 import io.relaypinner.ipfs.dagcbor.DagCborValue;
@@ -124,6 +125,8 @@ public final class OrbitDbLog {
   private final Map<Cid, Boolean> recent;
   /** Verified by a join that has not written their markers yet. */
   private final Set<Cid> unpersisted = new HashSet<>();
+  /** A join's write failed (datastore unavailable): the next join writes the state. */
+  private boolean unsaved;
   /** The incomplete entries changed since they were last written. */
   private boolean incompleteDirty;
   /** Records the incomplete entries were last written in. */
@@ -290,7 +293,7 @@ public final class OrbitDbLog {
    */
   public boolean isComplete() {
     synchronized (lock) {
-      return unresolved.isEmpty() && missing.isEmpty();
+      return unresolved.isEmpty() && missing.isEmpty() && !unsaved;
     }
   }
 
@@ -515,7 +518,15 @@ public final class OrbitDbLog {
             break;
           }
           synchronized (lock) {
-            if (isVerified(item.cid())) {
+            final boolean verified;
+            try {
+              verified = isVerified(item.cid());
+            } catch (final StoreUnavailableException e) {
+              // The datastore is down: the block stays on the frontier, tried again later.
+              storeDown(item.cid(), e);
+              continue;
+            }
+            if (verified) {
               count("duplicate");
               continue;
             }
@@ -563,10 +574,19 @@ public final class OrbitDbLog {
           .thenApply(identity -> new Object[] {e, identity}));
       return verified.handle((pair, error) -> {
         if (error == null) {
-          accept((Entry) pair[0], (Identity) pair[1], item.depth());
-          return null;
+          try {
+            accept((Entry) pair[0], (Identity) pair[1], item.depth());
+            return null;
+          } catch (final StoreUnavailableException e) {
+            storeDown(item.cid(), e);
+            return null;
+          }
         }
         final Throwable cause = unwrap(error);
+        if (cause instanceof StoreUnavailableException down) {
+          storeDown(item.cid(), down);
+          return null;
+        }
         if (cause instanceof EntryRejectedException rejection
             && rejection.reason() != RejectReason.IDENTITY_UNAVAILABLE) {
           LOG.debug("{}: rejected {}: {}", address, item.cid(), rejection.getMessage());
@@ -596,8 +616,36 @@ public final class OrbitDbLog {
       });
     }
 
+    /**
+     * A store (block or data) could not be reached for {@code cid}: it stays on the frontier and
+     * is tried again after {@link #RETRY_MIN}, without growing its back-off (the peer is not at
+     * fault); the store logs its outage once.
+     */
+    private void storeDown(final Cid cid, final StoreUnavailableException e) {
+      LOG.debug("{}: {} not stored now: {}", address, cid, e.getMessage());
+      synchronized (this) {
+        unavailable.add(cid);
+      }
+      count("store-unavailable");
+      final long now = clock.millis();
+      synchronized (lock) {
+        final Retry retry = missing.get(cid);
+        if (retry != null || missing.size() < MAX_MISSING) {
+          missing.put(cid, new Retry(retry == null ? 0 : retry.attempts(),
+              now + RETRY_MIN.toMillis()));
+        } else {
+          count("bound.missing");
+        }
+      }
+    }
+
     private CompletableFuture<byte[]> bytes(final Cid cid) {
-      final Optional<byte[]> held = blockstore.get(cid);
+      final Optional<byte[]> held;
+      try {
+        held = blockstore.get(cid);
+      } catch (final RuntimeException e) {
+        return CompletableFuture.failedFuture(e);
+      }
       if (held.isPresent()) {
         return CompletableFuture.completedFuture(held.get());
       }
@@ -609,6 +657,21 @@ public final class OrbitDbLog {
       final Cid cid = entry.cid();
       final List<Cid> done = new ArrayList<>();
       final List<Cid> follow = new ArrayList<>();
+      final boolean duplicate;
+      synchronized (lock) {
+        duplicate = isVerified(cid);
+      }
+      if (duplicate) {
+        count("duplicate");
+        return;
+      }
+      // Stored before it is linked, and only now: the entry passed every check, the access
+      // controller included. A store that fails here (StoreUnavailableException) leaves the
+      // entry unlinked, on the frontier: the log never counts or heads an entry it lacks.
+      if (!blockstore.has(cid)) {
+        blockstore.put(cid, entry.block());
+      }
+      storeIdentity(identity);
       final String refused;
       synchronized (lock) {
         if (isVerified(cid)) {
@@ -633,11 +696,6 @@ public final class OrbitDbLog {
         }
         return;
       }
-      // Stored only now: the entry passed every check, the access controller included.
-      if (!blockstore.has(cid)) {
-        blockstore.put(cid, entry.block());
-      }
-      storeIdentity(identity);
       count("accepted");
       if (!done.isEmpty()) {
         count("completed", done.size());
@@ -670,11 +728,20 @@ public final class OrbitDbLog {
               }
             }
           }
-          headsNow = Set.copyOf(heads);
-          complete = unresolved.isEmpty() && missing.isEmpty();
-          if (!added.isEmpty() || !unavailable.isEmpty() || !rejected.isEmpty() || truncated) {
-            persist(added);
+          if (!added.isEmpty() || !unavailable.isEmpty() || !rejected.isEmpty() || truncated
+              || unsaved) {
+            try {
+              persist();
+              unsaved = false;
+            } catch (final StoreUnavailableException e) {
+              // Kept in memory; the next join writes it (the log is not complete until then).
+              unsaved = true;
+              count("store-unavailable");
+              LOG.debug("{}: log state not written now: {}", address, e.getMessage());
+            }
           }
+          headsNow = Set.copyOf(heads);
+          complete = unresolved.isEmpty() && missing.isEmpty() && !unsaved;
         }
       }
       result.complete(new JoinResult(added, rejected, unavailable, truncated, headsNow,
@@ -824,11 +891,13 @@ public final class OrbitDbLog {
    * blocks were stored (durably) as each entry verified, so the heads written here never name an
    * entry that is not stored.
    */
-  private void persist(final List<Entry> added) {
+  private void persist() {
     final Map<String, byte[]> puts = new LinkedHashMap<>();
     final List<String> deletes = new ArrayList<>();
-    for (final Entry entry : added) {
-      puts.put(entryKey(entry.cid()), MARKER);
+    // Every verified entry not marked yet: this join's, and those of a join whose write failed.
+    final List<Cid> marked = new ArrayList<>(unpersisted);
+    for (final Cid cid : marked) {
+      puts.put(entryKey(cid), MARKER);
     }
     puts.put(keyPrefix + "count", Long.toString(size).getBytes(StandardCharsets.US_ASCII));
     puts.put(keyPrefix + "heads", encodeCids(heads.stream().limit(BATCH).toList()));
@@ -840,9 +909,10 @@ public final class OrbitDbLog {
     } else {
       puts.put(keyPrefix + "pending", encodeCids(missing.keySet()));
     }
+    int records = incompleteRecords;
     if (incompleteDirty) {
       final List<Cid> incomplete = new ArrayList<>(unresolved.keySet());
-      int records = 0;
+      records = 0;
       for (int from = 0; from < incomplete.size(); from += BATCH) {
         puts.put(keyPrefix + "incomplete/" + records++, encodeCids(
             incomplete.subList(from, Math.min(incomplete.size(), from + BATCH))));
@@ -850,13 +920,11 @@ public final class OrbitDbLog {
       for (int i = records; i < incompleteRecords; i++) {
         deletes.add(keyPrefix + "incomplete/" + i);
       }
-      incompleteRecords = records;
-      incompleteDirty = false;
     }
     datastore.write(puts, deletes);
-    for (final Entry entry : added) {
-      unpersisted.remove(entry.cid());
-    }
+    incompleteRecords = records;
+    incompleteDirty = false;
+    marked.forEach(unpersisted::remove);
   }
 
   /**
@@ -950,9 +1018,7 @@ public final class OrbitDbLog {
           }
         }
       });
-      for (int from = 0; from < relinked.size(); from += BATCH) {
-        persist(relinked.subList(from, Math.min(relinked.size(), from + BATCH)));
-      }
+      persist();
       datastore.write(Map.of(), old);
     }
     if (lost > 0) {

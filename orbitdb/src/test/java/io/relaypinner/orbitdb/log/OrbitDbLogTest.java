@@ -2,8 +2,11 @@ package io.relaypinner.orbitdb.log;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
+import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.ipfs.dagcbor.DagCborValue;
+import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.ipfs.datastore.MemoryDatastore;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.BlockFetcher;
@@ -254,6 +257,152 @@ class OrbitDbLogTest {
     withheld.clear();
     clock.advance(OrbitDbLog.RETRY_MIN);
     assertThat(get(log.resume()).added()).containsExactlyInAnyOrderElementsOf(chain);
+  }
+
+  /**
+   * A shared store that goes away during joins: an entry whose block cannot be stored is not
+   * linked (never counted, never a head), it stays on the frontier and is stored and linked once
+   * the blockstore is back; a join whose datastore write fails keeps the log incomplete until a
+   * later join writes it (the markers of both joins together).
+   */
+  @Test
+  void storeOutages_neverLinkWhatIsNotStored_andTheLogCompletesOnceTheStoresAreBack()
+      throws Exception {
+    final JavaWriter writer = new JavaWriter();
+    remote.put(writer.identityCid(), writer.identityBlock());
+    final OrbitDbAddress address = JavaWriter.database(remote, "outage", List.of(writer.id()));
+    final List<Entry> chain = writer.chain(remote, address, 4);
+    final java.util.concurrent.atomic.AtomicBoolean blocksDown =
+        new java.util.concurrent.atomic.AtomicBoolean(true);
+    final java.util.concurrent.atomic.AtomicBoolean dataDown =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    final Blockstore blocks = new Blockstore() {
+      private void check() {
+        if (blocksDown.get()) {
+          throw new StoreUnavailableException("s3", "down", null);
+        }
+      }
+
+      @Override
+      public boolean has(final Cid cid) {
+        check();
+        return local.has(cid);
+      }
+
+      @Override
+      public java.util.Optional<byte[]> get(final Cid cid) {
+        check();
+        return local.get(cid);
+      }
+
+      @Override
+      public java.util.Optional<Integer> size(final Cid cid) {
+        check();
+        return local.size(cid);
+      }
+
+      @Override
+      public void put(final Cid cid, final byte[] data) {
+        check();
+        local.put(cid, data);
+      }
+
+      @Override
+      public boolean delete(final Cid cid) {
+        check();
+        return local.delete(cid);
+      }
+
+      @Override
+      public void forEachKey(final java.util.function.Consumer<Cid> visitor) {
+        check();
+        local.forEachKey(visitor);
+      }
+    };
+    final Datastore data = new Datastore() {
+      private void check() {
+        if (dataDown.get()) {
+          throw new StoreUnavailableException("postgres", "down", null);
+        }
+      }
+
+      @Override
+      public java.util.Optional<byte[]> get(final String key) {
+        return datastore.get(key);
+      }
+
+      @Override
+      public void put(final String key, final byte[] value) {
+        check();
+        datastore.put(key, value);
+      }
+
+      @Override
+      public boolean delete(final String key) {
+        check();
+        return datastore.delete(key);
+      }
+
+      @Override
+      public void write(final Map<String, byte[]> puts, final java.util.Collection<String> dels) {
+        check();
+        datastore.write(puts, dels);
+      }
+
+      @Override
+      public List<Datastore.Entry> scan(final String prefix) {
+        return datastore.scan(prefix);
+      }
+
+      @Override
+      public void close() {
+      }
+    };
+    final Manifest manifest = Manifest.decode(address, remote.get(address.manifest())
+        .orElseThrow());
+    final IpfsAccessController ac = IpfsAccessController.decode(manifest.accessController(),
+        remote.get(manifest.accessController().ipfsManifest()).orElseThrow());
+    final Identities identities = new Identities(local, fetcher, IdentityVerifiers.defaults(),
+        Runnable::run, 100);
+    final OrbitDbLog log = new OrbitDbLog(address,
+        new EntryVerifier(address, ac, identities, Runnable::run), blocks, fetcher, data,
+        LogConfig.DEFAULT, Runnable::run, clock);
+
+    // The blockstore is down: nothing is linked, the head waits on the frontier.
+    final JoinResult down = get(log.join(chain.get(3).cid()));
+    assertThat(down.added()).isEmpty();
+    assertThat(log.size()).isZero();
+    assertThat(log.heads()).isEmpty();
+    assertThat(log.isComplete()).isFalse();
+    assertThat(log.missing()).contains(chain.get(3).cid());
+    assertThat(log.counters()).containsKey("store-unavailable");
+
+    // Back: the next round (after RETRY_MIN, not a growing back-off) stores and links it all.
+    blocksDown.set(false);
+    clock.advance(OrbitDbLog.RETRY_MIN);
+    assertThat(get(log.resume()).added()).hasSize(4);
+    assertThat(log.isComplete()).isTrue();
+    assertThat(log.heads()).containsExactly(chain.get(3).cid());
+    for (final Entry entry : chain) {
+      assertThat(local.has(entry.cid())).isTrue();
+    }
+
+    // The datastore refuses writes when a new entry is joined: linked in memory, the log not
+    // complete until a later join wrote it.
+    final Entry fifth = put(writer.entry(address, 5, List.of(chain.get(3).cid()), List.of(),
+        DagCborValue.map(Map.of("i", DagCborValue.of(5)))));
+    dataDown.set(true);
+    final JoinResult unsaved = get(log.joinBlock(fifth.block()));
+    assertThat(unsaved.complete()).isFalse();
+    assertThat(log.isComplete()).isFalse();
+    dataDown.set(false);
+    assertThat(get(log.resume()).complete()).isTrue();
+    assertThat(log.isComplete()).isTrue();
+
+    final OrbitDbLog reopened = log(address, LogConfig.DEFAULT);
+    assertThat(reopened.size()).isEqualTo(5);
+    assertThat(reopened.heads()).containsExactly(fifth.cid());
+    assertThat(reopened.contains(fifth.cid())).isTrue();
   }
 
   @Test

@@ -1,6 +1,8 @@
 package io.relaypinner.relay.api;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import java.util.Map;
 
 /**
  * The health record of spec 2.1, served by {@code GET /health}.
@@ -13,9 +15,12 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
  * @param autoTlsServingZone the serving zone for HTTPS host names
  * @param metricsHttps spec 2.2
  * @param timestamp ISO 8601 UTC
+ * @param stores ours, beyond spec 2.1: with shared stores ({@code RELAY_BLOCKSTORE=s3},
+ *     {@code RELAY_DATASTORE=postgres}) each one's state, {@code up} or {@code down}; absent
+ *     with the embedded stores
  */
 @JsonPropertyOrder({"status", "version", "peerId", "connections", "multiaddrs",
-    "autoTlsServingZone", "metricsHttps", "timestamp"})
+    "autoTlsServingZone", "metricsHttps", "timestamp", "stores"})
 public record HealthRecord(
     String status,
     String version,
@@ -24,7 +29,8 @@ public record HealthRecord(
     int multiaddrs,
     String autoTlsServingZone,
     MetricsHttpsStatus metricsHttps,
-    String timestamp) {
+    String timestamp,
+    @JsonInclude(JsonInclude.Include.NON_NULL) Map<String, String> stores) {
 
   /** {@code {"active": n}}. */
   public record Connections(int active) {}

@@ -7,6 +7,7 @@ import io.relaypinner.relay.http.RouteHandler;
 import io.relaypinner.relay.http.RouteRequest;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
@@ -24,7 +25,7 @@ public final class HealthRoute implements RouteHandler {
 
   /** One serialized body and everything it was made from. */
   private record Body(long millis, String peerId, String zone, int connections, int multiaddrs,
-      MetricsHttpsStatus metricsHttps, byte[] json) {}
+      MetricsHttpsStatus metricsHttps, Map<String, String> stores, byte[] json) {}
 
   private final String version;
   private final NodeStatus status;
@@ -61,19 +62,21 @@ public final class HealthRoute implements RouteHandler {
     final int connections = status.activeConnections();
     final int multiaddrs = status.multiaddrCount();
     final MetricsHttpsStatus https = metricsHttps.get();
+    final Map<String, String> stores = status.stores();
     final Body cached = last;
     // Identity comparison on purpose: the inputs are long-lived objects, and a miss only costs
     // one serialization.
     if (cached != null && cached.millis() == millis && cached.peerId() == peerId
         && cached.zone() == zone && cached.connections() == connections
-        && cached.multiaddrs() == multiaddrs && cached.metricsHttps() == https) {
+        && cached.multiaddrs() == multiaddrs && cached.metricsHttps() == https
+        && cached.stores() == stores) {
       return cached.json();
     }
     final HealthRecord record = new HealthRecord("ok", version, peerId,
         connections == 0 ? NO_CONNECTIONS : new HealthRecord.Connections(connections),
-        multiaddrs, zone, https, Timestamps.format(Instant.ofEpochMilli(millis)));
+        multiaddrs, zone, https, Timestamps.format(Instant.ofEpochMilli(millis)), stores);
     final byte[] json = responses.jsonBytes(record);
-    last = new Body(millis, peerId, zone, connections, multiaddrs, https, json);
+    last = new Body(millis, peerId, zone, connections, multiaddrs, https, stores, json);
     return json;
   }
 
@@ -83,6 +86,6 @@ public final class HealthRoute implements RouteHandler {
     return new HealthRecord("ok", version, status.peerId(),
         active == 0 ? NO_CONNECTIONS : new HealthRecord.Connections(active),
         status.multiaddrCount(), status.autoTlsServingZone(), metricsHttps.get(),
-        Timestamps.now(clock));
+        Timestamps.now(clock), status.stores());
   }
 }

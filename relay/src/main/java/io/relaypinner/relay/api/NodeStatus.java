@@ -26,6 +26,16 @@ public interface NodeStatus {
   /** How many multiaddrs the node advertises. */
   int multiaddrCount();
 
+  /**
+   * The shared stores and whether each answers ({@code "up"} or {@code "down"}, as the last call
+   * to it found it), by name ({@code s3}, {@code postgres}); null with the embedded stores (the
+   * field is then absent from {@code /health}). Implementations return the same map instance
+   * while nothing changed (the health route's cache compares by identity).
+   */
+  default java.util.Map<String, String> stores() {
+    return null;
+  }
+
   /** A status with fixed identity and zero counts, until the libp2p host exists. */
   static NodeStatus fixed(final String peerId, final String autoTlsServingZone) {
     Objects.requireNonNull(peerId, "peerId");

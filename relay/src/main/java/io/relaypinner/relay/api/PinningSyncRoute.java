@@ -137,6 +137,12 @@ public final class PinningSyncRoute implements RouteHandler {
               + " ms; it keeps running, retry later");
     }
     final SyncOutcome.Failed failed = (SyncOutcome.Failed) outcome;
+    if (failed.unavailableStore() != null) {
+      // The relay retries it with back-off; the client may ask again later.
+      return responses.error(HttpResponseStatus.SERVICE_UNAVAILABLE,
+          ErrorCodes.STORE_UNAVAILABLE, failed.unavailableStore() + " store unavailable: sync of "
+              + address + " failed and is retried: " + failed.message());
+    }
     return responses.error(HttpResponseStatus.INTERNAL_SERVER_ERROR, ErrorCodes.SYNC_FAILED,
         "sync of " + address + " failed: " + failed.message());
   }

@@ -167,6 +167,10 @@ public final class LeaseKeeper implements DatabaseOwnership {
             } else if (validUntil.remove(name) != null) {
               lost.incrementAndGet();
               LOG.warn("lost the lease on {} (it expired before it was renewed)", name);
+              if (wanted.contains(name)) {
+                // Taken again below if nobody else took it meanwhile (one holder at a time).
+                toTake.add(name);
+              }
             }
           }
         }
@@ -199,9 +203,12 @@ public final class LeaseKeeper implements DatabaseOwnership {
     } catch (final StoreUnavailableException e) {
       // Leases not renewed expire on their own (owns() turns false); the next tick tries again.
       if (failures.getAndIncrement() == failuresLogged) {
-        LOG.warn("leases not renewed (retrying every {} ms): {}", tickPeriod().toMillis(),
-            e.getMessage());
+        // The store logged its outage; this line tells what it means for the leases.
+        LOG.warn("leases not renewed: this relay stops acting as the owner of its databases {} "
+            + "ms after its last renewal, retrying every {} ms", trustMillis,
+            tickPeriod().toMillis());
       }
+      LOG.debug("lease round failed: {}", e.getMessage());
       synchronized (this) {
         dropped.addAll(release);
       }

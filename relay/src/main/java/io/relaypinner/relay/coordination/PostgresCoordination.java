@@ -48,8 +48,7 @@ public final class PostgresCoordination {
    */
   public static Coordination start(final PostgresDatastore store, final String holder,
       final Duration leaseTtl, final int mediaClaims, final Clock clock) {
-    final PostgresLeaseTable table = new PostgresLeaseTable(store.dataSource(), store.config(),
-        holder, leaseTtl);
+    final PostgresLeaseTable table = new PostgresLeaseTable(store, holder, leaseTtl);
     final LeaseKeeper keeper = new LeaseKeeper(new LeaseKeeper.Leases() {
       @Override
       public Set<String> tryAcquire(final Collection<String> names) {
@@ -73,10 +72,10 @@ public final class PostgresCoordination {
     }, clock);
     keeper.want(GC_LEADER);
     final Announcer announcer = new Announcer(holder);
-    final PostgresNotifier notifier = new PostgresNotifier(store.config(), store.dataSource(),
-        HEADS_CHANNEL, announcer::heard);
+    final PostgresNotifier notifier = new PostgresNotifier(store, HEADS_CHANNEL,
+        announcer::heard);
     announcer.notifier = notifier;
-    final PostgresMediaWork work = new PostgresMediaWork(store.config(), mediaClaims);
+    final PostgresMediaWork work = new PostgresMediaWork(store, mediaClaims);
     final MediaWorkQueue media = (Cid cid) -> work.claim(cid.toString())
         .map(claim -> (MediaWorkQueue.Claim) claim::close);
     final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(

@@ -7,6 +7,7 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.blockstore.StorageFullException;
+import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.ipfs.pin.CodecLinkResolver;
 import io.relaypinner.ipfs.pin.DagLimitExceededException;
 import io.relaypinner.ipfs.pin.PinStore;
@@ -206,6 +207,8 @@ public final class IpfsGatewayRoute implements RouteHandler {
     final boolean pinned;
     try {
       pinned = isPinned(cid);
+    } catch (final StoreUnavailableException e) {
+      throw e;   // 503 store_unavailable (HttpDispatcher)
     } catch (final RuntimeException e) {
       LOG.error("pin check for {} failed", cid, e);
       return error(HttpResponseStatus.INTERNAL_SERVER_ERROR, ErrorCodes.INTERNAL_ERROR,
@@ -261,6 +264,8 @@ public final class IpfsGatewayRoute implements RouteHandler {
     return CompletableFuture.supplyAsync(() -> {
       try {
         return isPinned(cid);
+      } catch (final StoreUnavailableException e) {
+        throw e;   // 503 store_unavailable (HttpDispatcher), not a network fetch
       } catch (final RuntimeException e) {
         LOG.warn("pin check for {} failed: {}", cid, e.toString());
         return false;
@@ -301,6 +306,11 @@ public final class IpfsGatewayRoute implements RouteHandler {
           if (StorageFullException.find(cause) != null) {
             return error(HttpResponseStatus.INSUFFICIENT_STORAGE, ErrorCodes.STORAGE_FULL,
                 "this relay's storage is full: " + cause.getMessage());
+          }
+          final StoreUnavailableException outage = StoreUnavailableException.find(cause);
+          if (outage != null) {
+            // 503 store_unavailable (HttpDispatcher): what is missing may be here once it is back.
+            throw outage;
           }
           LOG.debug("network fallback for {} failed: {}", cid, cause.toString());
           return notFound("content cannot be fetched: " + cause.getMessage());

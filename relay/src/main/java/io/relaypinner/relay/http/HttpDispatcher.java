@@ -312,8 +312,9 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
     }
     final StoreUnavailableException outage = StoreUnavailableException.find(failure);
     if (outage != null) {
-      // A shared store is down: the client may retry; one line, no stack trace.
-      LOG.warn("HTTP route {} {}: {}", exchange.method(), exchange.route(), outage.getMessage());
+      // A shared store is down: the client may retry. The store logged the outage once (WARN);
+      // a line per request would flood the log while it lasts.
+      LOG.debug("HTTP route {} {}: {}", exchange.method(), exchange.route(), outage.getMessage());
       metrics.error(ErrorCodes.STORE_UNAVAILABLE);
       return responses.error(HttpResponseStatus.SERVICE_UNAVAILABLE,
           ErrorCodes.STORE_UNAVAILABLE, outage.store() + " store unavailable");

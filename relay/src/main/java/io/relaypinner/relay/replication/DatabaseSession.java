@@ -26,6 +26,8 @@ final class DatabaseSession {
   private final OrbitDbAddress address;
   private final InboxBudget budget;
   private final MediaLedger ledger = new MediaLedger();
+  private final java.util.concurrent.atomic.AtomicReference<String> rescan =
+      new java.util.concurrent.atomic.AtomicReference<>();
   private final Deque<byte[]> heads = new ArrayDeque<>();
   private final Set<PeerId> dial = new LinkedHashSet<>();
   private final Set<PeerId> seen = new LinkedHashSet<>();
@@ -39,6 +41,19 @@ final class DatabaseSession {
 
   OrbitDbAddress address() {
     return address;
+  }
+
+  /**
+   * A shared store failed while this database's entries were being pinned: the next sync scans
+   * the whole log again (what the failure skipped is pinned then).
+   */
+  void storeFailed(final String store) {
+    rescan.set(store);
+  }
+
+  /** The store that failed since the last call, or null (and forgets it). */
+  String takeStoreFailed() {
+    return rescan.getAndSet(null);
   }
 
   MediaLedger ledger() {

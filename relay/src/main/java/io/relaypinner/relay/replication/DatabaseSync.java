@@ -155,7 +155,7 @@ final class DatabaseSync {
     });
 
     final boolean receivedUpdate = !added.isEmpty();
-    final Set<Cid> named = receivedUpdate ? media.named(added) : media.scan(session, replica);
+    final Set<Cid> named = media.afterSync(session, replica, added);
     final List<String> extracted = new ArrayList<>(named.size());
     for (final Cid cid : named) {
       extracted.add(cid.toString());

@@ -1,5 +1,6 @@
 package io.relaypinner.relay.replication;
 
+import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.OrbitDbReplica;
 import io.relaypinner.orbitdb.log.Entry;
@@ -50,6 +51,25 @@ final class MediaPath {
     blocks.databaseOpened(replica);
   }
 
+  /**
+   * The media of the sync that just ended: those named by its new entries, or after a fallback
+   * scan of the whole log when no update arrived or a store failed during the sync (a store
+   * that fails during the scan fails the sync, which is retried).
+   */
+  Set<Cid> afterSync(final DatabaseSession session, final OrbitDbReplica replica,
+      final List<Entry> added) {
+    if (!added.isEmpty() && session.takeStoreFailed() == null) {
+      return named(added);
+    }
+    final Set<Cid> named = scan(session, replica);
+    final String failed = session.takeStoreFailed();
+    if (failed != null) {
+      throw new StoreUnavailableException(failed, "pins of " + session.address()
+          + " failed during the scan; the sync is retried", null);
+    }
+    return named;
+  }
+
   /** A join of {@code session}'s database ended (on the replication executor). */
   void onJoin(final DatabaseSession session, final OrbitDbReplica replica,
       final JoinResult result) {
@@ -88,7 +108,12 @@ final class MediaPath {
       if (found.invalid() > 0) {
         counter.accept("media-invalid-cids");
       }
-      blocks.entryAdded(entry, found.cids());
+      try {
+        blocks.entryAdded(entry, found.cids());
+      } catch (final StoreUnavailableException e) {
+        // Not pinned now: a later sync of this database scans its log again.
+        session.storeFailed(e.store());
+      }
       if (found.cids().isEmpty()) {
         continue;
       }

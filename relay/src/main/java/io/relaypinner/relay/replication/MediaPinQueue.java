@@ -1,9 +1,11 @@
 package io.relaypinner.relay.replication;
 
+import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.relay.coordination.MediaWorkQueue;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -39,6 +41,10 @@ public final class MediaPinQueue {
   /** How often a CID another relay is pinning is looked at again, and how many times. */
   static final Duration BUSY_RECHECK = Duration.ofSeconds(1);
   static final int MAX_BUSY_RECHECKS = 60;
+  /** Retries of a pin that met a store outage: first delay, longest delay, for how long. */
+  static final Duration STORE_RETRY_MIN = Duration.ofSeconds(1);
+  static final Duration STORE_RETRY_MAX = Duration.ofSeconds(30);
+  static final Duration STORE_RETRY_FOR = Duration.ofMinutes(10);
 
   /** Fetches a DAG's missing blocks and pins it (completes once pinned). */
   @FunctionalInterface
@@ -62,6 +68,11 @@ public final class MediaPinQueue {
   private final Map<Cid, Integer> attempts = new ConcurrentHashMap<>();
   private final AtomicLong busy = new AtomicLong();
   private final AtomicLong overridden = new AtomicLong();
+  /** Tries of CIDs whose pin waits for a store (only while their pin is pending). */
+  private final Map<Cid, Integer> storeTries = new ConcurrentHashMap<>();
+  private final AtomicLong storeRetries = new AtomicLong();
+  /** Pins waiting for a store, with their looks at others' claims (tried on recovery). */
+  private final Map<Cid, Integer> storeWaiting = new ConcurrentHashMap<>();
   private volatile MediaWorkQueue work = LOCAL;
   private int running;
 
@@ -113,6 +124,9 @@ public final class MediaPinQueue {
             created.complete(cid);
             return;
           }
+        } catch (final StoreUnavailableException e) {
+          storeDown(cid, created, looks, e);
+          return;
         } catch (final RuntimeException e) {
           // A failing store must not leave the CID queued forever: the pin fails, a later
           // sync tries again.
@@ -167,6 +181,10 @@ public final class MediaPinQueue {
           // Another relay is pinning it: look again later (it shows in the shared pins).
           busy.incrementAndGet();
           recheckLater(next, future, busyError.looks + 1);
+        } else if (error != null && StoreUnavailableException.find(error) != null
+            && future != null) {
+          storeDown(next, future, looked == null ? 0 : looked,
+              StoreUnavailableException.find(error));
         } else if (error != null) {
           failed.incrementAndGet();
           LOG.debug("media pin of {} failed: {}", next, error.toString());
@@ -226,6 +244,50 @@ public final class MediaPinQueue {
         });
   }
 
+  /**
+   * A shared store was unavailable for {@code cid}'s pin: tried again after
+   * {@link #STORE_RETRY_MIN}, doubling up to {@link #STORE_RETRY_MAX}, for as long as
+   * {@link #STORE_RETRY_FOR} (the store logs its outage once); then the pin fails and a later
+   * sync tries again.
+   */
+  private void storeDown(final Cid cid, final CompletableFuture<Cid> future, final int looks,
+      final StoreUnavailableException e) {
+    final int tries = storeTries.merge(cid, 1, Integer::sum);
+    long waited = 0;
+    for (int i = 0; i < tries - 1; i++) {
+      waited += retryDelay(i + 1);
+    }
+    if (waited >= STORE_RETRY_FOR.toMillis()) {
+      storeTries.remove(cid);
+      failed.incrementAndGet();
+      future.completeExceptionally(e);
+      return;
+    }
+    storeRetries.incrementAndGet();
+    LOG.debug("media pin of {} waits for the store ({} tries): {}", cid, tries, e.getMessage());
+    if (tries == 1) {
+      future.whenComplete((ok, error) -> storeTries.remove(cid));
+    }
+    storeWaiting.put(cid, looks);
+    try {
+      CompletableFuture.delayedExecutor(retryDelay(tries), TimeUnit.MILLISECONDS)
+          .execute(() -> {
+            if (storeWaiting.remove(cid) != null) {
+              check(cid, future, looks);
+            }
+          });
+    } catch (final RejectedExecutionException rejected) {
+      storeWaiting.remove(cid);
+      failed.incrementAndGet();
+      future.completeExceptionally(rejected);
+    }
+  }
+
+  private static long retryDelay(final int tries) {
+    return Math.min(STORE_RETRY_MAX.toMillis(),
+        STORE_RETRY_MIN.toMillis() << Math.min(tries - 1, 16));
+  }
+
   /** Checks {@code cid} again after {@link #BUSY_RECHECK}; fails it if that cannot be queued. */
   private void recheckLater(final Cid cid, final CompletableFuture<Cid> future, final int looks) {
     try {
@@ -254,6 +316,22 @@ public final class MediaPinQueue {
       cause = cause.getCause();
     }
     return cause;
+  }
+
+  /** A store outage ended: the pins waiting for it are tried again now. */
+  public void storeRecovered() {
+    for (final Cid cid : List.copyOf(storeWaiting.keySet())) {
+      final Integer looks = storeWaiting.remove(cid);
+      final CompletableFuture<Cid> future = pending.get(cid);
+      if (looks != null && future != null) {
+        check(cid, future, looks);
+      }
+    }
+  }
+
+  /** Pin attempts repeated because a shared store was unavailable. */
+  public long storeRetryCount() {
+    return storeRetries.get();
   }
 
   /** Pins that waited because another relay was pinning the same CID. */

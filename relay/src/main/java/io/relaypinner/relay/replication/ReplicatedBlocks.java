@@ -1,5 +1,6 @@
 package io.relaypinner.relay.replication;
 
+import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.pin.PinResult;
 import io.relaypinner.ipfs.pin.PinStore;
@@ -53,7 +54,12 @@ final class ReplicatedBlocks {
     this.counter = Objects.requireNonNull(counter, "counter");
   }
 
-  /** Pins a verified entry and its identity; {@code media}: what its payload names. */
+  /**
+   * Pins a verified entry and its identity; {@code media}: what its payload names.
+   *
+   * @throws StoreUnavailableException when a shared store is down (nothing half-pinned: a pin
+   *     is one datastore write once its DAG was read)
+   */
   void entryAdded(final Entry entry, final Set<Cid> media) {
     announce.accept(entry.cid());
     if (pin(entry.cid()) == Pinned.WAITS_FOR_MEDIA && !media.isEmpty()) {
@@ -127,6 +133,10 @@ final class ReplicatedBlocks {
         return Pinned.WAITS_FOR_MEDIA;
       }
       return Pinned.DONE;
+    } catch (final StoreUnavailableException e) {
+      // The caller marks its database for a fallback scan once the store is back.
+      counter.accept("pins-store-unavailable");
+      throw e;
     } catch (final RuntimeException e) {
       counter.accept("pins-failed");
       LOG.debug("pinning {} failed: {}", cid.toString(Multibase.Base.BASE58BTC), e.toString());

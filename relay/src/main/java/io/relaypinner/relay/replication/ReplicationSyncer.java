@@ -1,11 +1,13 @@
 package io.relaypinner.relay.replication;
 
+import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.OrbitDbReplica;
 import io.relaypinner.orbitdb.OrbitDbReplicas;
 import io.relaypinner.relay.sync.DatabaseSyncer;
 import io.relaypinner.relay.sync.SyncContext;
 import io.relaypinner.relay.sync.SyncResult;
+import io.relaypinner.relay.sync.SyncTrigger;
 import java.time.Clock;
 import java.util.Collections;
 import java.util.Objects;
@@ -98,7 +100,7 @@ final class ReplicationSyncer implements DatabaseSyncer {
     try {
       if (coordinator.owns(address)) {
         media.databaseOpened(replica);
-        result = databaseSync.run(context, session, replica, acSession, start);
+        result = runAsOwner(context, address, session, replica, acSession, start);
       } else {
         // Another relay on the shared stores replicates it: exchange heads with our own peers
         // (a reader here gets current heads), catch up with the owner and with those peers.
@@ -115,6 +117,55 @@ final class ReplicationSyncer implements DatabaseSyncer {
       followReached(address);
     }
     return result;
+  }
+
+  /**
+   * The owner's sync, for as long as this relay owns the database: a relay that cannot renew
+   * its lease (PostgreSQL unreachable) stops acting as the owner before another relay may take
+   * the lease over, so its sync stops too and fails as a store outage (retried with back-off;
+   * the retry runs as the owner again once the lease is renewed, or as a follower).
+   */
+  private SyncResult runAsOwner(final SyncContext context, final OrbitDbAddress address,
+      final DatabaseSession session, final OrbitDbReplica replica,
+      final DatabaseSession acSession, final long start) throws Exception {
+    final SyncContext owned = new SyncContext() {
+      @Override
+      public String address() {
+        return context.address();
+      }
+
+      @Override
+      public SyncTrigger trigger() {
+        return context.trigger();
+      }
+
+      @Override
+      public java.time.Duration timeout() {
+        return context.timeout();
+      }
+
+      @Override
+      public void countOperation() {
+        context.countOperation();
+      }
+
+      @Override
+      public boolean cancelled() {
+        return context.cancelled() || !coordinator.owns(address);
+      }
+    };
+    try {
+      return databaseSync.run(owned, session, replica, acSession, start);
+    } catch (final InterruptedException e) {
+      if (context.cancelled() || coordinator.owns(address)) {
+        throw e;
+      }
+      counter.accept("syncs-lease-lost");
+      LOG.info("{}: this relay no longer holds its lease (not renewed in time); it stopped "
+          + "replicating it", address);
+      throw new StoreUnavailableException("postgres", "the lease on " + address
+          + " was not renewed in time; this relay stopped replicating it", null);
+    }
   }
 
   /** A database an explicit sync reached is followed, or forgotten when that is refused. */

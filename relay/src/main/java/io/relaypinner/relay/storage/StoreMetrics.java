@@ -1,6 +1,7 @@
 package io.relaypinner.relay.storage;
 
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.datastore.Datastore;
@@ -29,6 +30,33 @@ public final class StoreMetrics {
           }
           if (postgres != null) {
             callback.call(postgres.failures(), "postgres");
+          }
+        })
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name("relay_store_up")
+        .help("1 while a shared store answers, 0 from a call that found it unavailable until "
+            + "one that succeeds, by store")
+        .labelNames("store")
+        .callback(callback -> {
+          if (s3 != null) {
+            callback.call(s3.availability().up() ? 1 : 0, "s3");
+          }
+          if (postgres != null) {
+            callback.call(postgres.availability().up() ? 1 : 0, "postgres");
+          }
+        })
+        .register(registry);
+    CounterWithCallback.builder()
+        .name("relay_store_outages_total")
+        .help("Outages of a shared store (a failed call after a successful one), by store")
+        .labelNames("store")
+        .callback(callback -> {
+          if (s3 != null) {
+            callback.call(s3.availability().outages(), "s3");
+          }
+          if (postgres != null) {
+            callback.call(postgres.availability().outages(), "postgres");
           }
         })
         .register(registry);

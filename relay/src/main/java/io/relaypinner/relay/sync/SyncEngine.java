@@ -2,6 +2,7 @@ package io.relaypinner.relay.sync;
 
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.relay.config.SyncConfig;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
 import java.time.Clock;
@@ -52,6 +53,11 @@ import org.slf4j.LoggerFactory;
  *       cooldown, and the late sync finishes in the background, where its result is still
  *       recorded. At most {@link #maxDetached()} such syncs run detached; beyond that a timed-out
  *       sync keeps its slot, which bounds the threads a database that never syncs can take.
+ *   <li>A sync that failed because a shared store was unavailable (a {@link
+ *       StoreUnavailableException} in its cause chain) enters no cooldown: it is queued again
+ *       ({@link SyncTrigger#RETRY}) after {@link #STORE_RETRY_MIN}, doubling up to
+ *       {@link #STORE_RETRY_MAX} while the store stays down; its first failure is logged at INFO
+ *       (the store logged the outage once), the others at DEBUG.
  *   <li>{@link #close(Duration)} drains: no new syncs, queued ones are dropped, running ones get a
  *       grace period and are then interrupted. A sync's result is recorded (history, counters)
  *       outside the interruptible part, so shutdown never leaves a record half-written.
@@ -68,6 +74,10 @@ public final class SyncEngine implements AutoCloseable {
   public static final int MAX_QUEUED = 2 * OrbitDbTopics.MAX_TOPICS;
   /** Grace period of {@link #close()}. */
   public static final Duration DEFAULT_GRACE = Duration.ofSeconds(5);
+  /** First delay before a sync that met a store outage runs again. */
+  public static final Duration STORE_RETRY_MIN = Duration.ofSeconds(2);
+  /** Longest delay between the retries of a sync while a store stays down. */
+  public static final Duration STORE_RETRY_MAX = Duration.ofSeconds(60);
   /** How long {@link #close} waits for interrupted syncs before giving up on them. */
   private static final Duration INTERRUPT_WAIT = Duration.ofSeconds(2);
 
@@ -154,6 +164,9 @@ public final class SyncEngine implements AutoCloseable {
   private int detached;
   /** Address to end of cooldown (clock millis). */
   private final Map<String, Long> cooldownUntil = new HashMap<>();
+  /** Address to its consecutive syncs failed by a store outage (at most MAX_QUEUED). */
+  private final Map<String, Integer> storeFailures = new HashMap<>();
+  private final AtomicLong storeRetries = new AtomicLong();
   private long timedOutSyncs;
   private boolean closing;
   private final LinkedHashSet<String> pinnedMedia = new LinkedHashSet<>();
@@ -315,7 +328,7 @@ public final class SyncEngine implements AutoCloseable {
       cancel.run();
       answer.complete(result != null
           ? new SyncOutcome.Completed(result, coalesced)
-          : new SyncOutcome.Failed(message(error), coalesced));
+          : new SyncOutcome.Failed(message(error), coalesced, storeOf(error)));
     });
     return answer;
   }
@@ -358,6 +371,36 @@ public final class SyncEngine implements AutoCloseable {
   /** Failed, timed-out and refused syncs, most recent first (the last 50). */
   public List<RecentProblems.Problem> recentProblems() {
     return problems.list();
+  }
+
+  /**
+   * A store outage ended: every sync it failed runs again now (not at its next back-off).
+   * Never blocks.
+   */
+  public void storeRecovered() {
+    final List<String> failed;
+    synchronized (lock) {
+      failed = new ArrayList<>(storeFailures.keySet());
+    }
+    for (final String address : failed) {
+      retryAfterStoreFailure(address);
+    }
+  }
+
+  private void retryAfterStoreFailure(final String address) {
+    synchronized (lock) {
+      if (!storeFailures.containsKey(address)) {
+        return;   // it succeeded meanwhile
+      }
+    }
+    if (enqueue(address, SyncTrigger.RETRY)) {
+      storeRetries.incrementAndGet();
+    }
+  }
+
+  /** Syncs queued again after a store outage failed them, since start. */
+  public long storeRetries() {
+    return storeRetries.get();
   }
 
   /** Pubsub triggers skipped because their topic was in cooldown, since start. */
@@ -492,11 +535,23 @@ public final class SyncEngine implements AutoCloseable {
       outcome = cancelled ? SyncMetrics.CANCELLED : SyncMetrics.FAILURE;
     }
     final long millis;
+    final boolean storeDown = outcome.equals(SyncMetrics.FAILURE)
+        && StoreUnavailableException.find(error) != null;
+    int storeFailed = 0;
     synchronized (lock) {
       millis = Math.max(0, clock.millis() - job.startedMillis);
       if (outcome.equals(SyncMetrics.FAILURE)) {
         failedSyncs.incrementAndGet();
-        cooldownUntil.put(job.address, clock.millis() + cooldown.toMillis());
+        if (storeDown && !closing && (storeFailures.containsKey(job.address)
+            || storeFailures.size() < MAX_QUEUED)) {
+          // Not the database's fault: retried with back-off (below), no cooldown.
+          storeFailed = storeFailures.merge(job.address, 1, Integer::sum);
+        } else {
+          storeFailures.remove(job.address);
+          cooldownUntil.put(job.address, clock.millis() + cooldown.toMillis());
+        }
+      } else if (outcome.equals(SyncMetrics.SUCCESS)) {
+        storeFailures.remove(job.address);
       }
       job.phase = Phase.DONE;
       jobs.remove(job.address, job);
@@ -522,7 +577,19 @@ public final class SyncEngine implements AutoCloseable {
           result.extractedMediaCids().size());
       job.done.complete(result);
     } else {
-      if (outcome.equals(SyncMetrics.FAILURE)) {
+      if (storeFailed > 0) {
+        final long delay = Math.min(STORE_RETRY_MAX.toMillis(),
+            STORE_RETRY_MIN.toMillis() << Math.min(storeFailed - 1, 16));
+        if (storeFailed == 1) {
+          LOG.info("sync of {} failed after {} ms: {}; retrying in {} ms, then with back-off "
+              + "while the store is down", job.address, millis, message(error), delay);
+        } else {
+          LOG.debug("sync of {} failed again ({} times): {}; retrying in {} ms", job.address,
+              storeFailed, message(error), delay);
+        }
+        problems.record("sync_store_unavailable", job.address, message(error));
+        timer.schedule(() -> retryAfterStoreFailure(job.address), Duration.ofMillis(delay));
+      } else if (outcome.equals(SyncMetrics.FAILURE)) {
         LOG.warn("sync of {} failed after {} ms: {} (cooldown {} ms)", job.address, millis,
             message(error), cooldown.toMillis());
         problems.record("sync_failed", job.address, message(error));
@@ -541,6 +608,11 @@ public final class SyncEngine implements AutoCloseable {
       oldest.next();
       oldest.remove();
     }
+  }
+
+  private static String storeOf(final Throwable error) {
+    final StoreUnavailableException outage = StoreUnavailableException.find(error);
+    return outage == null ? null : outage.store();
   }
 
   private static String message(final Throwable error) {

@@ -17,10 +17,18 @@ public sealed interface SyncOutcome {
     }
   }
 
-  /** The sync failed: 500 {@code sync_failed}. */
-  record Failed(String message, boolean coalesced) implements SyncOutcome {
+  /**
+   * The sync failed: 500 {@code sync_failed}, or 503 {@code store_unavailable} when a shared
+   * store was down ({@code unavailableStore}: its name, else null; the sync is retried).
+   */
+  record Failed(String message, boolean coalesced, String unavailableStore)
+      implements SyncOutcome {
     public Failed {
       Objects.requireNonNull(message, "message");
+    }
+
+    public Failed(final String message, final boolean coalesced) {
+      this(message, coalesced, null);
     }
   }
 

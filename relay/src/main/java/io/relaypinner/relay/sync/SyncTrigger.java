@@ -7,5 +7,7 @@ public enum SyncTrigger {
   /** A message arrived on the database's topic. */
   MESSAGE,
   /** {@code POST /pinning/sync}: always runs, cooldown or not. */
-  HTTP
+  HTTP,
+  /** A sync that failed with a shared store unavailable, retried with back-off. */
+  RETRY
 }

@@ -137,6 +137,37 @@ class LeaseKeeperTest {
   }
 
   @Test
+  void anOwnerBackAfterItsLeaseExpired_takesItAgainInTheSameRound_unlessAnotherRelayHasIt() {
+    final Table table = new Table();
+    final LeaseKeeper one = new LeaseKeeper(table.as("one"), table.clock);
+    final LeaseKeeper two = new LeaseKeeper(table.as("two"), table.clock);
+    one.want("/orbitdb/a");
+    one.tick();
+    // PostgreSQL down for longer than the lease: nobody else wanted it, so it is taken again
+    // in the round that finds it expired (not a round later).
+    table.down = true;
+    table.clock.advance(TTL.plusSeconds(1));
+    one.tick();
+    assertThat(one.owns("/orbitdb/a")).isFalse();
+    table.down = false;
+    one.tick();
+    assertThat(one.owns("/orbitdb/a")).isTrue();
+    assertThat(one.lostCount()).isEqualTo(1);
+    assertThat(one.acquiredCount()).isEqualTo(2);
+    // Down again, and another relay takes the expired lease first: one holder only.
+    two.want("/orbitdb/a");
+    table.down = true;
+    table.clock.advance(TTL.plusSeconds(1));
+    one.tick();
+    table.down = false;
+    two.tick();
+    one.tick();
+    assertThat(two.owns("/orbitdb/a")).isTrue();
+    assertThat(one.owns("/orbitdb/a")).isFalse();
+    assertThat(table.holders).containsEntry("/orbitdb/a", "two");
+  }
+
+  @Test
   void aDroppedNameIsReleased() {
     final Table table = new Table();
     final LeaseKeeper one = new LeaseKeeper(table.as("one"), table.clock);

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.MetricSnapshot;
+import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.ipfs.datastore.MemoryDatastore;
 import io.relaypinner.ipfs.datastore.MvStoreDatastore;
 import io.relaypinner.multiformats.Cid;
@@ -21,6 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -83,6 +85,50 @@ class SyncEngineTest {
       }
     }
     throw new AssertionError("no metric " + name);
+  }
+
+  @Test
+  void aSyncFailedByAStoreOutage_isRetriedWithBackOffAndNoCooldown_andAtOnceWhenTheStoreIsBack()
+      throws Exception {
+    final AtomicInteger calls = new AtomicInteger();
+    final AtomicInteger outages = new AtomicInteger(3);
+    final SyncEngine engine = engine(2, context -> {
+      calls.incrementAndGet();
+      if (outages.getAndDecrement() > 0) {
+        throw new StoreUnavailableException("s3", "bucket unreachable", null);
+      }
+      return new SyncResult(context.address(), 1, 1, 1, true, false, List.of());
+    }, new SyncHistory(new MemoryDatastore(), 100));
+
+    // 503 store_unavailable for the caller; nothing recorded as synced.
+    final SyncOutcome first = outcome(engine.requestSync(A));
+    assertThat(first).isInstanceOf(SyncOutcome.Failed.class);
+    assertThat(((SyncOutcome.Failed) first).unavailableStore()).isEqualTo("s3");
+    assertThat(engine.history().get(A)).isEmpty();
+    await().atMost(Duration.ofSeconds(10)).until(() -> engine.stats().failedSyncs() == 1);
+
+    // Retried after 2 s, then 4 s: back-off, no cooldown of 60 s.
+    timer.advance(SyncEngine.STORE_RETRY_MIN.minusMillis(1));
+    assertThat(calls.get()).isEqualTo(1);
+    timer.advance(Duration.ofMillis(1));
+    await().atMost(Duration.ofSeconds(10)).until(() -> engine.stats().failedSyncs() == 2);
+    assertThat(calls.get()).isEqualTo(2);
+    assertThat(engine.storeRetries()).isEqualTo(1);
+    timer.advance(Duration.ofSeconds(3));
+    assertThat(calls.get()).isEqualTo(2);
+
+    // The store answers again: the failed sync runs at once, not at its next back-off.
+    engine.storeRecovered();
+    await().atMost(Duration.ofSeconds(10)).until(() -> engine.stats().failedSyncs() == 3);
+    engine.storeRecovered();
+    await().atMost(Duration.ofSeconds(10)).until(() -> engine.history().get(A).isPresent());
+    assertThat(calls.get()).isEqualTo(4);
+
+    // Once it succeeded, the back-off timers left do not sync it again.
+    timer.advance(SyncEngine.STORE_RETRY_MAX);
+    engine.storeRecovered();
+    assertThat(calls.get()).isEqualTo(4);
+    assertThat(engine.recentProblems()).allMatch(p -> p.kind().equals("sync_store_unavailable"));
   }
 
   @Test
