@@ -70,12 +70,14 @@ import org.slf4j.LoggerFactory;
  * entries; whether an older entry was verified is read from its marker in the datastore. So a
  * log's memory does not grow with its length.
  *
- * <p><b>Durability.</b> Entry and identity blocks are written to the blockstore (durably) as
- * each entry verifies; when the join ends, one datastore write (one commit, one fsync) records a
- * marker per new entry, the count, the heads, the frontier and the incomplete entries. Heads are
- * thus written only after every entry they name is stored, and a crash (kill -9 or power loss)
- * in between leaves blocks stored but not marked: the next join reads them locally (no network)
- * and marks them. Persisted under {@code /orbitdb/logs/<manifest CID>/}: {@code e/<CID>},
+ * <p><b>Durability.</b> Entry and identity blocks are staged in the blockstore ({@link
+ * Blockstore#stage}: visible at once, not yet fsynced) as each entry verifies; when the join
+ * ends, one barrier ({@link Blockstore#sync}: the group commit of every block staged so far)
+ * makes them durable, then one datastore write (one commit, one fsync) records a marker per new
+ * entry, the count, the heads, the frontier and the incomplete entries. Heads are thus written
+ * only after every entry they name is durable, and a crash (kill -9 or power loss) in between
+ * leaves blocks stored but not marked (the next join reads them locally, no network, and marks
+ * them) or, before the barrier, not stored (fetched again). Persisted under {@code /orbitdb/logs/<manifest CID>/}: {@code e/<CID>},
  * {@code count}, {@code heads}, {@code pending}, {@code incomplete/<n>}.
  *
  * <p>Limits per join ({@link LogConfig}): concurrent fetches, entries, depth, fetch timeout.
@@ -635,7 +637,7 @@ public final class OrbitDbLog {
       }
       // Stored only now: the entry passed every check, the access controller included.
       if (!blockstore.has(cid)) {
-        blockstore.put(cid, entry.block());
+        blockstore.stage(cid, entry.block());
       }
       storeIdentity(identity);
       count("accepted");
@@ -812,19 +814,20 @@ public final class OrbitDbLog {
     }
     final byte[] block = identity.encode();
     if (DagCbor.cid(block).equals(identity.hash())) {
-      blockstore.put(identity.hash(), block);
+      blockstore.stage(identity.hash(), block);
     } else {
       count("identity-not-stored");
     }
   }
 
   /**
-   * Writes the join's entries (one marker each), the count, the heads, the frontier and the
-   * incomplete entries in one datastore write (one commit); caller holds {@link #lock}. The entry
-   * blocks were stored (durably) as each entry verified, so the heads written here never name an
-   * entry that is not stored.
+   * Makes the staged blocks durable (one barrier), then writes the join's entries (one marker
+   * each), the count, the heads, the frontier and the incomplete entries in one datastore write
+   * (one commit); caller holds {@link #lock}. So the heads written here never name an entry that
+   * is not durably stored.
    */
   private void persist(final List<Entry> added) {
+    blockstore.sync();
     final Map<String, byte[]> puts = new LinkedHashMap<>();
     final List<String> deletes = new ArrayList<>();
     for (final Entry entry : added) {
