@@ -165,4 +165,28 @@ class OrbitDbLogDurabilityTest {
         "sync 10", "datastore write, staged 0");
     assertThat(log.heads()).containsExactly(chain.get(29).cid());
   }
+
+  @Test
+  void joinBlocks_shouldJoinABurstOfHeadsInOneJoin_oneBarrierAndOneWrite() throws Exception {
+    final JavaWriter writer = new JavaWriter();
+    remote.put(writer.identityCid(), writer.identityBlock());
+    final OrbitDbAddress address = JavaWriter.database(remote, "burst", List.of(writer.id()));
+    final List<Entry> chain = writer.chain(remote, address, 15);
+    final OrbitDbLog log = log(address);
+    log.join(chain.get(9).cid()).get(10, TimeUnit.SECONDS);
+    events.clear();
+
+    final List<byte[]> burst = new ArrayList<>();
+    for (final Entry entry : chain.subList(10, 15)) {
+      burst.add(entry.block());
+    }
+    burst.add(new byte[] {1, 2, 3});
+    final JoinResult result = log.joinBlocks(burst).get(10, TimeUnit.SECONDS);
+
+    assertThat(result.added()).hasSize(5);
+    assertThat(result.rejected()).containsKey(io.relaypinner.orbitdb.RejectReason.MALFORMED_ENTRY);
+    assertThat(events).containsExactly("sync 5", "datastore write, staged 0");
+    assertThat(log.heads()).containsExactly(chain.get(14).cid());
+    assertThat(log.isComplete()).isTrue();
+  }
 }

@@ -118,8 +118,12 @@ final class DatabaseSync {
         throw new InterruptedException("sync of " + session.address() + " cancelled");
       }
       final List<byte[]> heads = session.takeHeads();
-      for (final byte[] head : heads) {
-        joins.add(replica.joinBlock(head));
+      if (heads.size() == 1) {
+        joins.add(replica.joinBlock(heads.get(0)));
+      } else if (!heads.isEmpty()) {
+        // Heads that queued up while joins ran: one join, one barrier and one commit for all.
+        counter.accept("heads-joined-together");
+        joins.add(replica.joinBlocks(heads));
       }
       final long now = clock.millis();
       if (!log.isComplete() && joins.isEmpty()
