@@ -481,8 +481,9 @@ public final class FlatFsBlockstore implements Blockstore, Closeable {
   @Override
   public void sync() {
     synchronized (barrier) {
-      final boolean newShard = rootDirty.getAndSet(false);
+      // The batch first: a block in it set rootDirty (if it made a shard) before it was staged.
       final List<Staged> batch = new ArrayList<>(staged.values());
+      final boolean newShard = rootDirty.getAndSet(false);
       if (batch.isEmpty() && !newShard) {
         return;
       }
