@@ -61,7 +61,9 @@ public final class ReplicationLatencyBench {
       new String[] {"relay_orbitdb_replication_events_total", "event=\"heads-pubsub\"",
           "pubsub heads"},
       new String[] {"relay_orbitdb_replication_events_total", "event=\"log.unavailable\"",
-          "unavailable"});
+          "unavailable"},
+      new String[] {"relay_storage_fsyncs_total", "store=\"blocks\"", "fsyncs blocks"},
+      new String[] {"relay_storage_fsyncs_total", "store=\"datastore\"", "fsyncs datastore"});
 
   /** A running JS peer. */
   private record Js(Process process, BufferedReader out, OutputStream in) implements AutoCloseable {

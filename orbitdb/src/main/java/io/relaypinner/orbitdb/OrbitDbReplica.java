@@ -142,6 +142,16 @@ public final class OrbitDbReplica {
         context.executor()).thenCompose(f -> f));
   }
 
+  /** Joins heads given as entry blocks in one join (one barrier, one datastore write). */
+  public CompletableFuture<JoinResult> joinBlocks(final List<byte[]> blocks) {
+    final List<byte[]> copies = new java.util.ArrayList<>(blocks.size());
+    for (final byte[] block : blocks) {
+      copies.add(block.clone());
+    }
+    return notifying(CompletableFuture.supplyAsync(() -> log.joinBlocks(copies),
+        context.executor()).thenCompose(f -> f));
+  }
+
   /** Continues where truncated or failed joins stopped. */
   public CompletableFuture<JoinResult> resume() {
     return notifying(CompletableFuture.supplyAsync(log::resume, context.executor())

@@ -95,6 +95,7 @@ import io.relaypinner.relay.replication.MediaPinQueue;
 import io.relaypinner.relay.replication.ReplicationMetrics;
 import io.relaypinner.relay.replication.ReplicationService;
 import io.relaypinner.relay.replication.Libp2pReplicationNetwork;
+import io.relaypinner.relay.storage.DurabilityMetrics;
 import io.relaypinner.relay.storage.StoreMetrics;
 import io.relaypinner.relay.sync.DatabaseSyncer;
 import io.relaypinner.relay.sync.SyncEngine;
@@ -156,6 +157,8 @@ public final class RelayNode implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RelayNode.class);
   private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(3);
   private static final Duration BIND_TIMEOUT = Duration.ofSeconds(10);
+  /** How soon deferred datastore writes (replicated entries' pins) are committed at the latest. */
+  static final Duration DATASTORE_FLUSH = Duration.ofSeconds(1);
   /** Threads for blocking storage work (pin checks, block reads for /ipfs/). */
   private static final int STORAGE_THREADS = 4;
   /** Storage tasks waiting beyond that; more is answered 503 rather than queued without end. */
@@ -454,6 +457,7 @@ public final class RelayNode implements AutoCloseable {
         : new MvStoreDatastore(dir.resolve("datastore.mv"));
     StoreMetrics.register(registry, blockstore, datastore);
     startStoreProbe();
+    DurabilityMetrics.register(registry, blockstore, datastore);
     pins = new PinStore(datastore, blockstore, CodecLinkResolver.standard());
     if (datastore instanceof PostgresDatastore shared) {
       coordination = PostgresCoordination.start(shared, identity.peerId().toBase58(),
@@ -537,6 +541,9 @@ public final class RelayNode implements AutoCloseable {
     gcExecutor = new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory("relay-gc", true));
     gcExecutor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
     gc.executeOn(gcExecutor);
+    // Deferred datastore writes (replicated entries' pins) become durable within this period.
+    gcExecutor.scheduleWithFixedDelay(this::flushDatastore, DATASTORE_FLUSH.toMillis(),
+        DATASTORE_FLUSH.toMillis(), TimeUnit.MILLISECONDS);
     if (!limits.gcInterval().isZero()) {
       gcExecutor.scheduleWithFixedDelay(gc::runOnce, limits.gcInterval().toMillis(),
           limits.gcInterval().toMillis(), TimeUnit.MILLISECONDS);
@@ -547,6 +554,15 @@ public final class RelayNode implements AutoCloseable {
         quota.maxBytes() > 0 ? quota.maxBytes() + " bytes" : "none",
         limits.gatewayCacheMaxBytes(), limits.gcInterval().toMillis(),
         limits.gcGrace().toMillis());
+  }
+
+  /** Commits the datastore's deferred writes, if any (on the GC thread). */
+  private void flushDatastore() {
+    try {
+      datastore.flush();
+    } catch (final RuntimeException e) {
+      LOG.warn("datastore flush failed: {}", e.toString());
+    }
   }
 
   /**

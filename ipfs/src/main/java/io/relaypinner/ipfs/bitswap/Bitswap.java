@@ -357,7 +357,8 @@ public final class Bitswap implements AutoCloseable {
         storage.execute(() -> {
           Throwable failure = null;
           try {
-            blockstore.put(cid, data);
+            // Durable at the next barrier: whoever references it (a pin, a log) syncs first.
+            blockstore.stage(cid, data);
           } catch (final RuntimeException e) {
             failure = e;
           }

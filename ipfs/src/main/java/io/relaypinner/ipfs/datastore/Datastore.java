@@ -48,6 +48,27 @@ public interface Datastore extends AutoCloseable {
   }
 
   /**
+   * As {@link #write}, but durable only by the next durable write or {@link #flush} of this
+   * store, whoever makes it: visible at once, and a crash before then loses it (with everything
+   * written later), never anything written durably before it. For records that can be rebuilt
+   * (a replicated entry's pin, which a later scan of its log writes again), so that a burst of
+   * them rides on the next commit instead of costing one fsync each. Anything the records
+   * reference must be durable before the call (e.g. after {@code Blockstore.sync}). This
+   * default is {@link #write} (durable on return).
+   */
+  default void writeDeferred(final java.util.Map<String, byte[]> puts,
+      final java.util.Collection<String> deletes) {
+    write(puts, deletes);
+  }
+
+  /**
+   * Makes every {@link #writeDeferred} before the call durable (one commit); does nothing when
+   * there is none, and in stores whose writes are all durable on return (this default).
+   */
+  default void flush() {
+  }
+
+  /**
    * Every entry whose key starts with {@code prefix}, in ascending key order (UTF-16 code unit
    * order, as {@link String#compareTo}). A consistent snapshot as of the call.
    */

@@ -17,15 +17,19 @@ import org.h2.mvstore.MVStoreException;
  * {@value #MAP_NAME}, {@code String} keys and {@code byte[]} values.
  *
  * <p>Commit policy: every {@link #put}, {@link #delete} and {@link #write} (a batch: one commit
- * for all its keys) commits and then fsyncs the file
- * ({@link MVStore#commit()} writes a new chunk but does not force it to the disk; {@link
- * MVStore#sync()} does) before returning. A pin that was reported as recorded must never be lost,
- * and these writes are rare (pins, heads, sync state), so one chunk write plus one fsync each is
- * cheap enough. MVStore's auto-commit is disabled: its background writer would otherwise hand
- * chunk serialization to executor threads, and {@code sync()} could then run before our chunk
- * reached the file. Without it every write happens in the caller's thread; dead chunks are still
- * reused by later commits and the file is compacted on {@link #close}. A crash rolls the file back
- * to the last committed chunk, which includes every write that returned.
+ * for all its keys) is committed and then fsynced ({@link MVStore#commit()} writes a new chunk
+ * but does not force it to the disk; {@link MVStore#sync()} does) before returning. A pin that
+ * was reported as recorded must never be lost. Durable writes that arrive while another one is
+ * being fsynced share the next commit (group commit): each caller applies its change, then one
+ * of them commits and fsyncs for all that applied theirs, the others return once a commit that
+ * includes their change is on the disk. {@link #writeDeferred} applies its change without a
+ * commit; the next durable write or {@link #flush} commits it. MVStore's auto-commit is
+ * disabled: its background writer would otherwise hand chunk serialization to executor
+ * threads, and {@code sync()} could then run before our chunk reached the file (and it would
+ * commit deferred changes at its own pace). Without it every write happens in a caller's thread;
+ * dead chunks are still reused by later commits and the file is compacted on {@link #close}. A
+ * crash rolls the file back to the last committed chunk, which includes every durable write
+ * that returned. {@link #fsyncs} counts the fsyncs.
  *
  * <p>MVStore locks the file exclusively: a second open, from this process or another, fails
  * with {@link DatastoreLockedException}. {@link #close} releases the lock.
@@ -37,7 +41,20 @@ public final class MvStoreDatastore implements Datastore {
   private final Path file;
   private final MVStore store;
   private final MVMap<String, byte[]> map;
+  /** Guards the map's changes and commits. */
   private final Object writeLock = new Object();
+  /** Held by the caller fsyncing for everyone (group commit). */
+  private final Object syncLock = new Object();
+  /** Changes applied so far (guarded by {@link #writeLock}). */
+  private long applied;
+  /** Changes of {@link #applied} committed and fsynced (guarded by {@link #syncLock}). */
+  private volatile long durable;
+  /** Deferred changes applied and not committed yet (guarded by {@link #writeLock}). */
+  private long deferredPending;
+  private final java.util.concurrent.atomic.AtomicLong fsyncs =
+      new java.util.concurrent.atomic.AtomicLong();
+  private final java.util.concurrent.atomic.AtomicLong commits =
+      new java.util.concurrent.atomic.AtomicLong();
 
   /**
    * Opens or creates the store file, creating its parent directories.
@@ -82,16 +99,46 @@ public final class MvStoreDatastore implements Datastore {
   public void put(final String key, final byte[] value) {
     Datastore.checkKey(key);
     final byte[] copy = Datastore.checkValue(value).clone();
+    final long ticket;
     synchronized (writeLock) {
       map.put(key, copy);
-      durableCommit();
+      ticket = ++applied;
     }
+    awaitDurable(ticket);
   }
 
-  /** One commit and one fsync for the whole batch. */
+  /** One commit and one fsync for the whole batch (shared with concurrent writes). */
   @Override
   public void write(final java.util.Map<String, byte[]> puts,
       final java.util.Collection<String> deletes) {
+    final long ticket = apply(puts, deletes, false);
+    if (ticket > 0) {
+      awaitDurable(ticket);
+    }
+  }
+
+  /** Applied at once; committed by the next durable write or {@link #flush}. */
+  @Override
+  public void writeDeferred(final java.util.Map<String, byte[]> puts,
+      final java.util.Collection<String> deletes) {
+    apply(puts, deletes, true);
+  }
+
+  @Override
+  public void flush() {
+    final long ticket;
+    synchronized (writeLock) {
+      if (deferredPending == 0) {
+        return;
+      }
+      ticket = applied;
+    }
+    awaitDurable(ticket);
+  }
+
+  /** Applies a batch to the map; its ticket, 0 when it was empty. */
+  private long apply(final java.util.Map<String, byte[]> puts,
+      final java.util.Collection<String> deletes, final boolean deferred) {
     final java.util.Map<String, byte[]> copies = new java.util.LinkedHashMap<>();
     for (final java.util.Map.Entry<String, byte[]> e : puts.entrySet()) {
       copies.put(Datastore.checkKey(e.getKey()), Datastore.checkValue(e.getValue()).clone());
@@ -100,27 +147,32 @@ public final class MvStoreDatastore implements Datastore {
       Datastore.checkKey(key);
     }
     if (copies.isEmpty() && deletes.isEmpty()) {
-      return;
+      return 0;
     }
     synchronized (writeLock) {
       map.putAll(copies);
       for (final String key : deletes) {
         map.remove(key);
       }
-      durableCommit();
+      if (deferred) {
+        deferredPending++;
+      }
+      return ++applied;
     }
   }
 
   @Override
   public boolean delete(final String key) {
     Datastore.checkKey(key);
+    final long ticket;
     synchronized (writeLock) {
-      final boolean removed = map.remove(key) != null;
-      if (removed) {
-        durableCommit();
+      if (map.remove(key) == null) {
+        return false;
       }
-      return removed;
+      ticket = ++applied;
     }
+    awaitDurable(ticket);
+    return true;
   }
 
   @Override
@@ -147,12 +199,41 @@ public final class MvStoreDatastore implements Datastore {
     }
   }
 
-  private void durableCommit() {
-    try {
-      store.commit();
-      store.sync();
-    } catch (final MVStoreException e) {
-      throw new DatastoreException("cannot commit datastore " + file + ": " + e.getMessage(), e);
+  /** fsyncs of the store file since open (one per group commit). */
+  public long fsyncs() {
+    return fsyncs.get();
+  }
+
+  /** Durable writes (puts, deletes, batches) since open; more than {@link #fsyncs} when shared. */
+  public long durableWrites() {
+    return commits.get();
+  }
+
+  /**
+   * Returns once the change numbered {@code ticket} is committed and fsynced: by a commit that
+   * ran meanwhile, or by one this caller runs for every change applied so far.
+   */
+  private void awaitDurable(final long ticket) {
+    commits.incrementAndGet();
+    synchronized (syncLock) {
+      if (durable >= ticket) {
+        return;
+      }
+      final long upTo;
+      try {
+        synchronized (writeLock) {
+          upTo = applied;
+          store.commit();
+          deferredPending = 0;
+        }
+        // Outside the write lock: others apply their changes while this one is fsynced.
+        store.sync();
+      } catch (final MVStoreException e) {
+        throw new DatastoreException("cannot commit datastore " + file + ": " + e.getMessage(),
+            e);
+      }
+      fsyncs.incrementAndGet();
+      durable = upTo;
     }
   }
 }

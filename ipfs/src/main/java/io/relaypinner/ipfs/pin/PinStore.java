@@ -22,7 +22,10 @@ import org.slf4j.LoggerFactory;
  * {@code ipfs pin add} recursive pins do).
  *
  * <p>Persistence: a pin is the datastore entry {@code /pins/<cid text>} whose value is the CID's
- * binary form; it is written (durably) only after a walk found every block of the DAG present.
+ * binary form; it is written (durably) only after a walk found every block of the DAG present
+ * and the blockstore's barrier ({@link Blockstore#sync}) made every staged block durable, so a
+ * crash never leaves a pin whose blocks are not stored. {@link #pinDeferred} writes the entry
+ * with {@link Datastore#writeDeferred}: durable at the datastore's next commit.
  *
  * <p>Concurrency: a read-write lock. {@link #pin} holds the read lock from the start of its walk
  * until its entry is written, so pins run in parallel with each other; {@link #gc} holds the write
@@ -84,13 +87,33 @@ public final class PinStore {
    * @throws LinkResolutionException when a block's links cannot be read
    */
   public PinResult pin(final Cid root) {
+    return pin(root, false);
+  }
+
+  /**
+   * As {@link #pin}, but the pin's entry becomes durable only with the datastore's next commit
+   * ({@link Datastore#writeDeferred}), for pins that a later pass writes again if a crash loses
+   * them (a replicated log's entries). The blocks are durable before the entry is written all
+   * the same.
+   */
+  public PinResult pinDeferred(final Cid root) {
+    return pin(root, true);
+  }
+
+  private PinResult pin(final Cid root, final boolean deferred) {
     gcLock.readLock().lock();
     try {
       final DagWalker.Result walk = pinWalker.walk(List.of(root));
       if (!walk.complete()) {
         return new PinResult.Incomplete(root, walk.missing());
       }
-      datastore.put(key(root), root.bytes());
+      // Nothing references a block before it is durable.
+      blockstore.sync();
+      if (deferred) {
+        datastore.writeDeferred(java.util.Map.of(key(root), root.bytes()), List.of());
+      } else {
+        datastore.put(key(root), root.bytes());
+      }
       return new PinResult.Pinned(root, walk.reached().size(), walk.bytes());
     } finally {
       gcLock.readLock().unlock();

@@ -48,6 +48,60 @@ class MvStoreDatastoreTest extends DatastoreContractTest {
   }
 
   @Test
+  void writeDeferred_shouldBeVisibleAtOnce_andCommittedByTheNextDurableWriteOrFlush() {
+    final MvStoreDatastore mv = (MvStoreDatastore) store;
+    final long before = mv.fsyncs();
+    mv.writeDeferred(java.util.Map.of("/pins/a", utf8("1")), java.util.List.of());
+    mv.writeDeferred(java.util.Map.of("/pins/b", utf8("2")), java.util.List.of());
+    assertThat(mv.get("/pins/a")).isPresent();
+    assertThat(mv.fsyncs()).isEqualTo(before);
+
+    mv.put("/logs/heads", utf8("h"));
+    assertThat(mv.fsyncs()).isEqualTo(before + 1);
+    // Nothing deferred is left: a flush costs nothing.
+    mv.flush();
+    assertThat(mv.fsyncs()).isEqualTo(before + 1);
+
+    mv.writeDeferred(java.util.Map.of("/pins/c", utf8("3")), java.util.List.of());
+    mv.flush();
+    assertThat(mv.fsyncs()).isEqualTo(before + 2);
+    store.close();
+    store = open();
+    assertThat(store.scan("/pins/")).extracting(Datastore.Entry::key)
+        .containsExactly("/pins/a", "/pins/b", "/pins/c");
+  }
+
+  @Test
+  void concurrentDurableWrites_shouldAllBeDurable_withAtMostOneFsyncEach() throws Exception {
+    final MvStoreDatastore mv = (MvStoreDatastore) store;
+    final long before = mv.fsyncs();
+    final java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(4);
+    try {
+      final java.util.List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        final int thread = t;
+        done.add(pool.submit(() -> {
+          for (int i = 0; i < 50; i++) {
+            mv.put("/k/" + thread + "/" + i, utf8("v"));
+          }
+          return null;
+        }));
+      }
+      for (final java.util.concurrent.Future<?> f : done) {
+        f.get(60, java.util.concurrent.TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(mv.durableWrites()).isGreaterThanOrEqualTo(200);
+    assertThat(mv.fsyncs() - before).isBetween(1L, 200L);
+    store.close();
+    store = open();
+    assertThat(store.scan("/k/")).hasSize(200);
+  }
+
+  @Test
   void open_shouldFailClearly_whenTheFileIsAlreadyOpen() {
     store.put("/k", utf8("v"));
     assertThatThrownBy(this::open)

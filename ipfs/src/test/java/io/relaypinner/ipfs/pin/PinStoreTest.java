@@ -42,6 +42,121 @@ class PinStoreTest {
     return Cid.v1(Multicodec.RAW, cid.multihash());
   }
 
+  /** A store that keeps staged blocks apart until {@link #sync} and logs what happens. */
+  private static final class StagingBlockstore implements Blockstore {
+    final MemoryBlockstore durable = new MemoryBlockstore();
+    /** Keyed by multihash, as stores are. */
+    final java.util.Map<Multihash, Cid> staged = new java.util.concurrent.ConcurrentHashMap<>();
+    final java.util.Map<Multihash, byte[]> bytes = new java.util.concurrent.ConcurrentHashMap<>();
+    final List<String> log;
+
+    StagingBlockstore(final List<String> log) {
+      this.log = log;
+    }
+
+    @Override
+    public boolean has(final Cid cid) {
+      return staged.containsKey(cid.multihash()) || durable.has(cid);
+    }
+
+    @Override
+    public java.util.Optional<byte[]> get(final Cid cid) {
+      final byte[] data = staged.containsKey(cid.multihash()) ? bytes.get(cid.multihash()) : null;
+      return data != null ? java.util.Optional.of(data) : durable.get(cid);
+    }
+
+    @Override
+    public java.util.Optional<Integer> size(final Cid cid) {
+      return get(cid).map(d -> d.length);
+    }
+
+    @Override
+    public void put(final Cid cid, final byte[] data) {
+      durable.put(cid, data);
+    }
+
+    @Override
+    public void stage(final Cid cid, final byte[] data) {
+      bytes.put(cid.multihash(), data);
+      staged.put(cid.multihash(), cid);
+    }
+
+    @Override
+    public void sync() {
+      log.add("sync " + staged.size());
+      staged.forEach((mh, cid) -> durable.put(cid, bytes.remove(mh)));
+      staged.clear();
+    }
+
+    @Override
+    public boolean delete(final Cid cid) {
+      return staged.remove(cid.multihash()) != null | durable.delete(cid);
+    }
+
+    @Override
+    public void forEachKey(final java.util.function.Consumer<Cid> visitor) {
+      durable.forEachKey(visitor);
+    }
+  }
+
+  @Test
+  void pin_shouldRunTheBlockBarrier_beforeItRecordsThePin_durableOrDeferred() {
+    final List<String> log = new ArrayList<>();
+    final StagingBlockstore staging = new StagingBlockstore(log);
+    final MemoryDatastore memory = new MemoryDatastore();
+    final io.relaypinner.ipfs.datastore.Datastore recorded =
+        new io.relaypinner.ipfs.datastore.Datastore() {
+          @Override
+          public java.util.Optional<byte[]> get(final String key) {
+            return memory.get(key);
+          }
+
+          @Override
+          public void put(final String key, final byte[] value) {
+            log.add("put " + key + " with " + staging.staged.size() + " staged");
+            memory.put(key, value);
+          }
+
+          @Override
+          public boolean delete(final String key) {
+            return memory.delete(key);
+          }
+
+          @Override
+          public void writeDeferred(final java.util.Map<String, byte[]> puts,
+              final java.util.Collection<String> deletes) {
+            log.add("deferred " + puts.keySet() + " with " + staging.staged.size() + " staged");
+            memory.write(puts, deletes);
+          }
+
+          @Override
+          public List<Entry> scan(final String prefix) {
+            return memory.scan(prefix);
+          }
+
+          @Override
+          public void close() {
+            memory.close();
+          }
+        };
+    final PinStore store = new PinStore(recorded, staging, TestListCodec.resolver());
+    final Cid root = dag.node("root", dag.leaf("a"), dag.leaf("b"));
+    final MemoryBlockstore source = new MemoryBlockstore();
+    dag.putAll(source);
+    source.forEachKey(cid -> staging.stage(cid, source.get(cid).orElseThrow()));
+
+    assertThat(store.pin(root)).isInstanceOf(PinResult.Pinned.class);
+    final Cid other = dag.node("other", dag.leaf("c"));
+    dag.putAll(source);
+    staging.stage(dag.leaf("c"), source.get(dag.leaf("c")).orElseThrow());
+    staging.stage(other, source.get(other).orElseThrow());
+    assertThat(store.pinDeferred(other)).isInstanceOf(PinResult.Pinned.class);
+
+    assertThat(log).containsExactly("sync 3", "put /pins/" + root + " with 0 staged",
+        "sync 2", "deferred [/pins/" + other + "] with 0 staged");
+    assertThat(store.isPinned(other)).isTrue();
+  }
+
   @Test
   void pin_shouldRecordThePin_whenTheWholeDagIsPresent() {
     final Cid leaf = dag.leaf("leaf");

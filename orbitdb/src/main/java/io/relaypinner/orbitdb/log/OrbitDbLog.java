@@ -71,12 +71,14 @@ import org.slf4j.LoggerFactory;
  * entries; whether an older entry was verified is read from its marker in the datastore. So a
  * log's memory does not grow with its length.
  *
- * <p><b>Durability.</b> Entry and identity blocks are written to the blockstore (durably) as
- * each entry verifies; when the join ends, one datastore write (one commit, one fsync) records a
- * marker per new entry, the count, the heads, the frontier and the incomplete entries. Heads are
- * thus written only after every entry they name is stored, and a crash (kill -9 or power loss)
- * in between leaves blocks stored but not marked: the next join reads them locally (no network)
- * and marks them. Persisted under {@code /orbitdb/logs/<manifest CID>/}: {@code e/<CID>},
+ * <p><b>Durability.</b> Entry and identity blocks are staged in the blockstore ({@link
+ * Blockstore#stage}: visible at once, not yet fsynced) as each entry verifies; when the join
+ * ends, one barrier ({@link Blockstore#sync}: the group commit of every block staged so far)
+ * makes them durable, then one datastore write (one commit, one fsync) records a marker per new
+ * entry, the count, the heads, the frontier and the incomplete entries. Heads are thus written
+ * only after every entry they name is durable, and a crash (kill -9 or power loss) in between
+ * leaves blocks stored but not marked (the next join reads them locally, no network, and marks
+ * them) or, before the barrier, not stored (fetched again). Persisted under {@code /orbitdb/logs/<manifest CID>/}: {@code e/<CID>},
  * {@code count}, {@code heads}, {@code pending}, {@code incomplete/<n>}.
  *
  * <p>Limits per join ({@link LogConfig}): concurrent fetches, entries, depth, fetch timeout.
@@ -413,21 +415,29 @@ public final class OrbitDbLog {
    * larger than {@link Entry#MAX_BLOCK_SIZE} is refused before it is decoded.
    */
   public CompletableFuture<JoinResult> joinBlock(final byte[] block) {
+    return joinBlocks(List.of(block));
+  }
+
+  /**
+   * Joins several entries given as block bytes in one join, as {@link #joinBlock} joins one:
+   * heads that arrived together (a writer's burst the relay fell behind on) cost one barrier and
+   * one datastore write for all of them instead of one each.
+   */
+  public CompletableFuture<JoinResult> joinBlocks(final List<byte[]> blocks) {
     final Join join = new Join();
-    if (block.length > Entry.MAX_BLOCK_SIZE) {
-      join.reject(null, RejectReason.MALFORMED_ENTRY);
-      count("oversized");
-      return join.start(false);
+    for (final byte[] block : blocks) {
+      if (block.length > Entry.MAX_BLOCK_SIZE) {
+        join.reject(null, RejectReason.MALFORMED_ENTRY);
+        count("oversized");
+        continue;
+      }
+      try {
+        join.enqueueDecoded(Entry.decode(block), 0);
+      } catch (final BadPeerException e) {
+        LOG.debug("{}: malformed entry: {}", address, e.getMessage());
+        join.reject(null, RejectReason.MALFORMED_ENTRY);
+      }
     }
-    final Entry entry;
-    try {
-      entry = Entry.decode(block);
-    } catch (final BadPeerException e) {
-      LOG.debug("{}: malformed entry: {}", address, e.getMessage());
-      join.reject(null, RejectReason.MALFORMED_ENTRY);
-      return join.start(false);
-    }
-    join.enqueueDecoded(entry, 0);
     return join.start(false);
   }
 
@@ -665,11 +675,13 @@ public final class OrbitDbLog {
         count("duplicate");
         return;
       }
-      // Stored before it is linked, and only now: the entry passed every check, the access
-      // controller included. A store that fails here (StoreUnavailableException) leaves the
-      // entry unlinked, on the frontier: the log never counts or heads an entry it lacks.
+      // Staged before it is linked, and only now: the entry passed every check, the access
+      // controller included. Staged blocks are readable at once and made durable by the join's
+      // one barrier (persist) before any datastore write names them. A store that fails here
+      // (StoreUnavailableException) leaves the entry unlinked, on the frontier: the log never
+      // counts or heads an entry it lacks.
       if (!blockstore.has(cid)) {
-        blockstore.put(cid, entry.block());
+        blockstore.stage(cid, entry.block());
       }
       storeIdentity(identity);
       final String refused;
@@ -879,19 +891,20 @@ public final class OrbitDbLog {
     }
     final byte[] block = identity.encode();
     if (DagCbor.cid(block).equals(identity.hash())) {
-      blockstore.put(identity.hash(), block);
+      blockstore.stage(identity.hash(), block);
     } else {
       count("identity-not-stored");
     }
   }
 
   /**
-   * Writes the join's entries (one marker each), the count, the heads, the frontier and the
-   * incomplete entries in one datastore write (one commit); caller holds {@link #lock}. The entry
-   * blocks were stored (durably) as each entry verified, so the heads written here never name an
-   * entry that is not stored.
+   * Makes the staged blocks durable (one barrier), then writes the join's entries (one marker
+   * each), the count, the heads, the frontier and the incomplete entries in one datastore write
+   * (one commit); caller holds {@link #lock}. So the heads written here never name an entry that
+   * is not durably stored.
    */
   private void persist() {
+    blockstore.sync();
     final Map<String, byte[]> puts = new LinkedHashMap<>();
     final List<String> deletes = new ArrayList<>();
     // Every verified entry not marked yet: this join's, and those of a join whose write failed.

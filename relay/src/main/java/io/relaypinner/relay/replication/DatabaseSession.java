@@ -100,6 +100,11 @@ final class DatabaseSession {
     return out;
   }
 
+  /** Whether heads are queued. */
+  synchronized boolean hasHeads() {
+    return !heads.isEmpty();
+  }
+
   /** Waits up to {@code millis} for a head (returns at once when one is queued). */
   synchronized void awaitHead(final long millis) throws InterruptedException {
     if (heads.isEmpty() && millis > 0) {

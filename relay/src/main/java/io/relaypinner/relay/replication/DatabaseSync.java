@@ -44,6 +44,12 @@ final class DatabaseSync {
   static final int MAX_DIALS_PER_SYNC = 32;
   /** How often a sync looks again when nothing wakes it. */
   private static final long POLL_MILLIS = 50;
+  /**
+   * How long new heads wait for the database's running join before they get one of their own:
+   * meanwhile they queue, and the next join takes them all (one barrier and one datastore commit
+   * for the lot), so a writer's burst costs fewer fsyncs the further the relay falls behind.
+   */
+  static final long JOIN_HOLD_MILLIS = 100;
 
   /**
    * Limits of a sync.
@@ -113,13 +119,22 @@ final class DatabaseSync {
     // Due at once (not Long.MIN_VALUE: now - MIN_VALUE overflows and would never be due).
     long lastResume = quietSince - config.resumeEvery().toMillis();
     int lastSize = log.size();
+    long lastJoinStart = Long.MIN_VALUE / 2;
     while (true) {
       if (context.cancelled() || Thread.currentThread().isInterrupted()) {
         throw new InterruptedException("sync of " + session.address() + " cancelled");
       }
-      final List<byte[]> heads = session.takeHeads();
-      for (final byte[] head : heads) {
-        joins.add(replica.joinBlock(head));
+      final boolean hold = running(joins)
+          && clock.millis() - lastJoinStart < JOIN_HOLD_MILLIS;
+      final List<byte[]> heads = hold ? List.of() : session.takeHeads();
+      if (heads.size() == 1) {
+        joins.add(replica.joinBlock(heads.get(0)));
+        lastJoinStart = clock.millis();
+      } else if (!heads.isEmpty()) {
+        // Heads that queued up while a join ran: one join, one barrier and one commit for all.
+        counter.accept("heads-joined-together");
+        joins.add(replica.joinBlocks(heads));
+        lastJoinStart = clock.millis();
       }
       final long now = clock.millis();
       if (!log.isComplete() && joins.isEmpty()
@@ -136,7 +151,7 @@ final class DatabaseSync {
       final boolean joinsDone = collect(joins, added);
       final boolean exchangesDone = exchanges.stream().allMatch(CompletableFuture::isDone);
       final boolean quiet = now - quietSince >= config.quietPeriod().toMillis();
-      if (joinsDone && exchangesDone && quiet && log.isComplete()
+      if (joinsDone && exchangesDone && quiet && log.isComplete() && !session.hasHeads()
           && (!added.isEmpty() || now >= windowEnd)) {
         break;
       }
@@ -146,7 +161,13 @@ final class DatabaseSync {
             + log.missing().size() + " blocks (" + log.incompleteCount()
             + " entries wait for them) after " + (now - start) + " ms");
       }
-      session.awaitHead(POLL_MILLIS);
+      if (hold && session.hasHeads()) {
+        // Heads wait for the running join (up to JOIN_HOLD_MILLIS): wake when it ends.
+        awaitAnyJoin(joins, Math.min(POLL_MILLIS,
+            Math.max(1, JOIN_HOLD_MILLIS - (clock.millis() - lastJoinStart))));
+      } else {
+        session.awaitHead(POLL_MILLIS);
+      }
     }
     replica.accessControllerDatabase().ifPresent(acDb -> {
       if (!acDb.log().isComplete()) {
@@ -203,6 +224,27 @@ final class DatabaseSync {
           }
           return null;
         });
+  }
+
+  private static boolean running(final List<CompletableFuture<JoinResult>> joins) {
+    for (final CompletableFuture<JoinResult> join : joins) {
+      if (!join.isDone()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Waits up to {@code millis} for one of the running joins to end (however it ends). */
+  private static void awaitAnyJoin(final List<CompletableFuture<JoinResult>> joins,
+      final long millis) throws InterruptedException {
+    try {
+      CompletableFuture.anyOf(joins.toArray(CompletableFuture[]::new))
+          .get(millis, TimeUnit.MILLISECONDS);
+    } catch (final java.util.concurrent.ExecutionException
+        | java.util.concurrent.TimeoutException e) {
+      // Ended badly (collected and counted by the loop) or still running: look again.
+    }
   }
 
   /** Moves finished joins' entries into {@code added}; true when none is left running. */

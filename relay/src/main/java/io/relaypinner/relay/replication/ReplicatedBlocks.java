@@ -28,6 +28,11 @@ import org.slf4j.LoggerFactory;
  * <p>Bounded: at most {@link #MAX_WAITING} entries wait for media, naming at most
  * {@link #MAX_WAITING} media CIDs in all (beyond that they stay stored but unpinned until a
  * fallback scan, counted {@code bound.pins-waiting}).
+ *
+ * <p>Durability: an entry's and an identity's pin is written deferred ({@link
+ * PinStore#pinDeferred}): durable with the datastore's next commit (the next join's, a media
+ * pin's, or the relay's periodic flush), not one fsync each. A crash may lose the latest ones;
+ * the entries stay log members (kept by GC) and a fallback scan of the log pins them again.
  */
 final class ReplicatedBlocks {
   private static final Logger LOG = LoggerFactory.getLogger(ReplicatedBlocks.class);
@@ -108,10 +113,10 @@ final class ReplicatedBlocks {
 
   /** The manifest and access-controller blocks (and those of the controller's database). */
   void databaseOpened(final OrbitDbReplica replica) {
-    pin(replica.address().manifest());
+    pin(replica.address().manifest(), false);
     final AccessControllerRef ref = replica.manifest().accessController();
     if (ref.type().equals(AccessControllerRef.IPFS)) {
-      pin(ref.ipfsManifest());
+      pin(ref.ipfsManifest(), false);
     }
     replica.accessControllerDatabase().ifPresent(this::databaseOpened);
   }
@@ -122,12 +127,17 @@ final class ReplicatedBlocks {
 
   private enum Pinned { DONE, WAITS_FOR_MEDIA, FAILED }
 
+  /** A replicated entry's or identity's pin: deferred (see the class comment). */
   private Pinned pin(final Cid cid) {
+    return pin(cid, true);
+  }
+
+  private Pinned pin(final Cid cid, final boolean deferred) {
     try {
       if (pins.isPinned(cid)) {
         return Pinned.DONE;
       }
-      final PinResult result = pins.pin(cid);
+      final PinResult result = deferred ? pins.pinDeferred(cid) : pins.pin(cid);
       if (result instanceof PinResult.Incomplete) {
         counter.accept("pins-incomplete");
         return Pinned.WAITS_FOR_MEDIA;

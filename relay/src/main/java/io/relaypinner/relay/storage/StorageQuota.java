@@ -170,6 +170,19 @@ public final class StorageQuota {
       }
 
       @Override
+      public void stage(final Cid cid, final byte[] data) {
+        if (!Blocks.isIdentity(cid) && !delegate.has(cid)) {
+          checkRoom(what, data.length);
+        }
+        delegate.stage(cid, data);
+      }
+
+      @Override
+      public void sync() {
+        delegate.sync();
+      }
+
+      @Override
       public boolean delete(final Cid cid) {
         return delegate.delete(cid);
       }

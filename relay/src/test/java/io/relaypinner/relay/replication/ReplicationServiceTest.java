@@ -61,6 +61,10 @@ class ReplicationServiceTest {
   /** What the network could give: blocks held by peers. */
   private final MemoryBlockstore remote = new MemoryBlockstore();
   private final Set<Cid> withheld = ConcurrentHashMap.newKeySet();
+  /** Fetches of these wait until the latch opens. */
+  private final Set<Cid> gated = ConcurrentHashMap.newKeySet();
+  private final java.util.concurrent.CountDownLatch gate =
+      new java.util.concurrent.CountDownLatch(1);
   private final MemoryBlockstore local = new MemoryBlockstore();
   private final MemoryDatastore datastore = new MemoryDatastore();
   private final ThreadPoolExecutor executor = new ThreadPoolExecutor(4, 4, 0,
@@ -76,6 +80,16 @@ class ReplicationServiceTest {
     final BlockFetcher fetcher = cid -> {
       if (withheld.contains(cid)) {
         return CompletableFuture.failedFuture(new IOException("no peer has " + cid));
+      }
+      if (gated.contains(cid)) {
+        return CompletableFuture.supplyAsync(() -> {
+          try {
+            gate.await();
+          } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          return remote.get(cid).orElseThrow();
+        });
       }
       return remote.get(cid).map(CompletableFuture::completedFuture).orElseGet(() ->
           CompletableFuture.failedFuture(new IOException("no peer has " + cid)));
@@ -187,6 +201,27 @@ class ReplicationServiceTest {
     // Entries and their writer's identity are stored and pinned.
     assertThat(local.has(chain.get(0).cid())).isTrue();
     assertThat(local.has(writer.identityCid())).isTrue();
+  }
+
+  @Test
+  void headsArrivingDuringAJoin_shouldBeJoinedTogether_inOneJoin() throws Exception {
+    final OrbitDbAddress address = database("burst", writer);
+    final List<Entry> chain = writer.chain(remote, address, 12);
+    service.topicListener().onFollow(address.topic());
+    // The first join waits for the writer's identity; the heads that come meanwhile queue.
+    gated.add(writer.identityCid());
+    service.topicListener().onMessage(address.topic(), chain.get(0).block(), PEER);
+    final CompletableFuture<SyncOutcome> outcome = engine.requestSync(address.topic());
+    await().atMost(Duration.ofSeconds(10)).until(() -> engine.stats().syncQueue().active() > 0);
+    for (final Entry entry : chain.subList(1, 12)) {
+      service.topicListener().onMessage(address.topic(), entry.block(), PEER);
+    }
+    gate.countDown();
+    runUntil(outcome::isDone);
+
+    assertThat(outcome.get()).isInstanceOf(SyncOutcome.Completed.class);
+    assertThat(log(address)).isEqualTo(12);
+    assertThat(service.counters()).containsEntry("heads-joined-together", 1L);
   }
 
   @Test
