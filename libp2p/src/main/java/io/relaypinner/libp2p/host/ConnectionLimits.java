@@ -224,12 +224,12 @@ public record ConnectionLimits(
     private long peerInboundBytesPerSecond = 32L * 1024 * 1024;
     private long peerInboundBurstBytes = 64L * 1024 * 1024;
     private int peerQueuedMessages = 64;
-    private long peerQueuedBytes = 16L * 1024 * 1024;
-    private int nodeQueuedMessages = 1_024;
-    private long nodeQueuedBytes = 16L * 1024 * 1024;
+    private long peerQueuedBytes = 4L * 1024 * 1024;
+    private int nodeQueuedMessages = 512;
+    private long nodeQueuedBytes = 8L * 1024 * 1024;
     private int streamOpensPerSecond = 64;
     private Duration peerQueueFullTimeout = Duration.ofSeconds(10);
-    private int peerFaults = 16;
+    private int peerFaults = 8;
     private Duration peerFaultWindow = Duration.ofMinutes(1);
     private Duration peerBanDuration = Duration.ofMinutes(1);
     private Duration maxPeerBanDuration = Duration.ofMinutes(30);
@@ -250,13 +250,13 @@ public record ConnectionLimits(
       return this;
     }
 
-    /** Default 16 faults. */
+    /** Default 8 faults. */
     public Builder peerFaults(final int value) {
       this.peerFaults = value;
       return this;
     }
 
-    /** Default 1 min (16 faults a minute refill). */
+    /** Default 1 min (8 faults a minute refill). */
     public Builder peerFaultWindow(final Duration value) {
       this.peerFaultWindow = value;
       return this;
@@ -349,22 +349,27 @@ public record ConnectionLimits(
       return this;
     }
 
-    /** Default 16 MiB (four bitswap messages of the largest size). */
+    /**
+     * Default 4 MiB (one bitswap message of the largest size: the stream pauses after it, so
+     * nothing is refused). Was 16 MiB; decoded messages waiting live long enough to reach the
+     * old generation, and under a flood of 100 peers the larger budgets kept the relay's
+     * 160 MiB heap in back-to-back full collections (docs/benchmarks.md, issue 18).
+     */
     public Builder peerQueuedBytes(final long value) {
       this.peerQueuedBytes = value;
       return this;
     }
 
-    /** Default 1,024 messages. */
+    /** Default 512 messages (was 1,024). */
     public Builder nodeQueuedMessages(final int value) {
       this.nodeQueuedMessages = value;
       return this;
     }
 
     /**
-     * Default 16 MiB: decoded control messages take about four times their wire size on the
-     * heap (a PRUNE of 25 bytes is a 110-byte object graph), so this keeps the backlog of all
-     * peers together within about 70 MiB of the relay's 160 MiB heap.
+     * Default 8 MiB (was 16 MiB): decoded control messages take about four times their wire size
+     * on the heap (a PRUNE of 25 bytes is a 110-byte object graph), so this keeps the backlog of
+     * all peers together within about 35 MiB of the relay's 160 MiB heap.
      */
     public Builder nodeQueuedBytes(final long value) {
       this.nodeQueuedBytes = value;
