@@ -138,7 +138,10 @@ public final class OrbitDbTopics {
   private final Map<String, PeerId> pending = new HashMap<>();
   private final Map<PeerId, Integer> pendingPerPeer = new HashMap<>();
   /** Subscriptions waiting for a slot, oldest first ({@link #MAX_DEFERRED}). Guarded by this. */
-  private final Map<String, PeerId> deferred = new LinkedHashMap<>();
+  private final Map<String, Deferred> deferred = new LinkedHashMap<>();
+
+  /** A subscription waiting for an admission slot: its peer and which check it waits for. */
+  private record Deferred(PeerId peer, int attempt) {}
   private final Map<PeerId, Integer> deferredPerPeer = new HashMap<>();
   /**
    * Peers to the number of their subscriptions whose database did not resolve (an LRU of
@@ -295,9 +298,10 @@ public final class OrbitDbTopics {
         // Every slot taken (many databases at once, or peers subscribing to made-up ones):
         // wait for one rather than ignore a real database for good.
         final int waiting = deferredPerPeer.getOrDefault(peer, 0);
-        if (attempt == 1 && !deferred.containsKey(topic) && deferred.size() < MAX_DEFERRED
+        // Retries too: a check that timed out under load must not lose the database either.
+        if (!deferred.containsKey(topic) && deferred.size() < MAX_DEFERRED
             && waiting < limits.maxPendingPerPeer()) {
-          deferred.put(topic, peer);
+          deferred.put(topic, new Deferred(peer, attempt));
           deferredPerPeer.put(peer, waiting + 1);
           count("deferred");
         } else if (!deferred.containsKey(topic)) {
@@ -362,20 +366,22 @@ public final class OrbitDbTopics {
     while (true) {
       final String topic;
       final PeerId peer;
+      final int attempt;
       synchronized (this) {
         if (deferred.isEmpty() || pending.size() >= limits.maxPending()) {
           return;
         }
         final var eldest = deferred.entrySet().iterator();
-        final Map.Entry<String, PeerId> entry = eldest.next();
+        final Map.Entry<String, Deferred> entry = eldest.next();
         eldest.remove();
         topic = entry.getKey();
-        peer = entry.getValue();
+        peer = entry.getValue().peer();
+        attempt = entry.getValue().attempt();
         deferredPerPeer.computeIfPresent(peer, (p, n) -> n <= 1 ? null : n - 1);
       }
       if (!followed.contains(topic) && pubsub.peers(topic).contains(peer)) {
         try {
-          storage.execute(() -> admit(topic, peer, 1));
+          storage.execute(() -> admit(topic, peer, attempt));
         } catch (final RejectedExecutionException e) {
           count("pending-full");
         }
