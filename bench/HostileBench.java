@@ -5,8 +5,8 @@
 // the project's own libp2p stack in this JVM, on loopback.
 //   1. baseline: <honest> honest peers at once, each writing a database of <entries> entries
 //      whose first links a file of <file KiB>; a reader per peer, connected only to the relay,
-//      fetches every entry and the file from it. Replication time per peer: the writer's first
-//      announcement until its reader holds everything.
+//      fetches every entry and the file from it. Replication time per peer: from the first
+//      dial (retried when it fails, as clients do) until its reader holds everything.
 //   2. hostile: <hostile> hostile peers attack (the 8 attacks in turn) for at least <attack s>;
 //      after a 10 s head start the same honest round runs on new databases.
 //   3. after: the attackers leave; one more honest peer with a new database (no wedge).
@@ -78,7 +78,7 @@ public final class HostileBench {
       final long rssAfter = rss(pid);
 
       final HostileLoad.Round after = load.honestRound(1, entries, fileKiB * 1024,
-          Duration.ofMinutes(2));
+          roundTimeout);
       report("after", after);
       System.out.printf("median ratio (under attack / baseline): %.2f%n",
           underAttack.median().toMillis() / (double) Math.max(1, baseline.median().toMillis()));

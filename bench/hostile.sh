@@ -14,12 +14,14 @@ classes="$root/relay/target/test-classes"
   || { echo "build first: mvn -B -q -DskipTests package" >&2; exit 1; }
 start_relay
 wait_health
-java -Xmx1g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$jar:$classes" \
+java -Xmx1g ${BENCH_JAVA_OPTS:-} -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$jar:$classes" \
   "$root/bench/HostileBench.java" "$port" "$relay_pid" "${1:-10}" "${2:-16}" "${3:-20}" \
   "${4:-256}" "${5:-60}"
+cp "$data/stderr.txt" "$root/target/hostile-relay-stderr.txt" 2>/dev/null || true
 # What the relay logged meanwhile (a remote's fault must not log an ERROR or a stack trace).
 echo "relay log: $(grep -c ' ERROR ' "$data/stderr.txt") ERROR lines," \
   "$(grep -c ' WARN ' "$data/stderr.txt") WARN lines, $(grep -c '^\s*at ' "$data/stderr.txt")" \
   "stack trace lines"
 grep -E ' (ERROR|WARN) ' "$data/stderr.txt" | sed -E 's/^[^ ]+ //' | sort | uniq -c | sort -rn \
   | head -10 || true
+echo "relay log kept in target/hostile-relay-stderr.txt"

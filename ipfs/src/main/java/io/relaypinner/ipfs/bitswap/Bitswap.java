@@ -9,6 +9,7 @@ import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.libp2p.host.Connection;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostListener;
+import io.relaypinner.libp2p.host.PeerBanEngine;
 import io.relaypinner.libp2p.host.PeerInboundQueue;
 import io.relaypinner.libp2p.netty.UvarintFrameDecoder;
 import io.relaypinner.libp2p.protocol.identify.IdentifyResult;
@@ -119,14 +120,18 @@ public final class Bitswap implements AutoCloseable {
               final Runnable release = queue.admit(stream, size);
               onLoopAlways(() -> {
                 try {
-                  if (!closed && host.connection(peer).isPresent()) {
-                    engine.received(peer, decoded.frame(), decoded.rejectedBlocks());
+                  if (!closed && (connection.isOpen() || host.connection(peer).isPresent())
+                      && !engine.received(peer, decoded.frame(), decoded.rejectedBlocks())) {
+                    connection.reportFault(PeerBanEngine.Fault.PROTOCOL_BOUND);
                   }
                 } finally {
                   release.run();
                 }
               });
-            }, reason -> onLoop(() -> engine.reject(reason))));
+            }, reason -> {
+              connection.reportFault(PeerBanEngine.Fault.MALFORMED_MESSAGE);
+              onLoop(() -> engine.reject(reason));
+            }));
         onLoop(() -> peerSeen(peer));
       });
     }

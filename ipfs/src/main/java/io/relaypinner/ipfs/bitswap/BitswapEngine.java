@@ -301,10 +301,15 @@ public final class BitswapEngine {
 
   // ---------------------------------------------------------------- receiving
 
-  /** A message from a connected peer ({@code rejectedBlocks}: blocks dropped by the codec). */
-  public void received(final PeerId peer, final BitswapFrame frame, final int rejectedBlocks) {
+  /**
+   * A message from a connected peer ({@code rejectedBlocks}: blocks dropped by the codec).
+   *
+   * @return false when the message broke a bound (its wants overflowed the peer's wantlist,
+   *     {@link BitswapReject#WANTLIST_FULL}): the host adapter reports it as the peer's fault
+   */
+  public boolean received(final PeerId peer, final BitswapFrame frame, final int rejectedBlocks) {
     if (closed) {
-      return;
+      return true;
     }
     messagesReceived.incrementAndGet();
     if (rejectedBlocks > 0) {
@@ -313,8 +318,9 @@ public final class BitswapEngine {
     }
     peerConnected(peer);
     wants.heard(peer);
+    boolean withinBounds = true;
     if (frame.full() || !frame.wants().isEmpty()) {
-      updateLedger(state(peer), frame);
+      withinBounds = updateLedger(state(peer), frame);
     }
     final PeerState known = peers.get(peer);
     if (known != null) {
@@ -326,9 +332,11 @@ public final class BitswapEngine {
     for (final Block block : frame.blocks()) {
       wants.block(peer, block);
     }
+    return withinBounds;
   }
 
-  private void updateLedger(final PeerState state, final BitswapFrame frame) {
+  /** Returns false when the wants overflowed the wantlist. */
+  private boolean updateLedger(final PeerState state, final BitswapFrame frame) {
     final boolean wasEmpty = state.ledger.isEmpty();
     if (frame.full()) {
       ledgerEntries.addAndGet(-state.ledger.size());
@@ -377,6 +385,7 @@ public final class BitswapEngine {
     }
     makeReady(state);
     schedule();
+    return !overflow;
   }
 
   /** Drops queue slots whose want was cancelled. */

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 
 /**
  * An upgraded libp2p connection (libp2p/specs connections): a transport channel secured with Noise
@@ -39,6 +40,7 @@ public final class Connection {
   private final MultistreamConfig multistream;
   private final Instant opened;
   private volatile PeerInboundQueue inboundQueue;
+  private volatile Consumer<PeerBanEngine.Fault> faults = fault -> {};
 
   Connection(final Channel channel, final SecureSession session, final YamuxHandler muxer,
       final Direction direction, final Multiaddr remoteAddress, final Multiaddr localAddress,
@@ -123,6 +125,26 @@ public final class Connection {
 
   void setInboundQueue(final PeerInboundQueue queue) {
     this.inboundQueue = queue;
+  }
+
+  /**
+   * Reports that the remote peer broke a rule on this connection (garbage it sent, a bound it
+   * ran into): counted, and a peer that keeps doing it is banned and all its connections closed
+   * ({@link PeerBanEngine}). Protocols call it where they reject the remote's input, from any
+   * thread; cheap.
+   */
+  public void reportFault(final PeerBanEngine.Fault fault) {
+    faults.accept(fault);
+  }
+
+  /** Reports a fault of the remote of the connection {@code channel} (a stream) belongs to. */
+  public static void reportFault(final Channel channel,
+      final PeerBanEngine.Fault fault) {
+    of(channel).ifPresent(connection -> connection.reportFault(fault));
+  }
+
+  void setFaultSink(final Consumer<PeerBanEngine.Fault> sink) {
+    this.faults = sink;
   }
 
   public Instant opened() {

@@ -37,6 +37,22 @@ import java.util.Objects;
  *     processing before the streams that deliver more stop reading: the per-peer budgets alone
  *     would let many peers fill the heap ({@link PeerInboundQueue})
  * @param nodeQueuedBytes the bytes of those messages before those streams stop reading
+ * @param streamOpensPerSecond inbound streams a connection may open per second (a token bucket
+ *     holding twice as many); a stream beyond it is reset before its protocol is negotiated and
+ *     counted as a fault of the peer
+ * @param peerQueueFullTimeout a peer whose budget of decoded messages ({@code peerQueued*}) stays
+ *     full this long commits a fault each time it delivers more ({@link PeerBanEngine})
+ * @param peerFaults faults ({@link PeerBanEngine.Fault}) a peer may commit at once before it is
+ *     banned; refilled at this many per {@code peerFaultWindow}
+ * @param peerFaultWindow see {@code peerFaults}
+ * @param peerBanDuration how long a peer's first ban lasts (its connections are closed, new ones
+ *     closed right after the handshake); doubled on each later ban; {@link Duration#ZERO}: faults
+ *     are counted, nobody is banned
+ * @param maxPeerBanDuration the longest ban
+ * @param ipBanPeers peers banned from one IP address (not loopback) before the IP is banned too
+ *     (its connections closed at accept, before a byte is read)
+ * @param maxTrackedPeers peers (and as many IPs) whose faults and bans are remembered; beyond it
+ *     the one touched longest ago is forgotten
  */
 public record ConnectionLimits(
     int maxConnections,
@@ -51,7 +67,15 @@ public record ConnectionLimits(
     int peerQueuedMessages,
     long peerQueuedBytes,
     int nodeQueuedMessages,
-    long nodeQueuedBytes) {
+    long nodeQueuedBytes,
+    int streamOpensPerSecond,
+    Duration peerQueueFullTimeout,
+    int peerFaults,
+    Duration peerFaultWindow,
+    Duration peerBanDuration,
+    Duration maxPeerBanDuration,
+    int ipBanPeers,
+    int maxTrackedPeers) {
 
   /**
    * Limits of js-libp2p's registrar for the built-in protocols, plus gossipsub (2, as its
@@ -98,6 +122,34 @@ public record ConnectionLimits(
     atLeast("nodeQueuedMessages", nodeQueuedMessages, 1);
     if (nodeQueuedBytes < 1) {
       throw new IllegalArgumentException("nodeQueuedBytes must be positive: " + nodeQueuedBytes);
+    }
+    atLeast("streamOpensPerSecond", streamOpensPerSecond, 1);
+    positive("peerQueueFullTimeout", peerQueueFullTimeout);
+    atLeast("peerFaults", peerFaults, 1);
+    positive("peerFaultWindow", peerFaultWindow);
+    Objects.requireNonNull(peerBanDuration, "peerBanDuration");
+    if (peerBanDuration.isNegative()) {
+      throw new IllegalArgumentException("peerBanDuration must not be negative: "
+          + peerBanDuration);
+    }
+    positive("maxPeerBanDuration", maxPeerBanDuration);
+    if (maxPeerBanDuration.compareTo(peerBanDuration) < 0) {
+      throw new IllegalArgumentException("maxPeerBanDuration " + maxPeerBanDuration
+          + " is shorter than peerBanDuration " + peerBanDuration);
+    }
+    atLeast("ipBanPeers", ipBanPeers, 1);
+    atLeast("maxTrackedPeers", maxTrackedPeers, 1);
+  }
+
+  /** Whether peers are banned for their faults ({@code peerBanDuration} not zero). */
+  public boolean banning() {
+    return !peerBanDuration.isZero();
+  }
+
+  private static void positive(final String name, final Duration value) {
+    Objects.requireNonNull(value, name);
+    if (value.isNegative() || value.isZero()) {
+      throw new IllegalArgumentException(name + " must be positive: " + value);
     }
   }
 
@@ -153,7 +205,11 @@ public record ConnectionLimits(
         .peerInboundBytesPerSecond(peerInboundBytesPerSecond)
         .peerInboundBurstBytes(peerInboundBurstBytes)
         .peerQueuedMessages(peerQueuedMessages).peerQueuedBytes(peerQueuedBytes)
-        .nodeQueuedMessages(nodeQueuedMessages).nodeQueuedBytes(nodeQueuedBytes);
+        .nodeQueuedMessages(nodeQueuedMessages).nodeQueuedBytes(nodeQueuedBytes)
+        .streamOpensPerSecond(streamOpensPerSecond).peerQueueFullTimeout(peerQueueFullTimeout)
+        .peerFaults(peerFaults).peerFaultWindow(peerFaultWindow)
+        .peerBanDuration(peerBanDuration).maxPeerBanDuration(maxPeerBanDuration)
+        .ipBanPeers(ipBanPeers).maxTrackedPeers(maxTrackedPeers);
   }
 
   /** Collects values; {@link #build()} validates them. */
@@ -168,11 +224,67 @@ public record ConnectionLimits(
     private long peerInboundBytesPerSecond = 32L * 1024 * 1024;
     private long peerInboundBurstBytes = 64L * 1024 * 1024;
     private int peerQueuedMessages = 64;
-    private long peerQueuedBytes = 16L * 1024 * 1024;
-    private int nodeQueuedMessages = 1_024;
-    private long nodeQueuedBytes = 16L * 1024 * 1024;
+    private long peerQueuedBytes = 4L * 1024 * 1024;
+    private int nodeQueuedMessages = 512;
+    private long nodeQueuedBytes = 8L * 1024 * 1024;
+    private int streamOpensPerSecond = 64;
+    private Duration peerQueueFullTimeout = Duration.ofSeconds(10);
+    private int peerFaults = 8;
+    private Duration peerFaultWindow = Duration.ofMinutes(1);
+    private Duration peerBanDuration = Duration.ofMinutes(1);
+    private Duration maxPeerBanDuration = Duration.ofMinutes(30);
+    private int ipBanPeers = 8;
+    private int maxTrackedPeers = 65_536;
 
     private Builder() {}
+
+    /** Default 64 per second, bursts of 128. */
+    public Builder streamOpensPerSecond(final int value) {
+      this.streamOpensPerSecond = value;
+      return this;
+    }
+
+    /** Default 10 s. */
+    public Builder peerQueueFullTimeout(final Duration value) {
+      this.peerQueueFullTimeout = value;
+      return this;
+    }
+
+    /** Default 8 faults. */
+    public Builder peerFaults(final int value) {
+      this.peerFaults = value;
+      return this;
+    }
+
+    /** Default 1 min (8 faults a minute refill). */
+    public Builder peerFaultWindow(final Duration value) {
+      this.peerFaultWindow = value;
+      return this;
+    }
+
+    /** Default 1 min; zero disables banning. */
+    public Builder peerBanDuration(final Duration value) {
+      this.peerBanDuration = value;
+      return this;
+    }
+
+    /** Default 30 min. */
+    public Builder maxPeerBanDuration(final Duration value) {
+      this.maxPeerBanDuration = value;
+      return this;
+    }
+
+    /** Default 8 peers. */
+    public Builder ipBanPeers(final int value) {
+      this.ipBanPeers = value;
+      return this;
+    }
+
+    /** Default 65,536. */
+    public Builder maxTrackedPeers(final int value) {
+      this.maxTrackedPeers = value;
+      return this;
+    }
 
     /** Default 1024. */
     public Builder maxConnections(final int value) {
@@ -237,22 +349,27 @@ public record ConnectionLimits(
       return this;
     }
 
-    /** Default 16 MiB (four bitswap messages of the largest size). */
+    /**
+     * Default 4 MiB (one bitswap message of the largest size: the stream pauses after it, so
+     * nothing is refused). Was 16 MiB; decoded messages waiting live long enough to reach the
+     * old generation, and under a flood of 100 peers the larger budgets kept the relay's
+     * 160 MiB heap in back-to-back full collections (docs/benchmarks.md, issue 18).
+     */
     public Builder peerQueuedBytes(final long value) {
       this.peerQueuedBytes = value;
       return this;
     }
 
-    /** Default 1,024 messages. */
+    /** Default 512 messages (was 1,024). */
     public Builder nodeQueuedMessages(final int value) {
       this.nodeQueuedMessages = value;
       return this;
     }
 
     /**
-     * Default 16 MiB: decoded control messages take about four times their wire size on the
-     * heap (a PRUNE of 25 bytes is a 110-byte object graph), so this keeps the backlog of all
-     * peers together within about 70 MiB of the relay's 160 MiB heap.
+     * Default 8 MiB (was 16 MiB): decoded control messages take about four times their wire size
+     * on the heap (a PRUNE of 25 bytes is a 110-byte object graph), so this keeps the backlog of
+     * all peers together within about 35 MiB of the relay's 160 MiB heap.
      */
     public Builder nodeQueuedBytes(final long value) {
       this.nodeQueuedBytes = value;
@@ -263,7 +380,9 @@ public record ConnectionLimits(
       return new ConnectionLimits(maxConnections, maxStreamsPerConnection, maxRejectedStreams,
           protocolStreamLimits, defaultProtocolStreamLimit, handshakeTimeout, idleTimeout,
           peerInboundBytesPerSecond, peerInboundBurstBytes, peerQueuedMessages, peerQueuedBytes,
-          nodeQueuedMessages, nodeQueuedBytes);
+          nodeQueuedMessages, nodeQueuedBytes, streamOpensPerSecond, peerQueueFullTimeout,
+          peerFaults, peerFaultWindow, peerBanDuration, maxPeerBanDuration, ipBanPeers,
+          maxTrackedPeers);
     }
   }
 }

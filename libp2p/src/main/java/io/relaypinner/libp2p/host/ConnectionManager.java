@@ -13,8 +13,11 @@ import io.relaypinner.libp2p.multistream.ProtocolInstaller;
 import io.relaypinner.libp2p.mux.yamux.YamuxSessionListener;
 import io.relaypinner.libp2p.mux.yamux.YamuxStreamChannel;
 import io.relaypinner.multiformats.PeerId;
+import java.net.InetSocketAddress;
+import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -45,17 +48,64 @@ final class ConnectionManager {
   private final AtomicInteger openInbound = new AtomicInteger();
   private final Map<PeerId, PeerBudget> budgets = new ConcurrentHashMap<>();
   private final Map<PeerId, PeerInboundQueue> queues = new ConcurrentHashMap<>();
+  /** Every established connection by peer: closed together when the peer is banned. */
+  private final Map<PeerId, Set<Connection>> connections = new ConcurrentHashMap<>();
+  private final PeerBanEngine bans;
   /** All peers' decoded messages together: every peer's budget charges this one too. */
   private final PeerInboundQueue nodeQueue;
 
-  ConnectionManager(final ConnectionLimits limits) {
+  ConnectionManager(final ConnectionLimits limits, final Clock clock) {
     this.limits = limits;
+    this.bans = new PeerBanEngine(limits, clock);
     this.nodeQueue = PeerInboundQueue.node(limits.nodeQueuedMessages(), limits.nodeQueuedBytes(),
         counters);
   }
 
   LimitCounters counters() {
     return counters;
+  }
+
+  PeerBanEngine bans() {
+    return bans;
+  }
+
+  /**
+   * Records a fault of {@code connection}'s peer; when it bans the peer, every connection of the
+   * peer is closed (one log line).
+   */
+  void fault(final Connection connection, final PeerBanEngine.Fault fault) {
+    final PeerId peer = connection.remotePeer();
+    if (!bans.fault(peer, ip(connection.channel()), fault) || !limits.banning()) {
+      return;
+    }
+    counters.hit(Limit.PEER_BANNED);
+    LOG.info("banning peer {} ({}) until {}: more than {} faults, the last {}", peer,
+        connection.remoteAddress(), bans.bannedUntil(peer), limits.peerFaults(), fault.label());
+    final Set<Connection> open = connections.get(peer);
+    if (open != null) {
+      for (final Connection each : open) {
+        each.close();
+      }
+    }
+  }
+
+  /**
+   * Called when the handshake of an inbound connection identified its peer: true (counted, and
+   * the caller fails the upgrade) when that peer is banned.
+   */
+  boolean refuseBanned(final Channel channel, final PeerId peer) {
+    if (!limits.banning() || !bans.isBanned(peer)) {
+      return false;
+    }
+    channel.attr(SETTLED).set(Boolean.TRUE);
+    counters.hit(Limit.BANNED_PEER);
+    LOG.debug("closing {}: peer {} is banned", channel.remoteAddress(), peer);
+    return true;
+  }
+
+  private static String ip(final Channel channel) {
+    return channel.remoteAddress() instanceof InetSocketAddress inet && inet.getAddress() != null
+        ? inet.getAddress().getHostAddress() : null;
   }
 
   /** Transport channels open now (upgrading or established), both directions. */
@@ -77,6 +127,15 @@ final class ConnectionManager {
    */
   boolean admitInbound(final Channel channel) {
     channel.attr(STARTED_NANOS).set(System.nanoTime());
+    if (limits.banning() && bans.trackedIps() > 0) {
+      final String ip = ip(channel);
+      if (ip != null && bans.isBanned(ip)) {
+        channel.attr(SETTLED).set(Boolean.TRUE);
+        counters.hit(Limit.BANNED_IP);
+        channel.close();
+        return false;
+      }
+    }
     if (open.incrementAndGet() > limits.maxConnections()) {
       open.decrementAndGet();
       channel.attr(SETTLED).set(Boolean.TRUE);
@@ -148,6 +207,10 @@ final class ConnectionManager {
       state.startIdleTimer();
     }
     final PeerId remote = connection.remotePeer();
+    connection.setFaultSink(fault -> fault(connection, fault));
+    connections.computeIfAbsent(remote, p -> ConcurrentHashMap.newKeySet()).add(connection);
+    connection.closeFuture().addListener(f -> connections.computeIfPresent(remote,
+        (key, set) -> set.remove(connection) && set.isEmpty() ? null : set));
     final PeerInboundQueue queue = queues.compute(remote, (key, existing) -> {
       final PeerInboundQueue q = existing != null ? existing
           : new PeerInboundQueue(limits.peerQueuedMessages(), limits.peerQueuedBytes(), counters,
@@ -156,6 +219,7 @@ final class ConnectionManager {
       return q;
     });
     connection.setInboundQueue(queue);
+    watchStall(connection, queue);
     connection.closeFuture().addListener(f -> queues.computeIfPresent(remote, (key, q) ->
         --q.users == 0 ? null : q));
     if (limits.peerInboundBytesPerSecond() > 0) {
@@ -173,6 +237,26 @@ final class ConnectionManager {
   }
 
   /**
+   * Closes {@code connection} (a fault of its peer) once the peer's budget of decoded messages
+   * has stayed full for {@link ConnectionLimits#peerQueueFullTimeout()}: it sends faster than it
+   * is served, and pausing its streams alone keeps its backlog (and the node budget it charges)
+   * full. Checked on the connection's event loop at a quarter of the timeout.
+   */
+  private void watchStall(final Connection connection, final PeerInboundQueue queue) {
+    final long timeout = limits.peerQueueFullTimeout().toNanos();
+    final ScheduledFuture<?> check = connection.channel().eventLoop().scheduleAtFixedRate(() -> {
+      if (queue.fullForNanos(System.nanoTime()) >= timeout && connection.isOpen()) {
+        counters.hit(Limit.PEER_QUEUE_STALLED);
+        LOG.debug("closing {}: its inbound budget stayed full for {} ms", connection,
+            limits.peerQueueFullTimeout().toMillis());
+        connection.close();
+        fault(connection, PeerBanEngine.Fault.INBOUND_QUEUE_FULL);
+      }
+    }, timeout / 4, timeout / 4, TimeUnit.NANOSECONDS);
+    connection.closeFuture().addListener(f -> check.cancel(false));
+  }
+
+  /**
    * Wraps the host's protocol installer: a stream beyond its protocol's limit on its connection is
    * reset right after negotiation (as js-libp2p's registrar does).
    */
@@ -180,19 +264,32 @@ final class ConnectionManager {
     return (stream, protocol) -> {
       final ConnectionState state = stream.parent() == null ? null
           : stream.parent().attr(STATE).get();
+      if (state != null && !state.admitOpenRate()) {
+        counters.hit(Limit.STREAM_OPEN_RATE);
+        LOG.debug("resetting a {} stream from {}: more than {} streams a second", protocol,
+            stream.parent().remoteAddress(), limits.streamOpensPerSecond());
+        reset(stream);
+        Connection.reportFault(stream, PeerBanEngine.Fault.STREAM_OVER_LIMIT);
+        return;
+      }
       if (state != null && !state.admitProtocol(stream, protocol)) {
         counters.hit(Limit.MAX_PROTOCOL_STREAMS);
         LOG.debug("resetting a {} stream from {}: limit per connection reached", protocol,
             stream.parent().remoteAddress());
-        if (stream instanceof YamuxStreamChannel yamux) {
-          yamux.reset();
-        } else {
-          stream.close();
-        }
+        reset(stream);
+        Connection.reportFault(stream, PeerBanEngine.Fault.STREAM_OVER_LIMIT);
         return;
       }
       installer.install(stream, protocol);
     };
+  }
+
+  private static void reset(final Channel stream) {
+    if (stream instanceof YamuxStreamChannel yamux) {
+      yamux.reset();
+    } else {
+      stream.close();
+    }
   }
 
   /** One connection's streams, for the stream limits and the idle timeout. */
@@ -204,6 +301,9 @@ final class ConnectionManager {
     private long rejected;
     private long lastChangeNanos = System.nanoTime();
     private ScheduledFuture<?> idleTimer;
+    /** Inbound stream opens left in the bucket, and when it was last refilled. */
+    private double openTokens = 2.0 * limits.streamOpensPerSecond();
+    private long openRefillNanos = System.nanoTime();
 
     ConnectionState(final Channel channel, final YamuxSessionListener user) {
       this.channel = channel;
@@ -230,6 +330,19 @@ final class ConnectionManager {
         idleTimer.cancel(false);
         channel.close();
       }
+    }
+
+    /** Takes one inbound stream open from the connection's bucket; false when it is empty. */
+    boolean admitOpenRate() {
+      final long now = System.nanoTime();
+      final int rate = limits.streamOpensPerSecond();
+      openTokens = Math.min(2.0 * rate, openTokens + (now - openRefillNanos) / 1e9 * rate);
+      openRefillNanos = now;
+      if (openTokens < 1) {
+        return false;
+      }
+      openTokens -= 1;
+      return true;
     }
 
     boolean admitProtocol(final Channel stream, final String protocol) {
@@ -264,6 +377,7 @@ final class ConnectionManager {
       user.inboundStreamRejected(streamId);
       if (++rejected > limits.maxRejectedStreams() && channel.isActive()) {
         counters.hit(Limit.STREAM_FLOOD);
+        Connection.reportFault(channel, PeerBanEngine.Fault.PROTOCOL_VIOLATION);
         LOG.debug("closing {}: {} streams beyond the limit of {}", channel.remoteAddress(),
             rejected, limits.maxStreamsPerConnection());
         channel.close();
@@ -279,6 +393,7 @@ final class ConnectionManager {
     public void sessionFailed(final Throwable cause) {
       if (cause instanceof ProtocolViolationException) {
         counters.hit(Limit.PROTOCOL_VIOLATION);
+        Connection.reportFault(channel, PeerBanEngine.Fault.PROTOCOL_VIOLATION);
       }
       user.sessionFailed(cause);
     }

@@ -213,6 +213,13 @@ final class ConnectionUpgrader {
         fail(new BadPeerException("the remote peer is ourselves"));
         return;
       }
+      if (direction == Direction.INBOUND && manager.refuseBanned(channel, session.remotePeerId())) {
+        // Held unread until the handshake deadline closes it, not closed at once: a banned peer
+        // that redials at once would cost a Noise handshake per retry; this way, one per
+        // handshake timeout. Held connections count against maxConnections like any other.
+        channel.config().setAutoRead(false);
+        return;
+      }
       if (session.earlyMuxer().isPresent()) {
         installMuxer(session);
         return;

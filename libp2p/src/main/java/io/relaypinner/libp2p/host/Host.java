@@ -96,7 +96,7 @@ public final class Host implements AutoCloseable {
     this.tcp = new TcpTransport(loops);
     this.websocket = new WebSocketTransport(loops, config.upgradeTimeout(),
         config.webSocketClientTls());
-    this.manager = new ConnectionManager(config.limits());
+    this.manager = new ConnectionManager(config.limits(), clock);
     final NoiseProtocol noise = new NoiseProtocol(identity, config.noise(), new SecureRandom());
     this.upgrader = new ConnectionUpgrader(noise, config.effectiveYamux(), config.multistream(),
         protocols, sessionListener, config.upgradeTimeout(), clock, new UpgradeListener(),
@@ -304,6 +304,11 @@ public final class Host implements AutoCloseable {
   /** How often each limit of {@link HostConfig#limits()} was hit, by limit. */
   public LimitCounters limitCounters() {
     return manager.counters();
+  }
+
+  /** Faults of remote peers and the bans they earned ({@link ConnectionLimits#peerFaults()}). */
+  public PeerBanEngine bans() {
+    return manager.bans();
   }
 
   /** An open connection to {@code peer}, if there is one. */

@@ -42,7 +42,26 @@ public final class LimitCounters {
      * The decoded messages of all peers together filled the node's budget ({@link
      * ConnectionLimits#nodeQueuedBytes()}): the streams delivering more paused until it drained.
      */
-    NODE_INBOUND_QUEUE;
+    NODE_INBOUND_QUEUE,
+    /**
+     * A connection opened streams faster than {@link ConnectionLimits#streamOpensPerSecond()}:
+     * the stream was reset (a fault of the peer).
+     */
+    STREAM_OPEN_RATE,
+    /**
+     * A peer's decoded messages filled its budget for longer than {@link
+     * ConnectionLimits#peerQueueFullTimeout()}: its connections were closed (a fault of the peer).
+     */
+    PEER_QUEUE_STALLED,
+    /**
+     * A peer committed more faults than {@link ConnectionLimits#peerFaults()} allows ({@link
+     * PeerBanEngine}): it was banned and its connections closed.
+     */
+    PEER_BANNED,
+    /** A connection from a banned peer was closed right after the handshake identified it. */
+    BANNED_PEER,
+    /** A connection from a banned IP address was closed at accept, before a byte was read. */
+    BANNED_IP;
 
     /** The metric label: the name in lower case, e.g. {@code max_connections}. */
     public String label() {

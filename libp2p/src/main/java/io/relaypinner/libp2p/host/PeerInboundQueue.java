@@ -35,6 +35,9 @@ public final class PeerInboundQueue {
   private final Map<Channel, PeerInboundQueue> paused = new HashMap<>();
   private int messages;
   private long bytes;
+  /** When streams were first paused since the budget last drained ({@link System#nanoTime()}). */
+  private long fullSinceNanos;
+  private boolean full;
   /** Connections of the peer using this budget (the connection manager's bookkeeping). */
   int users;
 
@@ -113,6 +116,10 @@ public final class PeerInboundQueue {
         if (paused.put(stream, peer) == null) {
           counters.hit(limit);
         }
+        if (!full) {
+          full = true;
+          fullSinceNanos = System.nanoTime();
+        }
         // Even when already listed: the other budget may have resumed it meanwhile.
         stream.config().setAutoRead(false);
       }
@@ -129,6 +136,7 @@ public final class PeerInboundQueue {
       }
       resume = new ArrayList<>(paused.entrySet());
       paused.clear();
+      full = false;
     }
     for (final Map.Entry<Channel, PeerInboundQueue> entry : resume) {
       final Channel stream = entry.getKey();
@@ -156,6 +164,14 @@ public final class PeerInboundQueue {
   /** Their bytes. */
   public synchronized long bytes() {
     return bytes;
+  }
+
+  /**
+   * How long streams have been paused by this budget without it draining (0 when none is):
+   * {@code now} is {@link System#nanoTime()}.
+   */
+  public synchronized long fullForNanos(final long now) {
+    return full ? now - fullSinceNanos : 0;
   }
 
   /** Streams of the peer paused now. */

@@ -346,9 +346,26 @@ public final class GossipsubEngine {
 
   // ---------------------------------------------------------------- inbound RPC
 
-  /** Handles one RPC read from {@code from}'s stream. */
-  public void handleRpc(final PeerId from, final RPC rpc) {
+  /**
+   * Drops that only a peer breaking the bounds causes (an honest peer meets one at most in a
+   * rare race, such as a PRUNE crossing our UNSUBSCRIBE): an RPC with any of them is the
+   * sender's fault ({@link #handleRpc}).
+   */
+  static final Set<String> FAULTS = Set.of("drop-subscriptions-over-limit",
+      "drop-topic-too-long", "drop-topics-over-limit", "drop-idontwant-over-limit",
+      "drop-ihave-over-limit", "drop-iwant-over-limit", "drop-iwant-answers-over-limit",
+      "drop-message-id-too-long", "drop-rate-limited", "drop-oversized", "prune-unknown-topic",
+      "prune-backoff-clamped", "graft-unknown-topic");
+
+  /**
+   * Handles one RPC read from {@code from}'s stream.
+   *
+   * @return false when the RPC broke a bound ({@link #FAULTS}): the host adapter reports it as
+   *     the peer's fault
+   */
+  public boolean handleRpc(final PeerId from, final RPC rpc) {
     enter();
+    rpcFault = false;
     try {
       final PeerState peer = peers.computeIfAbsent(from, PeerState::new);
       count("rpc-received");
@@ -359,6 +376,7 @@ public final class GossipsubEngine {
       if (rpc.hasControl()) {
         handleControl(peer, rpc.getControl());
       }
+      return !rpcFault;
     } finally {
       exit();
     }
@@ -1011,7 +1029,13 @@ public final class GossipsubEngine {
 
   private void count(final String name) {
     counters.computeIfAbsent(name, n -> new AtomicLong()).incrementAndGet();
+    if (FAULTS.contains(name)) {
+      rpcFault = true;
+    }
   }
+
+  /** Set by {@link #count} while {@link #handleRpc} runs: the RPC broke a bound. */
+  private boolean rpcFault;
 
   private void changed() {
     version++;

@@ -5,6 +5,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.relaypinner.libp2p.host.Connection;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostListener;
+import io.relaypinner.libp2p.host.PeerBanEngine;
 import io.relaypinner.libp2p.host.PeerInboundQueue;
 import io.relaypinner.libp2p.protocol.identify.IdentifyResult;
 import io.relaypinner.libp2p.pubsub.pb.PubsubProtos.RPC;
@@ -141,8 +142,8 @@ public final class PubSub implements AutoCloseable {
           }
           loop.execute(() -> {
             try {
-              if (!closed) {
-                engine.handleRpc(peer, rpc);
+              if (!closed && !engine.handleRpc(peer, rpc)) {
+                connection.reportFault(PeerBanEngine.Fault.PROTOCOL_BOUND);
               }
             } catch (final RuntimeException e) {
               LOG.warn("gossipsub task failed", e);

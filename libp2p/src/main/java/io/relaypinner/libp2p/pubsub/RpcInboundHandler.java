@@ -5,8 +5,11 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.handler.codec.DecoderException;
 import io.netty.util.ReferenceCountUtil;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
+import io.relaypinner.libp2p.host.Connection;
+import io.relaypinner.libp2p.host.PeerBanEngine;
 import io.relaypinner.libp2p.pubsub.pb.PubsubProtos.RPC;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -56,6 +59,10 @@ final class RpcInboundHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause) {
+    if (cause instanceof ProtocolViolationException || cause instanceof DecoderException) {
+      // A frame over the limit (from the frame decoder) or one that is not an RPC.
+      Connection.reportFault(ctx.channel(), PeerBanEngine.Fault.MALFORMED_MESSAGE);
+    }
     LOG.debug("closing gossipsub stream {} from the remote: {}", ctx.channel(),
         cause.toString());
     ctx.close();

@@ -104,6 +104,31 @@ class GossipsubAttackTest {
   }
 
   @Test
+  void handleRpc_reportsRpcsThatBreakABound_asTheSendersFault_andHonestOnesNot() {
+    engine.subscribe(TOPIC);
+    final PeerId peer = connect(key(), TOPIC);
+    // Honest: a subscription, a GRAFT and a PRUNE for a topic we are in.
+    assertThat(engine.handleRpc(peer, RPC.newBuilder().addSubscriptions(RPC.SubOpts.newBuilder()
+        .setSubscribe(true).setTopic("/orbitdb/zdpuOther")).build())).isTrue();
+    assertThat(engine.handleRpc(peer, RPC.newBuilder().setControl(ControlMessage.newBuilder()
+        .addGraft(ControlGraft.newBuilder().setTopicID(TOPIC))).build())).isTrue();
+    assertThat(engine.handleRpc(peer, prune(TOPIC, 60))).isTrue();
+    // Each of these breaks a bound: a PRUNE for a topic we never joined, a backoff beyond the
+    // cap, a topic name over 1 KiB, more subscriptions in one RPC than allowed.
+    assertThat(engine.handleRpc(peer, prune("/orbitdb/zdpuNeverJoined", 60))).isFalse();
+    assertThat(engine.handleRpc(peer, prune(TOPIC, Long.MAX_VALUE))).isFalse();
+    assertThat(engine.handleRpc(peer, RPC.newBuilder().addSubscriptions(RPC.SubOpts.newBuilder()
+        .setSubscribe(true).setTopic(randomTopic(2_000))).build())).isFalse();
+    final RPC.Builder many = RPC.newBuilder();
+    for (int i = 0; i <= GossipsubConfig.DEFAULT.maxSubscriptionsPerRpc(); i++) {
+      many.addSubscriptions(RPC.SubOpts.newBuilder().setSubscribe(true).setTopic("t" + i));
+    }
+    assertThat(engine.handleRpc(peer, many.build())).isFalse();
+    // The flag is per RPC: the next honest one is not blamed.
+    assertThat(engine.handleRpc(peer, RPC.newBuilder().build())).isTrue();
+  }
+
+  @Test
   void pruneFlood_withRandomTopicsAndHugeBackoffs_keepsNoBackoff() {
     engine.subscribe(TOPIC);
     final PeerId attacker = connect(key(), TOPIC);

@@ -10,6 +10,8 @@ import io.netty.channel.socket.DuplexChannel;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
+import io.relaypinner.libp2p.host.Connection;
+import io.relaypinner.libp2p.host.PeerBanEngine;
 import io.relaypinner.multiformats.PeerId;
 import java.util.Arrays;
 import java.util.List;
@@ -306,6 +308,10 @@ final class HeadsExchangeHandler extends ChannelInboundHandlerAdapter {
     closed = true;
     cancelTimers();
     counter.accept("closed-" + reason);
+    if (cause instanceof ProtocolViolationException) {
+      // Garbage, an entry over the size limit or too many heads: the remote's fault.
+      Connection.reportFault(ctx.channel(), PeerBanEngine.Fault.MALFORMED_MESSAGE);
+    }
     LOG.debug("heads stream {} with {} closed: {}{}", ctx.channel(), peer, reason,
         cause == null ? "" : " (" + cause.getMessage() + ")");
     result.complete(new HeadsExchangeResult(received, sent, reason));

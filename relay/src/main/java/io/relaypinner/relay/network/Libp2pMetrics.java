@@ -5,6 +5,7 @@ import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.relaypinner.libp2p.host.Direction;
 import io.relaypinner.libp2p.host.Host;
+import io.relaypinner.libp2p.host.PeerBanEngine;
 import java.util.Locale;
 import java.util.Map;
 
@@ -12,6 +13,8 @@ import java.util.Map;
  * The libp2p connection manager's metrics, read from the host at scrape time:
  * {@code libp2p_limit_hits_total{limit}} (every limit of {@code ConnectionLimits}, and the
  * connections closed for breaking the wire rules; names as {@code LimitCounters.Limit#label()}),
+ * {@code libp2p_peer_faults_total{fault}} (faults of remote peers, {@code PeerBanEngine}: a peer
+ * beyond its fault budget is banned, counted as {@code limit="peer_banned"}),
  * {@code libp2p_connections{direction}} (established connections) and
  * {@code libp2p_transport_connections} (transport connections open, established or still in their
  * handshake: what {@code RELAY_MAX_CONNECTIONS} counts).
@@ -28,6 +31,17 @@ public final class Libp2pMetrics {
         .callback(callback -> {
           for (final Map.Entry<String, Long> entry : host.limitCounters().byLabel().entrySet()) {
             callback.call(entry.getValue(), entry.getKey());
+          }
+        })
+        .register(registry);
+    CounterWithCallback.builder()
+        .name("libp2p_peer_faults_total")
+        .help("Faults of remote peers (garbage, bounds broken) that count towards a ban, by kind")
+        .labelNames("fault")
+        .callback(callback -> {
+          for (final Map.Entry<PeerBanEngine.Fault, Long> entry
+              : host.bans().faults().entrySet()) {
+            callback.call(entry.getValue(), entry.getKey().label());
           }
         })
         .register(registry);

@@ -35,7 +35,8 @@ import org.slf4j.LoggerFactory;
  *       and access controller must resolve from connected peers within
  *       {@link Limits#admissionTimeout()} ({@link Admission}). At most
  *       {@link Limits#maxPendingPerPeer()} admissions per peer and {@link Limits#maxPending()} in
- *       all run at once; beyond that subscriptions are refused (counted). A peer with
+ *       all run at once; beyond the first a subscription is refused (counted), beyond the
+ *       second it waits for a slot ({@link #MAX_DEFERRED}). A peer with
  *       {@link #MAX_FAILED_PER_PEER} subscriptions whose database did not resolve gets no further
  *       checks until one of its subscriptions is admitted. Only an admitted topic
  *       is subscribed, persisted ({@code /relay/topics/...}, resubscribed at restart) and
@@ -70,6 +71,12 @@ public final class OrbitDbTopics {
   static final int MAX_FAILED_PER_PEER = 16;
   /** Peers whose failed admissions are remembered. */
   static final int MAX_TRACKED_PEERS = 4_096;
+  /**
+   * Subscriptions waiting for an admission slot when {@link Limits#maxPending()} are running (at
+   * most {@link Limits#maxPendingPerPeer()} per peer): started, oldest first, as slots free up,
+   * if the peer is still subscribed. Beyond it a subscription is refused ({@code pending-full}).
+   */
+  static final int MAX_DEFERRED = 1_024;
   /** Wait before the second check; the third waits twice as long. */
   static final Duration ADMISSION_RETRY_DELAY = Duration.ofSeconds(2);
 
@@ -130,6 +137,12 @@ public final class OrbitDbTopics {
   /** Topics being admitted, with the peer whose subscription started it. Guarded by this. */
   private final Map<String, PeerId> pending = new HashMap<>();
   private final Map<PeerId, Integer> pendingPerPeer = new HashMap<>();
+  /** Subscriptions waiting for a slot, oldest first ({@link #MAX_DEFERRED}). Guarded by this. */
+  private final Map<String, Deferred> deferred = new LinkedHashMap<>();
+
+  /** A subscription waiting for an admission slot: its peer and which check it waits for. */
+  private record Deferred(PeerId peer, int attempt) {}
+  private final Map<PeerId, Integer> deferredPerPeer = new HashMap<>();
   /**
    * Peers to the number of their subscriptions whose database did not resolve (an LRU of
    * {@link #MAX_TRACKED_PEERS}). Guarded by this.
@@ -215,6 +228,7 @@ public final class OrbitDbTopics {
   /**
    * Counters: {@code not-an-address}, {@code denied}, {@code full}, {@code pending-full},
    * {@code peer-pending-full}, {@code peer-failed-full}, {@code not-admitted}, {@code admitted},
+   * {@code deferred} (waited for a slot),
    * {@code dropped-empty},
    * {@code persist-rejected}.
    */
@@ -271,10 +285,6 @@ public final class OrbitDbTopics {
         count("full");
         return;
       }
-      if (pending.size() >= limits.maxPending()) {
-        count("pending-full");
-        return;
-      }
       if (failedPerPeer.getOrDefault(peer, 0) >= MAX_FAILED_PER_PEER) {
         count("peer-failed-full");
         return;
@@ -282,6 +292,21 @@ public final class OrbitDbTopics {
       final int ofPeer = pendingPerPeer.getOrDefault(peer, 0);
       if (ofPeer >= limits.maxPendingPerPeer()) {
         count("peer-pending-full");
+        return;
+      }
+      if (pending.size() >= limits.maxPending()) {
+        // Every slot taken (many databases at once, or peers subscribing to made-up ones):
+        // wait for one rather than ignore a real database for good.
+        final int waiting = deferredPerPeer.getOrDefault(peer, 0);
+        // Retries too: a check that timed out under load must not lose the database either.
+        if (!deferred.containsKey(topic) && deferred.size() < MAX_DEFERRED
+            && waiting < limits.maxPendingPerPeer()) {
+          deferred.put(topic, new Deferred(peer, attempt));
+          deferredPerPeer.put(peer, waiting + 1);
+          count("deferred");
+        } else if (!deferred.containsKey(topic)) {
+          count("pending-full");
+        }
         return;
       }
       pending.put(topic, peer);
@@ -299,6 +324,7 @@ public final class OrbitDbTopics {
             pending.remove(topic);
             pendingPerPeer.computeIfPresent(peer, (p, n) -> n <= 1 ? null : n - 1);
           }
+          startDeferred();
           if (error == null && Boolean.TRUE.equals(ok)) {
             count("admitted");
             synchronized (this) {
@@ -330,6 +356,43 @@ public final class OrbitDbTopics {
             }
           }
         });
+  }
+
+  /**
+   * Starts the oldest deferred admission whose peer is still subscribed, if a slot is free
+   * (on the storage executor: never inside the completing admission's callback).
+   */
+  private void startDeferred() {
+    while (true) {
+      final String topic;
+      final PeerId peer;
+      final int attempt;
+      synchronized (this) {
+        if (deferred.isEmpty() || pending.size() >= limits.maxPending()) {
+          return;
+        }
+        final var eldest = deferred.entrySet().iterator();
+        final Map.Entry<String, Deferred> entry = eldest.next();
+        eldest.remove();
+        topic = entry.getKey();
+        peer = entry.getValue().peer();
+        attempt = entry.getValue().attempt();
+        deferredPerPeer.computeIfPresent(peer, (p, n) -> n <= 1 ? null : n - 1);
+      }
+      if (!followed.contains(topic) && pubsub.peers(topic).contains(peer)) {
+        try {
+          storage.execute(() -> admit(topic, peer, attempt));
+        } catch (final RejectedExecutionException e) {
+          count("pending-full");
+        }
+        return;
+      }
+    }
+  }
+
+  /** Subscriptions waiting for an admission slot now. */
+  public synchronized int deferredAdmissions() {
+    return deferred.size();
   }
 
   /**

@@ -8,6 +8,7 @@ import io.relaypinner.libp2p.crypto.KeyType;
 import io.relaypinner.libp2p.crypto.Keys;
 import io.relaypinner.libp2p.crypto.PrivateKey;
 import io.relaypinner.libp2p.host.Host;
+import io.relaypinner.libp2p.host.PeerBanEngine;
 import io.relaypinner.libp2p.netty.EventLoops;
 import io.relaypinner.multiformats.PeerId;
 import io.relaypinner.multiformats.Multiaddr;
@@ -103,6 +104,12 @@ class HostilePeersIT {
         .getOrDefault("max_protocol_streams", 0L)).isPositive();
     assertThat(relay.orbitDbTopics().orElseThrow().counters().getOrDefault("not-admitted", 0L))
         .isPositive();
+    // Garbage and broken bounds are faults of their senders, and the flooders were banned.
+    assertThat(relay.host().orElseThrow().bans().faults())
+        .hasEntrySatisfying(PeerBanEngine.Fault.MALFORMED_MESSAGE, n -> assertThat(n).isPositive())
+        .hasEntrySatisfying(PeerBanEngine.Fault.PROTOCOL_BOUND, n -> assertThat(n).isPositive());
+    assertThat(relay.host().orElseThrow().limitCounters().byLabel()
+        .getOrDefault("peer_banned", 0L)).isPositive();
     assertThat(wantlists.values()).allSatisfy(size -> assertThat(size)
         .isLessThanOrEqualTo(relay.bitswap().orElseThrow().config().maxWantsPerPeer()));
 

@@ -17,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
@@ -201,6 +202,41 @@ class OrbitDbTopicsIT {
     peerPubSub.subscribe(DATABASE).get(5, TimeUnit.SECONDS);
     await().atMost(Duration.ofSeconds(10)).until(() -> topics.followed().contains(DATABASE));
     assertThat(recorder.followed).containsExactly(DATABASE);
+  }
+
+  @Test
+  void subscriptions_beyondTheAdmissionSlots_waitForOne_ratherThanBeingIgnored()
+      throws Exception {
+    final Host relayHost = host(true);
+    final PubSub relayPubSub = pubsub(relayHost);
+    final OrbitDbTopics topics = topics(relayPubSub, new MemoryDatastore(),
+        new OrbitDbTopics.Limits(2, 2, Duration.ofSeconds(1), Duration.ofMinutes(10)));
+    final Recorder recorder = new Recorder();
+    recorder.admitAll = false;
+    topics.start(recorder, recorder);
+    final Multiaddr relay = relayHost.listenAddresses().get(0).withPeerId(relayHost.peerId());
+    // A peer takes both slots with databases no one has (each check runs to its timeout)...
+    final Host hogHost = host(false);
+    final PubSub hog = pubsub(hogHost);
+    hogHost.dial(relay).get(10, TimeUnit.SECONDS);
+    hog.subscribe("/orbitdb/" + randomCid()).get(5, TimeUnit.SECONDS);
+    hog.subscribe("/orbitdb/" + randomCid()).get(5, TimeUnit.SECONDS);
+    await().atMost(Duration.ofSeconds(10)).until(() -> topics.pendingAdmissions() == 2);
+    // ...while three peers subscribe to databases that exist: they wait, then are followed.
+    final List<String> real = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      final String database = "/orbitdb/" + randomCid();
+      recorder.exists.add(database);
+      real.add(database);
+      final Host peerHost = host(false);
+      final PubSub peer = pubsub(peerHost);
+      peerHost.dial(relay).get(10, TimeUnit.SECONDS);
+      peer.subscribe(database).get(5, TimeUnit.SECONDS);
+    }
+    await().atMost(Duration.ofSeconds(20)).until(() -> topics.followed().containsAll(real));
+    assertThat(topics.counters().getOrDefault("deferred", 0L)).isPositive();
+    assertThat(topics.counters()).doesNotContainKey("pending-full");
+    assertThat(topics.deferredAdmissions()).isZero();
   }
 
   @Test
