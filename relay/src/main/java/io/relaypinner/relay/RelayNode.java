@@ -529,7 +529,7 @@ public final class RelayNode implements AutoCloseable {
           + " bucket with the provider's quota");
     }
     final StorageQuota quota = new StorageQuota(flat == null ? 0 : limits.maxBytes(),
-        flat == null ? () -> 0L : flat::byteCount, () -> {
+        flat == null ? () -> 0L : () -> flat.byteCount() + flat.stagedBytes(), () -> {
           final StorageGc gc = storageGc;
           if (gc != null) {
             gc.requestRunUnderPressure();

@@ -657,6 +657,11 @@ public final class FlatFsBlockstore implements Blockstore, Closeable {
     return staged.size();
   }
 
+  /** Bytes of staged blocks not yet made durable (they count against a storage quota too). */
+  public long stagedBytes() {
+    return stagedBytes.get();
+  }
+
   /** Puts refused since open because the bytes did not verify or were too large. */
   public long putsRejected() {
     return putsRejected.get();

@@ -97,6 +97,14 @@ public final class CachingNetworkContent implements NetworkContent {
 
   /** Admits the blocks of the DAGs under {@code roots} that are held (their sizes as read). */
   private void admit(final List<Cid> roots, final long limit) {
+    // Fetched blocks arrive staged (group commit): one barrier makes them durable and visible to
+    // the quota's count and to garbage collection, which sweep only stored blocks.
+    try {
+      blockstore.sync();
+    } catch (final RuntimeException e) {
+      LOG.debug("cannot make the blocks of {} durable: {}", roots, e.toString());
+      return;
+    }
     final Map<Multihash, Integer> sizes = new HashMap<>();
     try {
       new DagWalker(recording(sizes), limit == 1 ? (cid, block) -> List.of() : resolver, limit)
