@@ -215,6 +215,16 @@ public final class RequestBody extends InputStream {
     abandon();
   }
 
+  /** Whether the connection should not read now (the buffer is full, not yet drained). */
+  boolean paused() {
+    lock.lock();
+    try {
+      return paused;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** Bytes received so far (for tests and logs). */
   long received() {
     lock.lock();

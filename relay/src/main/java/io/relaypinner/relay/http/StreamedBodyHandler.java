@@ -116,21 +116,9 @@ final class StreamedBodyHandler extends ChannelInboundHandlerAdapter {
           HttpResponseStatus.CONTINUE, Unpooled.EMPTY_BUFFER));
       request.headers().remove(HttpHeaderNames.EXPECT);
     }
-    final RequestBody body = new RequestBody(route.maxBytes(), stall,
-        new RequestBody.FlowControl() {
-          @Override
-          public void pause() {
-            ctx.executor().execute(() -> ctx.channel().config().setAutoRead(false));
-          }
-
-          @Override
-          public void resume() {
-            ctx.executor().execute(() -> {
-              ctx.channel().config().setAutoRead(true);
-              ctx.read();
-            });
-          }
-        });
+    final ChannelFlow flow = new ChannelFlow(ctx);
+    final RequestBody body = new RequestBody(route.maxBytes(), stall, flow);
+    flow.body = body;
     current = body;
     ctx.fireChannelRead(new StreamedHttpRequest(request, body));
   }
@@ -142,6 +130,43 @@ final class StreamedBodyHandler extends ChannelInboundHandlerAdapter {
       current = null;
     }
     ctx.fireChannelInactive();
+  }
+
+  /**
+   * Pauses and resumes the connection's reading for a body. The body changes state on two
+   * threads (the event loop offers, a worker reads) and tells us outside its lock, so the two
+   * calls can reach the event loop in either order: each task therefore applies the body's state
+   * as it is when the task runs, never the edge that queued it (a late "pause" after a "resume"
+   * would otherwise leave the connection unread for good).
+   */
+  static final class ChannelFlow implements RequestBody.FlowControl, Runnable {
+    private final ChannelHandlerContext ctx;
+    volatile RequestBody body;
+
+    ChannelFlow(final ChannelHandlerContext ctx) {
+      this.ctx = ctx;
+    }
+
+    @Override
+    public void pause() {
+      ctx.executor().execute(this);
+    }
+
+    @Override
+    public void resume() {
+      ctx.executor().execute(this);
+    }
+
+    @Override
+    public void run() {
+      final boolean read = !body.paused();
+      if (ctx.channel().config().isAutoRead() != read) {
+        ctx.channel().config().setAutoRead(read);
+        if (read) {
+          ctx.read();
+        }
+      }
+    }
   }
 
   /** A request whose body is read from {@link #body()}; releasing it abandons the body. */

@@ -159,4 +159,34 @@ class StreamedBodyPipelineTest {
     send(ch, "c".repeat(60_000) + "GET /health HTTP/1.1\r\nHost: a\r\n\r\n");
     assertThat(response(ch).status()).isEqualTo(200);
   }
+
+  @Test
+  void connection_shouldReadAgain_whenAResumeReachesTheEventLoopBeforeTheLatePause()
+      throws IOException {
+    // The body tells the connection "pause" and "resume" outside its lock from two threads, so
+    // they can arrive in either order. Each must apply the body's state when it runs.
+    final EmbeddedChannel ch =
+        new EmbeddedChannel(new io.netty.channel.ChannelInboundHandlerAdapter());
+    final StreamedBodyHandler.ChannelFlow flow =
+        new StreamedBodyHandler.ChannelFlow(ch.pipeline().firstContext());
+    final RequestBody body = new RequestBody(10L << 20, Duration.ofSeconds(1), flow);
+    flow.body = body;
+    body.offer(Unpooled.wrappedBuffer(new byte[RequestBody.HIGH_WATER]));
+    assertThat(body.paused()).isTrue();
+    body.readNBytes(RequestBody.HIGH_WATER - RequestBody.LOW_WATER);
+    assertThat(body.paused()).isFalse();
+    // The reader's resume ran first; the event loop's pause arrives after it.
+    flow.resume();
+    ch.runPendingTasks();
+    flow.pause();
+    ch.runPendingTasks();
+    assertThat(ch.config().isAutoRead()).as("reading, the buffer is drained").isTrue();
+    // While the body is full, whichever runs last leaves the connection paused.
+    body.offer(Unpooled.wrappedBuffer(new byte[RequestBody.HIGH_WATER]));
+    flow.resume();
+    ch.runPendingTasks();
+    assertThat(ch.config().isAutoRead()).isFalse();
+    body.close();
+    ch.finishAndReleaseAll();
+  }
 }
