@@ -66,22 +66,40 @@ class PeerBanIT {
   }
 
   @Test
-  void peerOpeningStreamsBeyondTheLimit_isBanned_itsRedialHeld_andAnHonestPeerUnaffected()
-      throws Exception {
+  void streamsOverTheProtocolLimit_areResetAndCounted_butAreNoFault() throws Exception {
     final Host server = host(ConnectionLimits.builder().protocolStreamLimits(Map.of(HOLD, 1))
+        .peerFaults(4).build(), true);
+    server.protocols().register(HOLD, (stream, protocol) -> { });
+    final Host client = host(ConnectionLimits.DEFAULT, false);
+    final Connection connection = client.dial(address(server)).get(10, TimeUnit.SECONDS);
+    open(connection, HOLD);
+    // Backpressure, as an honest peer meets it at a slow relay: each extra stream is reset, the
+    // peer is not banned and the connection stays.
+    for (int i = 0; i < 6; i++) {
+      assertThat(open(connection, HOLD).closeFuture().await(10, TimeUnit.SECONDS)).isTrue();
+    }
+    assertThat(server.limitCounters().get(Limit.MAX_PROTOCOL_STREAMS)).isEqualTo(6);
+    assertThat(server.bans().faults().getOrDefault(Fault.STREAM_OVER_LIMIT, 0L)).isZero();
+    assertThat(server.bans().isBanned(client.peerId())).isFalse();
+    assertThat(connection.isOpen()).isTrue();
+  }
+
+  @Test
+  void peerOpeningStreamsTooFast_isBanned_itsRedialHeld_andAnHonestPeerUnaffected()
+      throws Exception {
+    final Host server = host(ConnectionLimits.builder().streamOpensPerSecond(1)
         .peerFaults(4).handshakeTimeout(Duration.ofSeconds(2)).build(), true);
     server.protocols().register(HOLD, (stream, protocol) -> { });
     final Host attacker = host(ConnectionLimits.DEFAULT, false);
     final Connection connection = attacker.dial(address(server)).get(10, TimeUnit.SECONDS);
-    open(connection, HOLD);
-    // Each stream beyond the limit is reset and is a fault; the fifth bans the peer.
-    for (int i = 0; i < 5 && connection.isOpen(); i++) {
-      open(connection, HOLD).closeFuture().await(10, TimeUnit.SECONDS);
+    // Streams opened faster than the rate are reset, each a fault; the fifth bans the peer.
+    for (int i = 0; i < 12; i++) {
+      connection.newStream(List.of(HOLD), (stream, p) -> { });
     }
     assertThat(connection.closeFuture().await(WAIT.toMillis())).isTrue();
     assertThat(server.limitCounters().get(Limit.PEER_BANNED)).isEqualTo(1);
     assertThat(server.bans().isBanned(attacker.peerId())).isTrue();
-    assertThat(server.bans().faults().get(Fault.STREAM_OVER_LIMIT)).isEqualTo(5);
+    assertThat(server.bans().faults().get(Fault.STREAM_OVER_LIMIT)).isGreaterThanOrEqualTo(5);
 
     // The redial: held unread after the handshake identified the peer (never a connection on
     // the server, no stream opens), then closed at the server's handshake deadline.
