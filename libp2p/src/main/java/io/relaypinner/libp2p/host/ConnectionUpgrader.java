@@ -217,7 +217,9 @@ final class ConnectionUpgrader {
         // Held unread until the handshake deadline closes it, not closed at once: a banned peer
         // that redials at once would cost a Noise handshake per retry; this way, one per
         // handshake timeout. Held connections count against maxConnections like any other.
+        // A reset while held is the remote's doing: closed quietly, never Netty's tail warning.
         channel.config().setAutoRead(false);
+        channel.pipeline().addLast("errors", ConnectionErrors.INSTANCE);
         return;
       }
       if (session.earlyMuxer().isPresent()) {
