@@ -70,14 +70,16 @@ final class ReplicationCoordinator {
   }
 
   /**
-   * Hooks the coordination's events: a database taken over is synced ({@code sync}); one
-   * announced and not followed is followed ({@code follow}).
+   * Hooks the coordination's events: a database taken over is synced as its owner
+   * ({@code takeover}, also after a follower sync running then); one announced and not
+   * followed is followed ({@code follow}) and synced ({@code sync}).
    */
-  void start(final Consumer<String> sync, final Consumer<String> follow) {
+  void start(final Consumer<String> takeover, final Consumer<String> sync,
+      final Consumer<String> follow) {
     coordination.ownership().onAcquired(name -> {
       if (OrbitDbAddress.isValid(name)) {
         counter.accept("ownership-acquired");
-        sync.accept(name);
+        takeover.accept(name);
       }
     });
     coordination.heads().onAnnounced((address, heads) -> {

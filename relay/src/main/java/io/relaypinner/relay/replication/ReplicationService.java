@@ -121,7 +121,8 @@ public final class ReplicationService implements AutoCloseable {
     this.engine = Objects.requireNonNull(syncEngine, "syncEngine");
     intake.start(syncEngine);
     syncEngine.onExplicitRequest(intake::onExplicitRequest);
-    coordinator.start(topic -> intake.trigger(topic, SyncTrigger.FOLLOW), follow::apply);
+    coordinator.start(topic -> intake.trigger(topic, SyncTrigger.TAKEOVER),
+        topic -> intake.trigger(topic, SyncTrigger.FOLLOW), follow::apply);
     network.serveHeads(intake::endpoint);
   }
 

@@ -101,13 +101,15 @@ public final class SyncEngine implements AutoCloseable {
   /** One sync of one address, from queued to recorded. Fields guarded by the engine's lock. */
   private final class Job implements SyncContext {
     final String address;
-    final SyncTrigger trigger;
+    /** Why it runs; a queued topic-message sync becomes a takeover when one arrives. */
+    volatile SyncTrigger trigger;
     final CompletableFuture<SyncResult> done = new CompletableFuture<>();
     Phase phase = Phase.QUEUED;
     long startedMillis;
     boolean detached;
-    /** A topic message arrived while this sync ran: sync once more afterwards. */
-    boolean followUp;
+    /** Sync once more afterwards, for this trigger (a topic message or a takeover arrived
+     * while this sync ran), or null. */
+    SyncTrigger followUp;
     Thread thread;
     Runnable cancelTimeout = () -> { };
     volatile boolean cancelled;
@@ -249,9 +251,18 @@ public final class SyncEngine implements AutoCloseable {
       }
       final Job current = jobs.get(address);
       if (current != null) {
-        if (trigger == SyncTrigger.MESSAGE && current.phase != Phase.QUEUED) {
+        if (trigger == SyncTrigger.TAKEOVER) {
+          // The running sync may be a follower's: the new owner syncs again (a queued one has
+          // not started yet and runs as the owner's full sync).
+          if (current.phase == Phase.QUEUED) {
+            current.trigger = SyncTrigger.TAKEOVER;
+          } else {
+            current.followUp = SyncTrigger.TAKEOVER;
+          }
+        } else if (trigger == SyncTrigger.MESSAGE && current.phase != Phase.QUEUED
+            && current.followUp == null) {
           // The sync may already be past the point where it would see this update.
-          current.followUp = true;
+          current.followUp = SyncTrigger.MESSAGE;
         }
         return false;
       }
@@ -261,7 +272,7 @@ public final class SyncEngine implements AutoCloseable {
         problems.record("sync_refused", address, MAX_QUEUED + " syncs queued already");
         return false;
       }
-      if (inCooldown(address)) {
+      if (trigger != SyncTrigger.TAKEOVER && inCooldown(address)) {
         skippedInCooldown.incrementAndGet();
         LOG.debug("sync of {} ({}) skipped: in cooldown", address, trigger);
         return false;
@@ -560,9 +571,10 @@ public final class SyncEngine implements AutoCloseable {
       } else {
         inSlots.remove(job);
       }
-      if (job.followUp && !closing && !jobs.containsKey(job.address)
-          && !inCooldown(job.address) && jobs.size() < MAX_QUEUED) {
-        final Job next = new Job(job.address, SyncTrigger.MESSAGE);
+      final boolean takeover = job.followUp == SyncTrigger.TAKEOVER;
+      if (job.followUp != null && !closing && !jobs.containsKey(job.address)
+          && (takeover || !inCooldown(job.address)) && jobs.size() < MAX_QUEUED) {
+        final Job next = new Job(job.address, job.followUp);
         jobs.put(job.address, next);
         waiting.addLast(next);
       }

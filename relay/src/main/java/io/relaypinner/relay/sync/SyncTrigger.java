@@ -9,5 +9,10 @@ public enum SyncTrigger {
   /** {@code POST /pinning/sync}: always runs, cooldown or not. */
   HTTP,
   /** A sync that failed with a shared store unavailable, retried with back-off. */
-  RETRY
+  RETRY,
+  /**
+   * This relay took over the database's lease on the shared stores (its owner stopped renewing
+   * it): a full sync, queued after one already running (a follower's), cooldown or not.
+   */
+  TAKEOVER
 }

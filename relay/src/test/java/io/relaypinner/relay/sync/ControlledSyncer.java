@@ -17,10 +17,13 @@ final class ControlledSyncer implements DatabaseSyncer {
   private final Set<String> running = ConcurrentHashMap.newKeySet();
   private final Set<String> failing = ConcurrentHashMap.newKeySet();
   private final Set<String> interrupted = ConcurrentHashMap.newKeySet();
+  private final Map<String, List<SyncTrigger>> triggers = new ConcurrentHashMap<>();
 
   @Override
   public SyncResult sync(final SyncContext context) throws Exception {
     final String address = context.address();
+    triggers.computeIfAbsent(address, a -> new java.util.concurrent.CopyOnWriteArrayList<>())
+        .add(context.trigger());
     calls.computeIfAbsent(address, a -> new AtomicInteger()).incrementAndGet();
     context.countOperation();
     running.add(address);
@@ -57,6 +60,11 @@ final class ControlledSyncer implements DatabaseSyncer {
 
   boolean wasInterrupted(final String address) {
     return interrupted.contains(address);
+  }
+
+  /** The trigger of each sync of {@code address} so far, in order. */
+  List<SyncTrigger> triggers(final String address) {
+    return List.copyOf(triggers.getOrDefault(address, List.of()));
   }
 
   int calls(final String address) {

@@ -317,6 +317,30 @@ class SyncEngineTest {
   }
 
   @Test
+  void takeover_shouldRunAsAFullSyncAfterTheRunningOne_andInCooldown() throws Exception {
+    final SyncEngine engine = engine(2);
+    // A follower's sync runs when this relay takes the lease over: the owner syncs after it,
+    // once (later topic messages do not replace the takeover).
+    assertThat(engine.enqueue(A, SyncTrigger.FOLLOW)).isTrue();
+    await().atMost(Duration.ofSeconds(10)).until(() -> syncer.isRunning(A));
+    assertThat(engine.enqueue(A, SyncTrigger.TAKEOVER)).isFalse();
+    assertThat(engine.enqueue(A, SyncTrigger.MESSAGE)).isFalse();
+    syncer.release(A);
+    await().atMost(Duration.ofSeconds(10)).until(() -> syncer.calls(A) == 2
+        && engine.stats().syncQueue().queuedTopics() == 0);
+    assertThat(syncer.triggers(A)).containsExactly(SyncTrigger.FOLLOW, SyncTrigger.TAKEOVER);
+
+    // In cooldown after a failure, topic messages wait; a takeover does not.
+    syncer.fail(B);
+    syncer.release(B);
+    assertThat(outcome(engine.requestSync(B))).isInstanceOf(SyncOutcome.Failed.class);
+    assertThat(engine.enqueue(B, SyncTrigger.MESSAGE)).isFalse();
+    assertThat(engine.enqueue(B, SyncTrigger.TAKEOVER)).isTrue();
+    await().atMost(Duration.ofSeconds(10)).until(() -> syncer.calls(B) == 2);
+    assertThat(syncer.triggers(B)).containsExactly(SyncTrigger.HTTP, SyncTrigger.TAKEOVER);
+  }
+
+  @Test
   void enqueue_shouldNotSyncAgain_whenNoMessageArrivedDuringSync() throws Exception {
     final SyncEngine engine = engine(2);
     syncer.release(A);
