@@ -49,6 +49,7 @@ final class ReplicationCoordinator {
   private final Clock clock;
   private final Consumer<String> counter;
   private final PeerJoins peerJoins;
+  private volatile Consumer<String> caughtUp = address -> { };
 
   /** What a follower does with what its own peers sent: pin the entries and their media. */
   interface PeerJoins {
@@ -72,10 +73,13 @@ final class ReplicationCoordinator {
   /**
    * Hooks the coordination's events: a database taken over is synced as its owner
    * ({@code takeover}, also after a follower sync running then); one announced and not
-   * followed is followed ({@code follow}) and synced ({@code sync}).
+   * followed is followed ({@code follow}) and synced ({@code sync}). A follower's replica that
+   * becomes complete outside a sync (joining the owner's announced heads) is told to
+   * {@code caughtUp} (on the executor; it records the sync history).
    */
   void start(final Consumer<String> takeover, final Consumer<String> sync,
-      final Consumer<String> follow) {
+      final Consumer<String> follow, final Consumer<String> caughtUp) {
+    this.caughtUp = Objects.requireNonNull(caughtUp, "caughtUp");
     coordination.ownership().onAcquired(name -> {
       if (OrbitDbAddress.isValid(name)) {
         counter.accept("ownership-acquired");
@@ -202,6 +206,7 @@ final class ReplicationCoordinator {
         join.thenAccept(result -> {
           if (!result.added().isEmpty()) {
             announce(replica);
+            caughtUpIfComplete(replica);
           }
         });
       }
@@ -210,8 +215,11 @@ final class ReplicationCoordinator {
       announce(replica);
     }
     final var log = replica.log();
+    if (!log.isComplete()) {
+      counter.accept("syncs-follower-incomplete");
+    }
     return new SyncResult(replica.address().toString(), log.size(), added, log.heads().size(),
-        added > 0, false, List.of());
+        added > 0, false, List.of(), log.isComplete());
   }
 
   private void joinCids(final OrbitDbReplica replica, final List<String> heads) {
@@ -234,11 +242,35 @@ final class ReplicationCoordinator {
       }
     }
     // Parents that were not on the shared stores at an earlier try are there now: fetch again.
+    if (joins.isEmpty()) {
+      return;
+    }
     CompletableFuture.allOf(joins.toArray(CompletableFuture[]::new)).whenComplete((ok, e) -> {
       if (!replica.log().isComplete()) {
         replica.log().retryMissingNow();
         replica.resume();
+      } else {
+        caughtUpIfComplete(replica);
       }
     });
+  }
+
+  /** A follower's replica that is complete now: its sync history is recorded (off this thread). */
+  private void caughtUpIfComplete(final OrbitDbReplica replica) {
+    if (owns(replica.address()) || !replica.log().isComplete()) {
+      return;
+    }
+    try {
+      executor.execute(() -> {
+        try {
+          caughtUp.accept(replica.address().toString());
+        } catch (final RuntimeException e) {
+          counter.accept("caught-up-not-recorded");
+          LOG.debug("{}: caught up, not recorded: {}", replica.address(), e.toString());
+        }
+      });
+    } catch (final RejectedExecutionException e) {
+      counter.accept("executor-rejected");
+    }
   }
 }

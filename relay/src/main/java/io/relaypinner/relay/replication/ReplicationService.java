@@ -70,6 +70,7 @@ public final class ReplicationService implements AutoCloseable {
   private final ReplicationSyncer syncer;
   private final ReplicationCoordinator coordinator;
   private final Function<String, CompletableFuture<Boolean>> follow;
+  private final Clock clock;
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
   private volatile SyncEngine engine;
 
@@ -88,6 +89,7 @@ public final class ReplicationService implements AutoCloseable {
     this.pinQueue = Objects.requireNonNull(pinQueue, "pinQueue");
     this.inboxBudget = Objects.requireNonNull(inboxBudget, "inboxBudget");
     this.follow = Objects.requireNonNull(follow, "follow");
+    this.clock = Objects.requireNonNull(clock, "clock");
     this.sessions = new DatabaseSessions(inboxBudget);
     this.blocks = new ReplicatedBlocks(network::announce, blockstore, pins, this::count);
     final MediaPath media = new MediaPath(extractor, pinQueue, blocks, this::reportPinned,
@@ -122,7 +124,8 @@ public final class ReplicationService implements AutoCloseable {
     intake.start(syncEngine);
     syncEngine.onExplicitRequest(intake::onExplicitRequest);
     coordinator.start(topic -> intake.trigger(topic, SyncTrigger.TAKEOVER),
-        topic -> intake.trigger(topic, SyncTrigger.FOLLOW), follow::apply);
+        topic -> intake.trigger(topic, SyncTrigger.FOLLOW), follow::apply,
+        address -> syncEngine.history().record(address, clock.instant()));
     network.serveHeads(intake::endpoint);
   }
 

@@ -536,7 +536,9 @@ public final class SyncEngine implements AutoCloseable {
     String outcome;
     if (error == null) {
       try {
-        history.record(job.address, clock.instant());
+        if (result.complete()) {
+          history.record(job.address, clock.instant());
+        }
         outcome = SyncMetrics.SUCCESS;
       } catch (final RuntimeException e) {
         error = e;

@@ -17,6 +17,9 @@ import java.util.Objects;
  * @param extractedMediaCids media CIDs found in the entries this sync looked at, as text; pins
  *     are reported as they finish through {@link SyncEngine#mediaPinned} (the one route by which
  *     {@code totalPinned} and {@code pinnedMediaCids} of spec 2.4 grow), never in a result
+ * @param complete the relay's replica holds every entry its heads reach; only a complete sync
+ *     is recorded in the sync history ({@code lastSyncedAt}): a follower's sync on the shared
+ *     stores can end before the owner has fetched everything
  */
 public record SyncResult(
     String dbAddress,
@@ -25,7 +28,8 @@ public record SyncResult(
     int heads,
     boolean receivedUpdate,
     boolean fallbackScanUsed,
-    List<String> extractedMediaCids) {
+    List<String> extractedMediaCids,
+    boolean complete) {
 
   public SyncResult {
     Objects.requireNonNull(dbAddress, "dbAddress");
@@ -33,6 +37,14 @@ public record SyncResult(
       throw new IllegalArgumentException("negative count in sync result of " + dbAddress);
     }
     extractedMediaCids = List.copyOf(extractedMediaCids);
+  }
+
+  /** A complete sync's result. */
+  public SyncResult(final String dbAddress, final long entries, final long newEntries,
+      final int heads, final boolean receivedUpdate, final boolean fallbackScanUsed,
+      final List<String> extractedMediaCids) {
+    this(dbAddress, entries, newEntries, heads, receivedUpdate, fallbackScanUsed,
+        extractedMediaCids, true);
   }
 
   /** A sync that found nothing: no entries, no update, no media. */

@@ -317,6 +317,21 @@ class SyncEngineTest {
   }
 
   @Test
+  void anIncompleteResult_isASuccess_butNotRecordedAsSynced() throws Exception {
+    final AtomicInteger calls = new AtomicInteger();
+    final SyncEngine engine = engine(2, context -> new SyncResult(context.address(), 5, 2, 1,
+        true, false, List.of(), calls.incrementAndGet() > 1),
+        new SyncHistory(new MemoryDatastore(), 100));
+    // A follower's sync ended before the owner fetched everything: no lastSyncedAt yet.
+    assertThat(outcome(engine.requestSync(A))).isInstanceOf(SyncOutcome.Completed.class);
+    assertThat(engine.history().get(A)).isEmpty();
+    assertThat(engine.stats().failedSyncs()).isZero();
+    // Complete: recorded.
+    assertThat(outcome(engine.requestSync(A))).isInstanceOf(SyncOutcome.Completed.class);
+    assertThat(engine.history().get(A)).isPresent();
+  }
+
+  @Test
   void takeover_shouldRunAsAFullSyncAfterTheRunningOne_andInCooldown() throws Exception {
     final SyncEngine engine = engine(2);
     // A follower's sync runs when this relay takes the lease over: the owner syncs after it,
