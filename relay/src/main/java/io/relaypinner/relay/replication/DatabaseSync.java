@@ -112,6 +112,11 @@ final class DatabaseSync {
       log.retryMissingNow();
     }
     final List<CompletableFuture<?>> exchanges = dial(context, session, acSession);
+    // A topic-message sync with no heads queued and no peer to ask (a follow-up of a sync that
+    // already joined the message's heads) has nothing to wait for: it ends once quiet instead
+    // of holding its slot for the whole update window.
+    final boolean nothingToAwait = context.trigger() == SyncTrigger.MESSAGE
+        && exchanges.isEmpty() && !session.hasHeads();
 
     final List<Entry> added = new ArrayList<>();
     final List<CompletableFuture<JoinResult>> joins = new ArrayList<>();
@@ -152,7 +157,7 @@ final class DatabaseSync {
       final boolean exchangesDone = exchanges.stream().allMatch(CompletableFuture::isDone);
       final boolean quiet = now - quietSince >= config.quietPeriod().toMillis();
       if (joinsDone && exchangesDone && quiet && log.isComplete() && !session.hasHeads()
-          && (!added.isEmpty() || now >= windowEnd)) {
+          && (!added.isEmpty() || now >= windowEnd || nothingToAwait)) {
         break;
       }
       if (now >= giveUp) {

@@ -204,6 +204,29 @@ class ReplicationServiceTest {
   }
 
   @Test
+  void aTopicMessageSync_withNothingQueued_endsOnceQuiet_notAfterTheUpdateWindow()
+      throws Exception {
+    final OrbitDbAddress address = database("follow-up", writer);
+    final List<Entry> chain = writer.chain(remote, address, 2);
+    service.topicListener().onFollow(address.topic());
+    service.topicListener().onMessage(address.topic(), chain.get(1).block(), PEER);
+    final CompletableFuture<SyncOutcome> first = engine.requestSync(address.topic());
+    runUntil(first::isDone);
+    assertThat(log(address)).isEqualTo(2);
+    runUntil(() -> engine.stats().syncQueue().queuedTopics() == 0);
+
+    // The follow-up a message queues when its heads were joined already: no heads left, no
+    // peer to ask. It ends after the quiet period (300 ms), not the 5 s update window.
+    final long operations = engine.stats().syncOperations();
+    final java.time.Instant before = clock.instant();
+    assertThat(engine.enqueue(address.topic(), SyncTrigger.MESSAGE)).isTrue();
+    runUntil(() -> engine.stats().syncOperations() > operations
+        && engine.stats().syncQueue().queuedTopics() == 0);
+    assertThat(Duration.between(before, clock.instant()))
+        .isLessThan(ReplicationService.Config.DEFAULT.updateWindow());
+  }
+
+  @Test
   void headsArrivingDuringAJoin_shouldBeJoinedTogether_inOneJoin() throws Exception {
     final OrbitDbAddress address = database("burst", writer);
     final List<Entry> chain = writer.chain(remote, address, 12);
