@@ -10,6 +10,7 @@ import io.relaypinner.relay.sync.SyncResult;
 import io.relaypinner.relay.sync.SyncTrigger;
 import java.time.Clock;
 import java.util.Collections;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.WeakHashMap;
@@ -84,6 +85,13 @@ final class ReplicationSyncer implements DatabaseSyncer {
     final long start = clock.millis();
     final OrbitDbAddress address = OrbitDbAddress.parse(context.address());
     final boolean followed = sessions.has(address);
+    if (context.trigger() == SyncTrigger.RESUME && (!followed
+        || network.topicPeers(address.topic()).isEmpty())) {
+      // Resuming a failed sync helps only a followed database with someone on its topic to
+      // fetch from; otherwise a peer's next subscription or message syncs it. Not recorded.
+      counter.accept("syncs-resume-skipped");
+      return new SyncResult(context.address(), 0, 0, 0, false, false, List.of(), false);
+    }
     LOG.debug("sync of {} ({}): opening", address, context.trigger());
     final OrbitDbReplica replica = open(address, context);
     final DatabaseSession session = sessions.open(address).orElseThrow(() -> {

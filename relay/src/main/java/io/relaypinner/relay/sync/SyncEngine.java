@@ -58,6 +58,10 @@ import org.slf4j.LoggerFactory;
  *       ({@link SyncTrigger#RETRY}) after {@link #STORE_RETRY_MIN}, doubling up to
  *       {@link #STORE_RETRY_MAX} while the store stays down; its first failure is logged at INFO
  *       (the store logged the outage once), the others at DEBUG.
+ *   <li>A sync that failed otherwise runs again when its cooldown ends ({@link
+ *       SyncTrigger#RESUME}), then after twice the delay each time up to {@link #RESUME_MAX},
+ *       until one succeeds: nothing else would sync a database whose peers stay connected but
+ *       send nothing new.
  *   <li>{@link #close(Duration)} drains: no new syncs, queued ones are dropped, running ones get a
  *       grace period and are then interrupted. A sync's result is recorded (history, counters)
  *       outside the interruptible part, so shutdown never leaves a record half-written.
@@ -78,6 +82,8 @@ public final class SyncEngine implements AutoCloseable {
   public static final Duration STORE_RETRY_MIN = Duration.ofSeconds(2);
   /** Longest delay between the retries of a sync while a store stays down. */
   public static final Duration STORE_RETRY_MAX = Duration.ofSeconds(60);
+  /** Longest delay between the resumptions of a failing sync. */
+  public static final Duration RESUME_MAX = Duration.ofMinutes(30);
   /** How long {@link #close} waits for interrupted syncs before giving up on them. */
   private static final Duration INTERRUPT_WAIT = Duration.ofSeconds(2);
 
@@ -168,7 +174,10 @@ public final class SyncEngine implements AutoCloseable {
   private final Map<String, Long> cooldownUntil = new HashMap<>();
   /** Address to its consecutive syncs failed by a store outage (at most MAX_QUEUED). */
   private final Map<String, Integer> storeFailures = new HashMap<>();
+  /** Address to the number of its failures in a row (not for a store), to resume it. */
+  private final Map<String, Integer> failuresInARow = new HashMap<>();
   private final AtomicLong storeRetries = new AtomicLong();
+  private final AtomicLong resumedSyncs = new AtomicLong();
   private long timedOutSyncs;
   private boolean closing;
   private final LinkedHashSet<String> pinnedMedia = new LinkedHashSet<>();
@@ -409,6 +418,23 @@ public final class SyncEngine implements AutoCloseable {
     }
   }
 
+  private void resumeAfterFailure(final String address) {
+    synchronized (lock) {
+      if (!failuresInARow.containsKey(address)) {
+        return;   // it succeeded meanwhile
+      }
+    }
+    if (enqueue(address, SyncTrigger.RESUME)) {
+      resumedSyncs.incrementAndGet();
+      metrics.resumed();
+    }
+  }
+
+  /** Failed syncs queued again after their cooldown ({@link SyncTrigger#RESUME}), since start. */
+  public long resumedSyncs() {
+    return resumedSyncs.get();
+  }
+
   /** Syncs queued again after a store outage failed them, since start. */
   public long storeRetries() {
     return storeRetries.get();
@@ -551,6 +577,7 @@ public final class SyncEngine implements AutoCloseable {
     final boolean storeDown = outcome.equals(SyncMetrics.FAILURE)
         && StoreUnavailableException.find(error) != null;
     int storeFailed = 0;
+    int resumeAfter = 0;
     synchronized (lock) {
       millis = Math.max(0, clock.millis() - job.startedMillis);
       if (outcome.equals(SyncMetrics.FAILURE)) {
@@ -562,9 +589,14 @@ public final class SyncEngine implements AutoCloseable {
         } else {
           storeFailures.remove(job.address);
           cooldownUntil.put(job.address, clock.millis() + cooldown.toMillis());
+          if (!closing && (failuresInARow.containsKey(job.address)
+              || failuresInARow.size() < MAX_QUEUED)) {
+            resumeAfter = failuresInARow.merge(job.address, 1, Integer::sum);
+          }
         }
       } else if (outcome.equals(SyncMetrics.SUCCESS)) {
         storeFailures.remove(job.address);
+        failuresInARow.remove(job.address);
       }
       job.phase = Phase.DONE;
       jobs.remove(job.address, job);
@@ -607,6 +639,11 @@ public final class SyncEngine implements AutoCloseable {
         LOG.warn("sync of {} failed after {} ms: {} (cooldown {} ms)", job.address, millis,
             message(error), cooldown.toMillis());
         problems.record("sync_failed", job.address, message(error));
+      }
+      if (resumeAfter > 0) {
+        final long delay = Math.min(RESUME_MAX.toMillis(),
+            cooldown.toMillis() << Math.min(resumeAfter - 1, 16));
+        timer.schedule(() -> resumeAfterFailure(job.address), Duration.ofMillis(delay));
       }
       job.done.completeExceptionally(error);
     }

@@ -21,6 +21,7 @@ final class SyncMetrics {
   private final Counter syncs;
   private final Histogram duration;
   private final Counter timedOut;
+  private final Counter resumed;
 
   SyncMetrics(final PrometheusRegistry registry, final IntSupplier waiting,
       final IntSupplier active, final IntSupplier cooldown) {
@@ -38,6 +39,10 @@ final class SyncMetrics {
     this.timedOut = Counter.builder()
         .name("orbitdb_sync_timed_out_total")
         .help("Syncs that exceeded RELAY_PINNING_SYNC_TIMEOUT_MS (their slot was reclaimed)")
+        .register(registry);
+    this.resumed = Counter.builder()
+        .name("orbitdb_sync_resumed_total")
+        .help("Failed syncs queued again after their cooldown (then with doubling delays)")
         .register(registry);
     GaugeWithCallback.builder()
         .name("orbitdb_sync_queue_waiting")
@@ -66,5 +71,9 @@ final class SyncMetrics {
 
   void timedOut() {
     timedOut.inc();
+  }
+
+  void resumed() {
+    resumed.inc();
   }
 }

@@ -14,5 +14,12 @@ public enum SyncTrigger {
    * This relay took over the database's lease on the shared stores (its owner stopped renewing
    * it): a full sync, queued after one already running (a follower's), cooldown or not.
    */
-  TAKEOVER
+  TAKEOVER,
+  /**
+   * A sync that failed (not for a store) runs again when its cooldown ends, then with doubling
+   * delays: a database whose writer stays connected but sends nothing new is not left
+   * incomplete. Skipped when the database is no longer followed or nobody on its topic can
+   * give the missing blocks.
+   */
+  RESUME
 }

@@ -227,6 +227,21 @@ class ReplicationServiceTest {
   }
 
   @Test
+  void aResumedSync_isSkippedAndNotRecorded_whenNobodyOnTheTopicCanGiveTheBlocks() {
+    final OrbitDbAddress address = database("resume", writer);
+    service.topicListener().onFollow(address.topic());
+    runUntil(() -> engine.stats().syncQueue().queuedTopics() == 0);
+    final var before = history.get(address.topic());
+    final long operations = engine.stats().syncOperations();
+    assertThat(engine.enqueue(address.topic(), SyncTrigger.RESUME)).isTrue();
+    runUntil(() -> service.counters().getOrDefault("syncs-resume-skipped", 0L) == 1L
+        && engine.stats().syncQueue().queuedTopics() == 0);
+    assertThat(engine.stats().syncOperations()).isEqualTo(operations);
+    clock.advance(Duration.ofSeconds(1));
+    assertThat(history.get(address.topic())).isEqualTo(before);
+  }
+
+  @Test
   void headsArrivingDuringAJoin_shouldBeJoinedTogether_inOneJoin() throws Exception {
     final OrbitDbAddress address = database("burst", writer);
     final List<Entry> chain = writer.chain(remote, address, 12);

@@ -332,6 +332,42 @@ class SyncEngineTest {
   }
 
   @Test
+  void aFailedSync_isResumedWhenItsCooldownEnds_thenWithDoublingDelays_untilOneSucceeds()
+      throws Exception {
+    final AtomicInteger failures = new AtomicInteger(2);
+    final List<SyncTrigger> triggers = new java.util.concurrent.CopyOnWriteArrayList<>();
+    final SyncEngine engine = engine(2, context -> {
+      triggers.add(context.trigger());
+      if (failures.getAndDecrement() > 0) {
+        throw new IllegalStateException("still missing 3 blocks");
+      }
+      return new SyncResult(context.address(), 1, 1, 1, true, false, List.of());
+    }, new SyncHistory(new MemoryDatastore(), 100));
+    assertThat(engine.enqueue(A, SyncTrigger.FOLLOW)).isTrue();
+    await().atMost(Duration.ofSeconds(10)).until(() -> engine.stats().failedSyncs() == 1);
+
+    // Nothing else would sync it (its writer sends nothing new): resumed after the cooldown.
+    timer.advance(COOLDOWN.minusSeconds(1));
+    assertThat(triggers).hasSize(1);
+    timer.advance(Duration.ofSeconds(1));
+    await().atMost(Duration.ofSeconds(10)).until(() -> engine.stats().failedSyncs() == 2);
+    assertThat(engine.resumedSyncs()).isEqualTo(1);
+    // Failed again: the next try after twice the cooldown.
+    timer.advance(COOLDOWN);
+    assertThat(triggers).hasSize(2);
+    timer.advance(COOLDOWN);
+    await().atMost(Duration.ofSeconds(10)).until(() -> engine.history().get(A).isPresent());
+    assertThat(triggers).containsExactly(SyncTrigger.FOLLOW, SyncTrigger.RESUME,
+        SyncTrigger.RESUME);
+    // Succeeded: no more resumptions.
+    await().atMost(Duration.ofSeconds(10))
+        .until(() -> engine.stats().syncQueue().queuedTopics() == 0);
+    timer.advance(SyncEngine.RESUME_MAX);
+    assertThat(triggers).hasSize(3);
+    assertThat(counter("orbitdb_sync_resumed")).isEqualTo(2);
+  }
+
+  @Test
   void takeover_shouldRunAsAFullSyncAfterTheRunningOne_andInCooldown() throws Exception {
     final SyncEngine engine = engine(2);
     // A follower's sync runs when this relay takes the lease over: the owner syncs after it,
