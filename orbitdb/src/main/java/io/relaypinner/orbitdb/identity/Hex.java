@@ -7,7 +7,10 @@ import io.relaypinner.libp2p.crypto.Keys;
 import io.relaypinner.libp2p.crypto.PublicKey;
 import io.relaypinner.libp2p.crypto.Secp256k1PublicKey;
 import java.nio.charset.StandardCharsets;
+import java.util.Collections;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -42,8 +45,35 @@ public final class Hex {
     return HEX.formatHex(bytes);
   }
 
-  /** The key a hex public key names, by length, or empty when it is none. */
+  /** Parsed keys remembered ({@link #publicKey}): a writer signs many entries with one key. */
+  static final int KEY_CACHE_SIZE = 4096;
+  private static final Map<String, PublicKey> KEYS = Collections.synchronizedMap(
+      new LinkedHashMap<>(64, 0.75f, true) {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected boolean removeEldestEntry(final Map.Entry<String, PublicKey> eldest) {
+          return size() > KEY_CACHE_SIZE;
+        }
+      });
+
+  /**
+   * The key a hex public key names, by length, or empty when it is none. Valid keys are
+   * remembered (an LRU of {@link #KEY_CACHE_SIZE}): parsing a secp256k1 key decompresses its
+   * point, and the same key object keeps the curve library's tables for its point, so each
+   * further signature of that writer verifies faster.
+   */
   public static Optional<PublicKey> publicKey(final String hex) {
+    final PublicKey known = KEYS.get(hex);
+    if (known != null) {
+      return Optional.of(known);
+    }
+    final Optional<PublicKey> parsed = parsePublicKey(hex);
+    parsed.ifPresent(key -> KEYS.put(hex, key));
+    return parsed;
+  }
+
+  private static Optional<PublicKey> parsePublicKey(final String hex) {
     final byte[] raw = decode(hex).orElse(null);
     if (raw == null) {
       return Optional.empty();

@@ -20,13 +20,13 @@ import java.util.concurrent.Executor;
  *   <li>{@code entry.key} equals the identity's {@code publicKey}
  *       ({@link RejectReason#KEY_IDENTITY_MISMATCH}). OrbitDB does not check this; it always
  *       writes it so;
+ *   <li>the access controller lets {@code identity.id} write
+ *       ({@link RejectReason#UNAUTHORIZED_WRITER}): a lookup, so before the signature;
  *   <li>{@code entry.sig} verifies with {@code entry.key} over the entry's signed fields,
  *       spliced from the block, by the rule of the identity's type
  *       ({@link io.relaypinner.orbitdb.identity.IdentityVerifiers#verifyEntry}: the key store
  *       rule, or a passkey assertion for {@code webauthn-varsig})
- *       ({@link RejectReason#FORGED_SIGNATURE});
- *   <li>the access controller lets {@code identity.id} write
- *       ({@link RejectReason#UNAUTHORIZED_WRITER}).
+ *       ({@link RejectReason#FORGED_SIGNATURE}).
  * </ol>
  */
 public final class EntryVerifier {
@@ -77,14 +77,16 @@ public final class EntryVerifier {
           "entry " + entry.hash() + " key " + abbreviate(entry.key())
               + " is not the public key of identity " + identity.hash());
     }
-    if (!identities.verifiers().verifyEntry(identity, entry.sig(), entry.signedBytes())) {
-      throw new EntryRejectedException(RejectReason.FORGED_SIGNATURE,
-          "entry " + entry.hash() + " signature does not verify");
-    }
+    // The access controller's check is a set lookup: before the signature, which costs a
+    // curve operation (an unauthorized writer's entries cost no signature check).
     if (!accessController.canWrite(identity.id())) {
       throw new EntryRejectedException(RejectReason.UNAUTHORIZED_WRITER,
           "entry " + entry.hash() + " writer " + abbreviate(identity.id())
               + " is not allowed by " + accessController.ref());
+    }
+    if (!identities.verifiers().verifyEntry(identity, entry.sig(), entry.signedBytes())) {
+      throw new EntryRejectedException(RejectReason.FORGED_SIGNATURE,
+          "entry " + entry.hash() + " signature does not verify");
     }
     return identity;
   }

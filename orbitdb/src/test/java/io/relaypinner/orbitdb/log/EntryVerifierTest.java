@@ -91,6 +91,18 @@ class EntryVerifierTest {
 
   @ParameterizedTest
   @ValueSource(strings = {"stack-a", "stack-b"})
+  void verify_shouldRefuseAnUnauthorizedWriter_beforeCheckingItsSignature(final String stack) {
+    // A forged entry by a writer the access controller refuses: refused as unauthorized, the
+    // lookup before the signature (cheap checks first), so its forged signature costs nothing.
+    final JsDump dump = dump(stack);
+    final JsDump.Db db = dump.db("events-pk");
+    assertThat(rejection(verifier(dump, db, new MemoryBlockstore()),
+        Crafting.forgedPayload(dump.intruderBlock())))
+        .isEqualTo(RejectReason.UNAUTHORIZED_WRITER);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"stack-a", "stack-b"})
   void verify_shouldRejectForgedSignature_whenPayloadChanged(final String stack) {
     final JsDump dump = dump(stack);
     for (final String name : new String[] {"events-pk", "events-did"}) {
