@@ -26,6 +26,8 @@ public record IdentityRefusal(String label, String message) {
   public static final String RP_ID_NOT_ALLOWED = "rp_id_not_allowed";
   /** No relying party is configured, so a proof that needs one cannot be judged. */
   public static final String RP_NOT_CONFIGURED = "rp_not_configured";
+  /** A P-256 signature's S is in the upper half while policy requires low S. */
+  public static final String HIGH_S = "high_s";
   /** The authenticator did not set the user-present flag. */
   public static final String USER_PRESENCE_MISSING = "user_presence_missing";
   /** The authenticator did not set the user-verified flag and policy requires it. */

@@ -7,15 +7,23 @@ import java.util.Set;
 
 /**
  * The relying parties whose passkey identities the relay accepts (CONTRACT.md:
- * {@code RELAY_WEBAUTHN_ORIGINS}, {@code RELAY_WEBAUTHN_RP_IDS}). Without origins,
+ * {@code RELAY_WEBAUTHN_ORIGINS}, {@code RELAY_WEBAUTHN_RP_IDS}, and the opt-in
+ * {@code RELAY_WEBAUTHN_REQUIRE_LOW_S}). Without origins,
  * {@code webauthn-varsig} writers are refused; there is no setting that skips the checks.
  *
  * @param origins allowed origins ({@code https://app.example}, {@code http://localhost:5173})
  * @param rpIds allowed rpIds; empty = the hosts of the origins
+ * @param requireLowS whether P-256 passkey signatures must have S in the lower half (off by
+ *     default: authenticators do not normalise S; docs/identities.md)
  */
-public record PasskeyConfig(List<String> origins, List<String> rpIds) {
+public record PasskeyConfig(List<String> origins, List<String> rpIds, boolean requireLowS) {
   /** No relying party. */
   public static final PasskeyConfig NONE = new PasskeyConfig(List.of(), List.of());
+
+  /** Either half of S accepted. */
+  public PasskeyConfig(final List<String> origins, final List<String> rpIds) {
+    this(origins, rpIds, false);
+  }
 
   public PasskeyConfig {
     origins = List.copyOf(origins);
@@ -53,6 +61,7 @@ public record PasskeyConfig(List<String> origins, List<String> rpIds) {
 
   /** The verifier configuration (UV required, as the provider's own verifier requires it). */
   public WebAuthnConfig toWebAuthnConfig() {
-    return new WebAuthnConfig(new LinkedHashSet<>(origins), new LinkedHashSet<>(rpIds), true);
+    return new WebAuthnConfig(new LinkedHashSet<>(origins), new LinkedHashSet<>(rpIds), true,
+        requireLowS);
   }
 }

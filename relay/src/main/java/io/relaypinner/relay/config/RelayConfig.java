@@ -156,6 +156,7 @@ public record RelayConfig(
     b.discoveryInterval = circuit.discoveryInterval();
     b.webauthnOrigins = passkeys.origins();
     b.webauthnRpIds = passkeys.rpIds();
+    b.webauthnRequireLowS = passkeys.requireLowS();
     return b;
   }
 
@@ -281,6 +282,8 @@ public record RelayConfig(
     EnvReader.list(in.get("PUBSUB_TOPICS", "VITE_PUBSUB_TOPICS")).ifPresent(b::discoveryTopics);
     EnvReader.list(in.get("RELAY_WEBAUTHN_ORIGINS")).ifPresent(b::webauthnOrigins);
     EnvReader.list(in.get("RELAY_WEBAUTHN_RP_IDS")).ifPresent(b::webauthnRpIds);
+    in.get("RELAY_WEBAUTHN_REQUIRE_LOW_S").map(EnvReader::bool)
+        .ifPresent(b::webauthnRequireLowS);
 
     in.get("LOG_LEVEL").map(v -> LogLevel.parse(v.variable(), v.text())).ifPresent(b::logLevel);
     in.get("LOG_FORMAT").map(v -> LogFormat.parse(v.variable(), v.text()))
@@ -362,8 +365,15 @@ public record RelayConfig(
     private Duration discoveryInterval = CircuitConfig.DEFAULT_DISCOVERY_INTERVAL;
     private List<String> webauthnOrigins = List.of();
     private List<String> webauthnRpIds = List.of();
+    private boolean webauthnRequireLowS;
 
     private Builder() {}
+
+    /** {@code RELAY_WEBAUTHN_REQUIRE_LOW_S}: refuse P-256 passkey signatures with high S. */
+    public Builder webauthnRequireLowS(final boolean value) {
+      this.webauthnRequireLowS = value;
+      return this;
+    }
 
     /** {@code RELAY_WEBAUTHN_ORIGINS}: relying-party origins of passkey identities. */
     public Builder webauthnOrigins(final List<String> value) {
@@ -782,7 +792,7 @@ public record RelayConfig(
           new GatewayConfig(gatewayMode, ipfsFallbackTimeout),
           new LoggingConfig(logLevel, logFormat),
           new CircuitConfig(buildCircuitRelay(), discoveryTopics, discoveryInterval),
-          new PasskeyConfig(webauthnOrigins, webauthnRpIds),
+          new PasskeyConfig(webauthnOrigins, webauthnRpIds, webauthnRequireLowS),
           new PinningServiceConfig(pinningServiceTokens));
     }
 

@@ -8,7 +8,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** {@code RELAY_WEBAUTHN_ORIGINS} and {@code RELAY_WEBAUTHN_RP_IDS}. */
+/**
+ * {@code RELAY_WEBAUTHN_ORIGINS}, {@code RELAY_WEBAUTHN_RP_IDS} and
+ * {@code RELAY_WEBAUTHN_REQUIRE_LOW_S}.
+ */
 class PasskeyConfigTest {
   @Test
   void fromEnvironment_shouldConfigureNoRelyingParty_whenUnset() {
@@ -55,5 +58,19 @@ class PasskeyConfigTest {
         "RELAY_WEBAUTHN_RP_IDS", "example.com")))
         .isInstanceOfSatisfying(InvalidConfigException.class,
             e -> assertThat(e.variable()).isEqualTo("RELAY_WEBAUTHN_RP_IDS"));
+  }
+
+  @Test
+  void fromEnvironment_shouldRequireLowS_onlyWhenAskedFor() {
+    assertThat(RelayConfig.DEFAULT.passkeys().toWebAuthnConfig().requireLowS()).isFalse();
+    final RelayConfig c = RelayConfig.fromEnvironment(Map.of(
+        "RELAY_WEBAUTHN_ORIGINS", "https://app.example.com",
+        "RELAY_WEBAUTHN_REQUIRE_LOW_S", "true"));
+    assertThat(c.passkeys().toWebAuthnConfig().requireLowS()).isTrue();
+    assertThat(c.toBuilder().build()).isEqualTo(c);
+    assertThatThrownBy(() -> RelayConfig.fromEnvironment(Map.of(
+        "RELAY_WEBAUTHN_REQUIRE_LOW_S", "maybe")))
+        .isInstanceOfSatisfying(InvalidConfigException.class,
+            e -> assertThat(e.variable()).isEqualTo("RELAY_WEBAUTHN_REQUIRE_LOW_S"));
   }
 }

@@ -54,9 +54,10 @@ public record Assertion(byte[] authenticatorData, byte[] clientDataJSON, byte[] 
    * @param origins allowed origins; null = not checked (webauthn keystore proofs without policy)
    * @param rpIdHashes allowed rpId hashes; null = not checked
    * @param requireUserVerification whether UV is required
+   * @param requireLowS whether a P-256 signature's S must be at most n/2
    */
   public record Expectation(Predicate<String> origins, Predicate<byte[]> rpIdHashes,
-      boolean requireUserVerification) {
+      boolean requireUserVerification, boolean requireLowS) {
     /** Checks origin and rpId against {@code config}'s lists (which must be set). */
     public static Expectation of(final WebAuthnConfig config) {
       final byte[][] hashes = config.rpIds().stream()
@@ -68,12 +69,13 @@ public record Assertion(byte[] authenticatorData, byte[] clientDataJSON, byte[] 
           }
         }
         return false;
-      }, config.requireUserVerification());
+      }, config.requireUserVerification(), config.requireLowS());
     }
 
     /** No relying-party lists: only flags, ceremony, challenge and signature. */
-    public static Expectation unbound(final boolean requireUserVerification) {
-      return new Expectation(null, null, requireUserVerification);
+    public static Expectation unbound(final boolean requireUserVerification,
+        final boolean requireLowS) {
+      return new Expectation(null, null, requireUserVerification, requireLowS);
     }
   }
 
@@ -155,6 +157,10 @@ public record Assertion(byte[] authenticatorData, byte[] clientDataJSON, byte[] 
         && !expectation.rpIdHashes().test(Arrays.copyOf(authenticatorData, 32))) {
       return refuse(IdentityRefusal.RP_ID_NOT_ALLOWED,
           "the authenticator data is for an rpId not in RELAY_WEBAUTHN_RP_IDS");
+    }
+    if (expectation.requireLowS() && key.highS(signature)) {
+      return refuse(IdentityRefusal.HIGH_S,
+          "the assertion signature's S is in the upper half (RELAY_WEBAUTHN_REQUIRE_LOW_S)");
     }
     final byte[] signed = new byte[authenticatorData.length + 32];
     System.arraycopy(authenticatorData, 0, signed, 0, authenticatorData.length);

@@ -18,7 +18,8 @@ import java.util.Optional;
  * compressed, validated on the curve) and ECDSA-SHA256 signatures in DER, parsed strictly: one
  * SEQUENCE of two minimal positive INTEGERs in {@code [1, n-1]}, short-form lengths, nothing
  * after. S may be in either half: authenticators do not normalise it, and every WebAuthn
- * verifier, browsers' WebCrypto included, accepts both.
+ * verifier, browsers' WebCrypto included, accepts both ({@link WebAuthnConfig#requireLowS()} is
+ * the opt-in policy that refuses the upper half).
  */
 public final class P256 {
   /** The field prime. */
@@ -30,6 +31,9 @@ public final class P256 {
   /** The group order. */
   public static final BigInteger N = new BigInteger(
       "ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551", 16);
+
+  /** n / 2: a low-S signature has S at most this. */
+  public static final BigInteger HALF_N = N.shiftRight(1);
 
   private static final ECParameterSpec SPEC = spec();
 

@@ -97,6 +97,16 @@ public record PasskeyKey(Algorithm algorithm, byte[] raw) {
     }
   }
 
+  /**
+   * Whether {@code signature} is a P-256 DER signature whose S lies in the upper half of the group
+   * order (the malleable twin of a low-S one). Ed25519 signatures are never high S: the verifier
+   * refuses an S at or above the group order.
+   */
+  public boolean highS(final byte[] signature) {
+    return algorithm == Algorithm.P256 && P256.parseDer(signature)
+        .map(rs -> rs[1].compareTo(P256.HALF_N) > 0).orElse(false);
+  }
+
   /** Same algorithm and key. */
   public boolean sameKey(final PasskeyKey other) {
     return algorithm == other.algorithm && Arrays.equals(raw, other.raw);

@@ -22,9 +22,12 @@ import java.util.regex.Pattern;
  * @param origins allowed origins, {@code scheme://host[:port]}
  * @param rpIds allowed rpIds (host names); empty = the hosts of {@code origins}
  * @param requireUserVerification whether the authenticator's UV flag is required (UP always is)
+ * @param requireLowS whether P-256 signatures must have S in the lower half of the group order
+ *     (off by default: authenticators do not normalise S, so this refuses about half of real
+ *     passkey signatures; for apps whose clients normalise, it makes signatures non-malleable)
  */
 public record WebAuthnConfig(Set<String> origins, Set<String> rpIds,
-    boolean requireUserVerification) {
+    boolean requireUserVerification, boolean requireLowS) {
   /** No relying party: varsig writers are refused. UV required. */
   public static final WebAuthnConfig DEFAULT = new WebAuthnConfig(Set.of(), Set.of(), true);
 
@@ -33,6 +36,12 @@ public record WebAuthnConfig(Set<String> origins, Set<String> rpIds,
 
   private static final Pattern HOST = Pattern.compile(
       "(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*");
+
+  /** Either half of S accepted (the default policy). */
+  public WebAuthnConfig(final Set<String> origins, final Set<String> rpIds,
+      final boolean requireUserVerification) {
+    this(origins, rpIds, requireUserVerification, false);
+  }
 
   public WebAuthnConfig {
     origins = Set.copyOf(origins);

@@ -98,7 +98,8 @@ public final class WebAuthnIdentityVerifier implements IdentityVerifier {
         clientData.getBytes(StandardCharsets.UTF_8), signature.get());
     final Assertion.Expectation expectation = config.configured()
         ? Assertion.Expectation.of(config)
-        : Assertion.Expectation.unbound(config.requireUserVerification());
+        : Assertion.Expectation.unbound(config.requireUserVerification(),
+            config.requireLowS());
     return assertion.check(challenge, expectation, key.get());
   }
 

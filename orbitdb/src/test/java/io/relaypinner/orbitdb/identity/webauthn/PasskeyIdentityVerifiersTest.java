@@ -30,6 +30,7 @@ import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -301,6 +302,29 @@ class PasskeyIdentityVerifiersTest {
     // verifier accepts both; the high-S twin of the provider's signature verifies too.
     final Identity twin = withProofSignature(PasskeyIdentityVerifiersTest::otherHalfOfS);
     assertThat(verdict(RP, twin)).isEqualTo(IdentityVerifiers.VALID);
+  }
+
+  @Test
+  void verify_shouldRefuseHighS_whenThePolicyRequiresLowS() throws Exception {
+    // RELAY_WEBAUTHN_REQUIRE_LOW_S: of the provider's signature and its twin (S and n - S, both
+    // valid ECDSA), exactly the one with S above n/2 is refused, before the signature check.
+    final WebAuthnConfig lowS = new WebAuthnConfig(RP.origins(), RP.rpIds(), true, true);
+    final Identity original = withProofSignature(der -> der);
+    final Identity twin = withProofSignature(PasskeyIdentityVerifiersTest::otherHalfOfS);
+    final boolean originalHigh = highS(original);
+    assertThat(highS(twin)).isNotEqualTo(originalHigh);
+    assertThat(verdict(lowS, originalHigh ? original : twin)).isEqualTo(IdentityRefusal.HIGH_S);
+    assertThat(verdict(lowS, originalHigh ? twin : original)).isEqualTo(IdentityVerifiers.VALID);
+    // The keystore proof without relying-party lists follows the same policy.
+    final WebAuthnConfig unboundLowS = new WebAuthnConfig(Set.of(), Set.of(), true, true);
+    assertThat(verdict(unboundLowS, originalHigh ? original : twin))
+        .isEqualTo(IdentityRefusal.HIGH_S);
+  }
+
+  private static boolean highS(final Identity identity) throws Exception {
+    final byte[] der = Base64.getUrlDecoder().decode(new ObjectMapper().readTree(
+        Base64.getUrlDecoder().decode(identity.publicKeySignature())).get("signature").asText());
+    return P256.parseDer(der).orElseThrow()[1].compareTo(P256.HALF_N) > 0;
   }
 
   private static byte[] otherHalfOfS(final byte[] der) {
