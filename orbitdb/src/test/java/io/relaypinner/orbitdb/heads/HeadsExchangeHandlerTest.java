@@ -46,7 +46,12 @@ class HeadsExchangeHandlerTest {
     };
     handler = new HeadsExchangeHandler(endpoint, PEER, config,
         name -> counters.merge(name, 1, Integer::sum));
-    return new EmbeddedChannel(handler);
+    // Time frozen before the handler starts its timers: only advanceTimeBy moves it, so a slow
+    // machine cannot make a timer due early (the wall clock kept running between steps before).
+    final EmbeddedChannel ch = new EmbeddedChannel();
+    ch.freezeTime();
+    ch.pipeline().addLast(handler);
+    return ch;
   }
 
   private static byte[] entry(final int i) {
