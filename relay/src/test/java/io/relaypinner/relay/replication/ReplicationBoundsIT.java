@@ -18,12 +18,15 @@ import io.relaypinner.libp2p.host.HostConfig;
 import io.relaypinner.libp2p.netty.EventLoops;
 import io.relaypinner.libp2p.pubsub.GossipsubConfig;
 import io.relaypinner.libp2p.pubsub.PubSub;
+import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.log.Entry;
 import io.relaypinner.relay.RelayNode;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.identity.NodeIdentity;
+import io.relaypinner.testkit.JsPeer;
+import io.relaypinner.testkit.NodeJs;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -45,8 +48,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The replication core against hostile and unlucky peers, with Java peers (host, gossipsub,
  * bitswap) and logs written by {@link TestWriter}: a sync whose log misses an entry answers 504
- * and is not listed as synced; thousands of subscriptions to databases that do not exist leave
- * the relay able to follow a real one; payload floods stay within the inbox budget.
+ * and is not listed as synced; 20,000 subscriptions to databases that do not exist leave the
+ * relay able to follow the real ones a JS OrbitDB writer creates next; payload floods stay within
+ * the inbox budget.
  */
 class ReplicationBoundsIT {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -216,26 +220,34 @@ class ReplicationBoundsIT {
     assertThat(relay.pubsub().orElseThrow().topics())
         .noneMatch(topic -> topic.startsWith("/orbitdb/"));
 
-    // A writer creates a real database afterwards: the relay follows and replicates it.
-    final Peer writer = peer(relay);
-    final TestWriter keys = new TestWriter();
-    writer.blocks().put(keys.identityCid(), keys.identityBlock());
-    final OrbitDbAddress address = TestWriter.database(writer.blocks(), "real",
-        List.of(keys.id()));
-    final List<Entry> chain = keys.chain(writer.blocks(), address, 3);
-    await().atMost(Duration.ofSeconds(60)).until(() -> {
-      // Subscribing again (a reconnecting app does) retries once admission slots are free.
-      writer.pubsub().unsubscribe(address.topic()).get(5, TimeUnit.SECONDS);
-      writer.pubsub().subscribe(address.topic()).get(5, TimeUnit.SECONDS);
-      return topics.followed().contains(address.topic());
-    });
-    await().atMost(Duration.ofSeconds(30)).until(() -> {
-      writer.pubsub().publish(address.topic(), chain.get(2).block());
-      return replication(relay).replicas().replica(address)
-          .map(r -> r.log().size() == 3).orElse(false);
-    });
-    assertThat(topics.followed()).containsExactly(address.topic());
-    assertThat(replication(relay).sessionCount()).isEqualTo(1);
+    // A JS OrbitDB 4 writer (stack B) creates two real databases afterwards, with a file its
+    // entries name: the relay follows both, replicates every entry and pins the file.
+    final Host relayHost = relay.host().orElseThrow();
+    final String relayAddress = relayHost.listenAddresses().stream()
+        .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow()
+        .withPeerId(relayHost.peerId()).toString();
+    try (JsPeer alice = NodeJs.start("stack-b", "../common/replication-peer.mjs", "alice",
+        "--dial", relayAddress, "--files", "1", "--file-size", "65536", "--entries", "6")) {
+      final JsonNode ready = alice.nextEvent("ready", Duration.ofSeconds(120));
+      final Cid file = Cid.parse(ready.get("files").get(0).get("cid").asText());
+      final List<String> written = new ArrayList<>();
+      for (final JsonNode db : ready.get("dbs")) {
+        written.add(db.get("address").asText());
+      }
+      assertThat(written).hasSize(2);
+      await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200)).until(() -> {
+        for (final JsonNode db : ready.get("dbs")) {
+          final OrbitDbAddress address = OrbitDbAddress.parse(db.get("address").asText());
+          if (replication(relay).replicas().replica(address).map(r -> r.log().size())
+              .orElse(0) != db.get("entries").asInt()) {
+            return false;
+          }
+        }
+        return relay.pins().isPinned(file);
+      });
+      assertThat(topics.followed()).containsExactlyInAnyOrderElementsOf(written);
+      assertThat(replication(relay).sessionCount()).isEqualTo(2);
+    }
     // Bounded memory: what 20,000 refused topics leave behind is counters.
     assertThat(usedHeap() - heapBefore).isLessThan(64L << 20);
   }
