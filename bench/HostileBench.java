@@ -12,8 +12,8 @@
 //   3. after: the attackers leave; one more honest peer with a new database (no wedge).
 //   The relay's RSS (/proc/<pid>/status VmRSS) before, during (peak, sampled every second) and
 //   after the attack.
-//   java -cp cli/target/relay-pinner.jar:relay/target/test-classes bench/HostileBench.java \
-//       <http port> <relay pid> [honest] [hostile] [entries] [file KiB] [attack s]
+//   java -cp cli/target/relay-pinner.jar:relay/target/test-classes:orbitdb/target/test-classes \
+//       bench/HostileBench.java <http port> <relay pid> [honest] [hostile] [entries] [file KiB] [attack s]
 import io.relaypinner.libp2p.netty.EventLoops;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.relay.hostile.HostileLoad;

@@ -7,10 +7,11 @@
 # Prints the honest median replication time with and without the attack, the relay's RSS
 # growth, and whether a new database is served afterwards.
 # Usage: bench/hostile.sh [honest] [hostile] [entries] [file KiB] [attack s]
-# (needs the jar and the relay's test classes: mvn -B -q -DskipTests package)
+# (needs the jar and the relay's and orbitdb's test classes: mvn -B -q -DskipTests package)
 source "$(dirname "$0")/lib.sh"
-classes="$root/relay/target/test-classes"
-[ -f "$classes/io/relaypinner/relay/hostile/HostileLoad.class" ] \
+classes="$root/relay/target/test-classes:$root/orbitdb/target/test-classes"
+[ -f "$root/relay/target/test-classes/io/relaypinner/relay/hostile/HostileLoad.class" ] \
+  && [ -f "$root/orbitdb/target/test-classes/io/relaypinner/orbitdb/JavaWriter.class" ] \
   || { echo "build first: mvn -B -q -DskipTests package" >&2; exit 1; }
 start_relay
 wait_health

@@ -15,9 +15,9 @@ import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.multiformats.Multicodec;
 import io.relaypinner.multiformats.Multihash;
+import io.relaypinner.orbitdb.JavaWriter;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.log.Entry;
-import io.relaypinner.relay.replication.TestWriter;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
@@ -47,7 +47,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * project's own libp2p stack in this JVM, on loopback.
  *
  * <p>One honest peer is a pair: a <b>writer</b> (host, gossipsub, bitswap) writes a log of
- * {@code entries} entries (by {@link TestWriter}, OrbitDB's format and signatures) whose first
+ * {@code entries} entries (by {@link JavaWriter}, OrbitDB's format and signatures) whose first
  * entry links a file of {@code fileBytes} random bytes (a raw block, which the relay pins as
  * media), subscribes to the database's topic and announces its head there every second; a
  * <b>reader</b> (host and bitswap, connected to the relay only) walks the log from the head and
@@ -225,9 +225,9 @@ public final class HostileLoad implements AutoCloseable {
     final long deadline = start + timeout.toNanos();
     final Peer writer = peer(true, deadline);
     final Peer reader = peer(false, deadline);
-    final TestWriter keys = new TestWriter();
+    final JavaWriter keys = new JavaWriter();
     writer.blocks().put(keys.identityCid(), keys.identityBlock());
-    final OrbitDbAddress address = TestWriter.database(writer.blocks(), "honest",
+    final OrbitDbAddress address = JavaWriter.database(writer.blocks(), "honest",
         List.of(keys.id()));
     final byte[] file = new byte[fileBytes];
     new SecureRandom().nextBytes(file);

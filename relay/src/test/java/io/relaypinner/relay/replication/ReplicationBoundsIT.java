@@ -20,6 +20,7 @@ import io.relaypinner.libp2p.pubsub.GossipsubConfig;
 import io.relaypinner.libp2p.pubsub.PubSub;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multiaddr;
+import io.relaypinner.orbitdb.JavaWriter;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.log.Entry;
 import io.relaypinner.relay.RelayNode;
@@ -47,7 +48,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The replication core against hostile and unlucky peers, with Java peers (host, gossipsub,
- * bitswap) and logs written by {@link TestWriter}: a sync whose log misses an entry answers 504
+ * bitswap) and logs written by {@link JavaWriter}: a sync whose log misses an entry answers 504
  * and is not listed as synced; 20,000 subscriptions to databases that do not exist leave the
  * relay able to follow the real ones a JS OrbitDB writer creates next; payload floods stay within
  * the inbox budget.
@@ -145,9 +146,9 @@ class ReplicationBoundsIT {
       @TempDir final Path dir) throws Exception {
     final RelayNode relay = relay(dir, Duration.ofSeconds(2));
     final Peer writer = peer(relay);
-    final TestWriter keys = new TestWriter();
+    final JavaWriter keys = new JavaWriter();
     writer.blocks().put(keys.identityCid(), keys.identityBlock());
-    final OrbitDbAddress address = TestWriter.database(writer.blocks(), "gap",
+    final OrbitDbAddress address = JavaWriter.database(writer.blocks(), "gap",
         List.of(keys.id()));
     final List<Entry> chain = keys.chain(writer.blocks(), address, 5);
     // The writer lost entry 1: nobody can serve it.
@@ -256,9 +257,9 @@ class ReplicationBoundsIT {
   void payloadFlood_shouldStayWithinTheInboxBudget(@TempDir final Path dir) throws Exception {
     final RelayNode relay = relay(dir, Duration.ofSeconds(10));
     final Peer writer = peer(relay);
-    final TestWriter keys = new TestWriter();
+    final JavaWriter keys = new JavaWriter();
     writer.blocks().put(keys.identityCid(), keys.identityBlock());
-    final OrbitDbAddress address = TestWriter.database(writer.blocks(), "flooded",
+    final OrbitDbAddress address = JavaWriter.database(writer.blocks(), "flooded",
         List.of(keys.id()));
     writer.pubsub().subscribe(address.topic()).get(5, TimeUnit.SECONDS);
     await().atMost(Duration.ofSeconds(20)).until(() ->

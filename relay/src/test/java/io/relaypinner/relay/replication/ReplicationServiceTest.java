@@ -11,6 +11,7 @@ import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.PeerId;
 import io.relaypinner.orbitdb.BlockFetcher;
+import io.relaypinner.orbitdb.JavaWriter;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.OrbitDbReplicas;
 import io.relaypinner.orbitdb.ReplicaContext;
@@ -46,7 +47,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The replication core without a network: a fake {@link ReplicationNetwork}, blocks fetched from
- * a map of Java-written logs ({@link TestWriter}), the real {@link SyncEngine} on a
+ * a map of Java-written logs ({@link JavaWriter}), the real {@link SyncEngine} on a
  * {@link MutableClock} whose timeouts run when the test moves time.
  */
 class ReplicationServiceTest {
@@ -72,7 +73,7 @@ class ReplicationServiceTest {
   private final List<String> follows = new CopyOnWriteArrayList<>();
   private volatile boolean followAccepted = true;
   private final SyncHistory history = new SyncHistory(datastore, 100);
-  private final TestWriter writer = new TestWriter();
+  private final JavaWriter writer = new JavaWriter();
   private final ReplicationService service;
   private final SyncEngine engine;
 
@@ -161,12 +162,12 @@ class ReplicationServiceTest {
     }
   }
 
-  private OrbitDbAddress database(final String name, final TestWriter... writers) {
-    final List<String> ids = java.util.Arrays.stream(writers).map(TestWriter::id).toList();
-    for (final TestWriter w : writers) {
+  private OrbitDbAddress database(final String name, final JavaWriter... writers) {
+    final List<String> ids = java.util.Arrays.stream(writers).map(JavaWriter::id).toList();
+    for (final JavaWriter w : writers) {
       remote.put(w.identityCid(), w.identityBlock());
     }
-    return TestWriter.database(remote, name, ids);
+    return JavaWriter.database(remote, name, ids);
   }
 
   /** Moves the clock in small steps (syncs end after a quiet period) until {@code done}. */
@@ -344,7 +345,7 @@ class ReplicationServiceTest {
 
   @Test
   void refusedEntry_shouldLeaveItsWritersIdentityUnstored() throws Exception {
-    final TestWriter intruder = new TestWriter();
+    final JavaWriter intruder = new JavaWriter();
     final OrbitDbAddress address = database("guarded", writer);
     remote.put(intruder.identityCid(), intruder.identityBlock());
     final Entry good = writer.chain(remote, address, 1).get(0);

@@ -17,9 +17,9 @@ import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.multiformats.Multibase;
 import io.relaypinner.multiformats.Multihash;
+import io.relaypinner.orbitdb.JavaWriter;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.log.Entry;
-import io.relaypinner.relay.replication.TestWriter;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
@@ -47,7 +47,7 @@ public final class WriterPeer implements AutoCloseable {
   private final EventLoops loops = EventLoops.create(1, "writer-peer");
   private final ExecutorService storage = Executors.newSingleThreadExecutor();
   private final GatedStore blocks = new GatedStore();
-  private final TestWriter keys = new TestWriter();
+  private final JavaWriter keys = new JavaWriter();
   private final Random random = new Random(24);
   private final Host host;
   private final Bitswap bitswap;
@@ -64,7 +64,7 @@ public final class WriterPeer implements AutoCloseable {
     bitswap = Bitswap.start(host, blocks, storage, BitswapConfig.DEFAULT);
     pubsub = PubSub.start(host, GossipsubConfig.DEFAULT, Clock.systemUTC(), new Random());
     blocks.put(keys.identityCid(), keys.identityBlock());
-    address = TestWriter.database(blocks, name, List.of(keys.id()));
+    address = JavaWriter.database(blocks, name, List.of(keys.id()));
   }
 
   public OrbitDbAddress address() {
