@@ -43,12 +43,19 @@ async function dialDirect (peerId, addrs) {
   const webrtc = addrs.find((a) => a.includes('/p2p-circuit/webrtc'))
   if (webrtc == null) return
   if (libp2p.getConnections(peerId).some((c) => c.remoteAddr.toString().includes('/webrtc'))) return
-  log(`dialling ${webrtc}`)
-  try {
-    const connection = await libp2p.dial(multiaddr(webrtc))
-    log(`connected over ${connection.remoteAddr}`)
-  } catch (err) {
-    log(`dial ${webrtc} failed: ${err?.message ?? err}`)
+  // The WebRTC offer and answer travel over the relayed connection; on a loaded machine the
+  // signalling can time out, and discovery does not announce the peer again: try a few times.
+  for (let attempt = 1; attempt <= 4; attempt++) {
+    if (libp2p.getConnections(peerId).some((c) => c.remoteAddr.toString().includes('/webrtc'))) return
+    log(`dialling ${webrtc}${attempt > 1 ? ` (attempt ${attempt})` : ''}`)
+    try {
+      const connection = await libp2p.dial(multiaddr(webrtc))
+      log(`connected over ${connection.remoteAddr}`)
+      return
+    } catch (err) {
+      log(`dial ${webrtc} failed: ${err?.message ?? err}`)
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+    }
   }
 }
 
