@@ -279,6 +279,11 @@ class SharedStoresIT {
       writer.write(FIRST, MEDIA_BYTES, true);
       writer.dial(Multiaddr.parse(tcp(relay)));
       writer.subscribe();
+      // The explicit sync once the relay follows the topic: sent earlier, it can run before the
+      // writer's blocks are reachable, fail at once and put the database into its 60 s cooldown
+      // (seen once in CI: the mid-sync state below was then never reached within 30 s).
+      until(Duration.ofSeconds(30), () -> relay.orbitDbTopics().orElseThrow().followed()
+          .contains(address));
       syncSoon(relay, address);
       // Mid-sync: the relay owns the database and holds part of the log (the rest withheld).
       // Its first sync ran before it held the lease, as a follower, which records the database
