@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.relaypinner.handoff.deploy.DeployWallet;
+import io.relaypinner.testkit.Sigkill;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -94,6 +95,7 @@ class SecretKeyCrashTest {
         .redirectError(ProcessBuilder.Redirect.DISCARD)
         .start();
     final List<String> lines = new CopyOnWriteArrayList<>();
+    final List<IOException> readErrors = new CopyOnWriteArrayList<>();
     final Thread reader = new Thread(() -> {
       try (BufferedReader out = new BufferedReader(
           new InputStreamReader(child.getInputStream(), StandardCharsets.US_ASCII))) {
@@ -101,7 +103,7 @@ class SecretKeyCrashTest {
           lines.add(line);
         }
       } catch (final IOException e) {
-        // The pipe breaks when the child is killed; the lines read so far are what counts.
+        readErrors.add(e);
       }
     }, "writer-stdout");
     reader.setDaemon(true);
@@ -112,10 +114,13 @@ class SecretKeyCrashTest {
               || !child.isAlive());
       assertThat(child.isAlive()).as("writer still running").isTrue();
     } finally {
-      child.destroyForcibly();
-      assertThat(child.waitFor(30, TimeUnit.SECONDS)).isTrue();
+      // Keeps the pipe open so the reader gets every line the child printed before it died.
+      assertThat(Sigkill.killAndWait(child, Duration.ofSeconds(30))).isTrue();
       reader.join(TimeUnit.SECONDS.toMillis(30));
     }
+    // A lost line would make the last acknowledged write look older than it is.
+    assertThat(reader.isAlive()).as("writer output still being read").isFalse();
+    assertThat(readErrors).as("errors reading the writer's output").isEmpty();
     return List.copyOf(lines.stream().filter(l -> !mode.equals("wallet")
         && !mode.equals("publisher") || l.startsWith("done ")).toList());
   }
