@@ -11,6 +11,9 @@
 //   reader    after the writer left, a fresh JS reader (started, not timed) dials the relay,
 //             opens the database and reads: all <entries> entries, and in a separate round the
 //             first entry of a 10-entry database, timed from its dial;
+//   floor     the reader's floor: a fresh OrbitDB instance joins the same number of entries with
+//             every block already local (no relay, no network; the `floor` role), 10 and <entries>;
+//             what the JS reader's own work costs however fast the relay answers;
 //   RSS       of the relay process (/proc/<pid>/status), idle 10 s after /health answered, and
 //             after the run (and its peak, VmHWM).
 //   relay CPU of the relay process (/proc/<pid>/stat, all threads) from the writer's first append
@@ -389,9 +392,9 @@ public final class ReplicationLatencyBench {
     System.out.println();
     System.out.println("| stack | writer, relay | writer, plain peer | ratio (best, median)"
         + " | media pinned after last write | relay has all after last write"
-        + " | reader, first of 10 | reader, all " + entries + " | RSS idle | RSS after (peak)"
-        + " | relay CPU per round (JIT) | load |");
-    System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|");
+        + " | reader, first of 10 | reader, all " + entries + " | reader's floor, 10 / "
+        + entries + " | RSS idle | RSS after (peak) | relay CPU per round (JIT) | load |");
+    System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     summary.forEach(System.out::println);
     System.exit(0);
   }
@@ -408,6 +411,8 @@ public final class ReplicationLatencyBench {
     final Figure relayAll = new Figure();
     final Figure firstOf10 = new Figure();
     final Figure readerAll = new Figure();
+    final Figure floorOf10 = new Figure();
+    final Figure floorAll = new Figure();
     final Figure relayCpuRound = new Figure();
     final Figure relayJitRound = new Figure();
     final long[] idle;
@@ -424,6 +429,23 @@ public final class ReplicationLatencyBench {
       // Warm-up of the writer process (not counted): JIT, first dial, first database.
       writerRound(writer, plainAddress, entries, files, fileKib, relay);
       leave(writer);
+      // -Dbench.relayWarmupRounds=N (default 0: a fresh relay): N uncounted rounds against the
+      // relay first, so the counted ones see a relay whose JIT has settled, as in the field.
+      final int relayWarmup = Integer.getInteger("bench.relayWarmupRounds", 0);
+      for (int round = 1; round <= relayWarmup; round++) {
+        final long cpu = relay.cpuMillis();
+        final long jit = jitMillis(relay.threadCpu());
+        final long acceptedBefore = relay.accepted();
+        final JsonNode result = writerRound(writer, relayAddress, entries, files, fileKib, relay);
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (relay.accepted() - acceptedBefore < entries && System.nanoTime() < deadline) {
+          Thread.sleep(20);
+        }
+        leave(writer);
+        System.out.printf(Locale.ROOT, "relay warm-up round %d: writer %.0f ms, relay CPU %d ms"
+            + " (JIT %d ms)%n", round, result.get("writeMs").asDouble(), relay.cpuMillis() - cpu,
+            jitMillis(relay.threadCpu()) - jit);
+      }
       System.out.println("| round | target | writer ms | slowest append ms | writer CPU ms"
           + " | relay CPU ms | media after last write ms | relay all after last write ms"
           + " | reader ms | relay counters | load |");
@@ -522,15 +544,24 @@ public final class ReplicationLatencyBench {
             reader.get("firstMs").asDouble(), reader.get("dialMs").asDouble(),
             reader.get("openMs").asDouble(), load());
       }
+      // The reader's floor: the same join with every block local, no relay, no network.
+      for (int round = 1; round <= rounds; round++) {
+        final double small = floor(stack, 10);
+        final double all = floor(stack, entries);
+        floorOf10.add(small);
+        floorAll.add(all);
+        System.out.printf(Locale.ROOT, "| %d | reader's floor (no network) | | | | | | |"
+            + " 10: %.0f, %d: %.0f | | %.1f |%n", round, small, entries, all, load());
+      }
       Thread.sleep(5_000);
       after = relay.rss();
       System.out.printf("relay RSS after: %d MiB (peak %d MiB); load %.1f%n", after[0] / 1024,
           after[1] / 1024, load());
     }
-    return String.format(Locale.ROOT, "| %s | %s | %s | %.2f, %.2f | %s | %s | %s | %s | %d MiB"
-        + " | %d MiB (%d) | %s (%s) | %.1f–%.1f |", stack, writerRelay, writerPlain,
+    return String.format(Locale.ROOT, "| %s | %s | %s | %.2f, %.2f | %s | %s | %s | %s | %s ;"
+        + " %s | %d MiB | %d MiB (%d) | %s (%s) | %.1f–%.1f |", stack, writerRelay, writerPlain,
         writerRelay.best() / writerPlain.best(), writerRelay.median() / writerPlain.median(),
-        media, relayAll, firstOf10, readerAll, idle[0] / 1024, after[0] / 1024, after[1] / 1024,
+        media, relayAll, firstOf10, readerAll, floorOf10, floorAll, idle[0] / 1024, after[0] / 1024, after[1] / 1024,
         relayCpuRound, relayJitRound, loadMin, loadMax);
   }
 
@@ -580,6 +611,17 @@ public final class ReplicationLatencyBench {
   private static void leave(final Js writer) throws Exception {
     writer.send(Map.of("cmd", "leave"));
     writer.event("left");
+  }
+
+  /** A fresh OrbitDB reader's time to open and join {@code entries} whose blocks are local. */
+  private static double floor(final String stack, final int entries) throws Exception {
+    try (Js floor = Js.start(stack, "floor", "--entries", String.valueOf(entries))) {
+      final JsonNode done = floor.event("done");
+      if (done.get("entries").asInt() != entries) {
+        throw new IllegalStateException("floor joined " + done.get("entries") + " of " + entries);
+      }
+      return done.get("allMs").asDouble();
+    }
   }
 
   private static JsonNode read(final String stack, final String relay, final String address,

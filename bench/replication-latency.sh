@@ -10,7 +10,9 @@
 # BENCH_NICE=-10 runs the benchmark and every process it starts (relay, JS peers) at that
 # niceness (root only), so that other work on a shared machine disturbs the figures less.
 # BENCH_JAVA_OPTS: system properties of the benchmark (-Dbench.relayDataParent=/dev/shm: the
-# relay's stores on tmpfs; -Dbench.writerNodeArgs=...: Node flags of the writer).
+# relay's stores on tmpfs; -Dbench.writerNodeArgs=...: Node flags of the writer;
+# -Dbench.relayWarmupRounds=N: N uncounted writer rounds against the relay first, a relay whose
+# JIT has settled as in the field, instead of a fresh one).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jar="$root/cli/target/relay-pinner.jar"

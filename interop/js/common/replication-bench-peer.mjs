@@ -26,6 +26,13 @@
 //     {"event":"started"}, then from just before it dials <multiaddr> (t0) opens <address> and
 //     waits until the database holds N entries. Prints {"event":"done", dialMs, openMs, firstMs,
 //     allMs, entries} (each from t0: dial done, open() returned, first entry readable, all N).
+//   replication-bench-peer.mjs floor --entries N
+//     The reader's floor, no network: one process writes N entries (no media) and then a second,
+//     fresh OrbitDB instance on the same Helia (so every block is local; the writer's database
+//     closed first, it holds the heads protocol) opens the database and
+//     joins the writer's head, as a reader does with the head a relay sends it. Prints
+//     {"event":"done", openMs, allMs, entries} (from just before open()): what a reader's own CPU
+//     costs however fast its relay answers.
 // Diagnostics go to stderr; stdin closing stops any role. BENCH_CPU_PROF_DIR: see profile().
 import { pathToFileURL } from 'node:url'
 import { join } from 'node:path'
@@ -81,6 +88,7 @@ try {
   if (role === 'writer') await writer()
   else if (role === 'subscriber') await subscriber()
   else if (role === 'reader') await reader()
+  else if (role === 'floor') await floor()
   else throw new Error(`unknown role ${role}`)
 } catch (err) {
   console.error(err)
@@ -302,4 +310,23 @@ async function reader () {
   await done
   clearTimeout(timeout)
   out({ event: 'done', dialMs, openMs, firstMs, allMs, entries: count })
+}
+
+async function floor () {
+  const want = Number(option('--entries', '1'))
+  const { helia, orbitdb } = await startOrbit('writer')
+  const written = await orbitdb.open(`floor-${randomBytes(6).toString('hex')}`, { type: 'events' })
+  for (let i = 0; i < want; i++) await written.add({ text: `entry ${i}` })
+  const [head] = await written.log.heads()
+  const bytes = await written.log.storage.get(head.hash)
+  const address = written.address.toString()
+  await written.close()
+  const reader = await deps.createOrbitDB({ ipfs: helia, id: 'reader', directory: join(directory, 'reader') })
+  closers.push(() => reader.stop())
+  const t0 = now()
+  const db = await reader.open(address)
+  const openMs = now() - t0
+  await db.log.joinEntry(await deps.Entry.decode(bytes))
+  const count = (await db.log.values()).length
+  out({ event: 'done', openMs, allMs: now() - t0, entries: count })
 }
