@@ -84,6 +84,7 @@ public final class ReplicationLatencyBench {
         }
       }
       command.addAll(List.of(args));
+      pin(command, "bench.jsCpus");
       final Process process = new ProcessBuilder(command).directory(dir.toFile())
           .redirectError(ProcessBuilder.Redirect.INHERIT).start();
       return new Js(process, new BufferedReader(new InputStreamReader(process.getInputStream(),
@@ -130,8 +131,11 @@ public final class ReplicationLatencyBench {
       try (ServerSocket socket = new ServerSocket(0)) {
         port = socket.getLocalPort();
       }
-      final ProcessBuilder builder = new ProcessBuilder(ROOT.resolve("relay-pinner").toString(),
-          "run").redirectOutput(ProcessBuilder.Redirect.DISCARD)
+      final List<String> command = new ArrayList<>(List.of(ROOT.resolve("relay-pinner")
+          .toString(), "run"));
+      pin(command, "bench.relayCpus");
+      final ProcessBuilder builder = new ProcessBuilder(command)
+          .redirectOutput(ProcessBuilder.Redirect.DISCARD)
           .redirectError(data.resolve("stderr.txt").toFile());
       final Map<String, String> env = builder.environment();
       env.put("DATASTORE_PATH", data.resolve("store").toString());
@@ -611,6 +615,18 @@ public final class ReplicationLatencyBench {
   private static void leave(final Js writer) throws Exception {
     writer.send(Map.of("cmd", "leave"));
     writer.event("left");
+  }
+
+  /**
+   * -Dbench.relayCpus=0 -Dbench.jsCpus=1: runs the relay and the JS peers on separate CPUs
+   * (taskset), as in the field, where the relay and its clients do not share a machine; the
+   * figures then show what the relay's protocol costs a writer, without CPU contention.
+   */
+  private static void pin(final List<String> command, final String property) {
+    final String cpus = System.getProperty(property);
+    if (cpus != null && !cpus.isBlank()) {
+      command.addAll(0, List.of("taskset", "-c", cpus));
+    }
   }
 
   /** A fresh OrbitDB reader's time to open and join {@code entries} whose blocks are local. */

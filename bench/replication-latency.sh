@@ -12,7 +12,9 @@
 # BENCH_JAVA_OPTS: system properties of the benchmark (-Dbench.relayDataParent=/dev/shm: the
 # relay's stores on tmpfs; -Dbench.writerNodeArgs=...: Node flags of the writer;
 # -Dbench.relayWarmupRounds=N: N uncounted writer rounds against the relay first, a relay whose
-# JIT has settled as in the field, instead of a fresh one).
+# JIT has settled as in the field, instead of a fresh one; -Dbench.relayCpus=0
+# -Dbench.jsCpus=1: the relay and the JS peers on separate CPUs (taskset), no CPU contention
+# between them, as when the relay and its clients are different machines).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jar="$root/cli/target/relay-pinner.jar"
