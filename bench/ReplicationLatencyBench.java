@@ -441,10 +441,7 @@ public final class ReplicationLatencyBench {
         final long jit = jitMillis(relay.threadCpu());
         final long acceptedBefore = relay.accepted();
         final JsonNode result = writerRound(writer, relayAddress, entries, files, fileKib, relay);
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (relay.accepted() - acceptedBefore < entries && System.nanoTime() < deadline) {
-          Thread.sleep(20);
-        }
+        awaitAccepted(relay, acceptedBefore, entries);
         leave(writer);
         System.out.printf(Locale.ROOT, "relay warm-up round %d: writer %.0f ms, relay CPU %d ms"
             + " (JIT %d ms)%n", round, result.get("writeMs").asDouble(), relay.cpuMillis() - cpu,
@@ -533,13 +530,7 @@ public final class ReplicationLatencyBench {
         // A 10-entry database (no media) and a fresh reader's first entry.
         final long acceptedBefore = relay.accepted();
         final JsonNode small = writerRound(writer, relayAddress, 10, 0, 0, relay);
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (relay.accepted() - acceptedBefore < 10) {
-          if (System.nanoTime() > deadline) {
-            throw new IllegalStateException("relay did not get the 10 entries in 60 s");
-          }
-          Thread.sleep(5);
-        }
+        awaitAccepted(relay, acceptedBefore, 10);
         leave(writer);
         final JsonNode reader = read(stack, relayAddress, small.get("address").asText(), 10);
         firstOf10.add(reader.get("firstMs").asDouble());
@@ -565,8 +556,8 @@ public final class ReplicationLatencyBench {
     return String.format(Locale.ROOT, "| %s | %s | %s | %.2f, %.2f | %s | %s | %s | %s | %s ;"
         + " %s | %d MiB | %d MiB (%d) | %s (%s) | %.1f–%.1f |", stack, writerRelay, writerPlain,
         writerRelay.best() / writerPlain.best(), writerRelay.median() / writerPlain.median(),
-        media, relayAll, firstOf10, readerAll, floorOf10, floorAll, idle[0] / 1024, after[0] / 1024, after[1] / 1024,
-        relayCpuRound, relayJitRound, loadMin, loadMax);
+        media, relayAll, firstOf10, readerAll, floorOf10, floorAll, idle[0] / 1024,
+        after[0] / 1024, after[1] / 1024, relayCpuRound, relayJitRound, loadMin, loadMax);
   }
 
   private static JsonNode writerRound(final Js writer, final String peer, final int entries,
@@ -615,6 +606,18 @@ public final class ReplicationLatencyBench {
   private static void leave(final Js writer) throws Exception {
     writer.send(Map.of("cmd", "leave"));
     writer.event("left");
+  }
+
+  /** Waits until the relay accepted {@code entries} more entries than {@code before}. */
+  private static void awaitAccepted(final Relay relay, final long before, final int entries)
+      throws Exception {
+    final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (relay.accepted() - before < entries) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("relay did not get the " + entries + " entries in 60 s");
+      }
+      Thread.sleep(5);
+    }
   }
 
   /**
