@@ -26,13 +26,15 @@
 //     {"event":"started"}, then from just before it dials <multiaddr> (t0) opens <address> and
 //     waits until the database holds N entries. Prints {"event":"done", dialMs, openMs, firstMs,
 //     allMs, entries} (each from t0: dial done, open() returned, first entry readable, all N).
-//   replication-bench-peer.mjs floor --entries N
+//   replication-bench-peer.mjs floor --entries N [--oldest-first]
 //     The reader's floor, no network: one process writes N entries (no media) and then a second,
 //     fresh OrbitDB instance on the same Helia (so every block is local; the writer's database
 //     closed first, it holds the heads protocol) opens the database and
 //     joins the writer's head, as a reader does with the head a relay sends it. Prints
-//     {"event":"done", openMs, allMs, entries} (from just before open()): what a reader's own CPU
-//     costs however fast its relay answers.
+//     {"event":"done", openMs, firstMs, allMs, entries} (from just before open(); firstMs: the
+//     first join returned): what a reader's own CPU costs however fast its relay answers.
+//     With --oldest-first the reader joins every entry itself, oldest first, instead of the head:
+//     what a relay pushing the whole history over the heads exchange would cost the reader.
 // Diagnostics go to stderr; stdin closing stops any role. BENCH_CPU_PROF_DIR: see profile().
 import { pathToFileURL } from 'node:url'
 import { join } from 'node:path'
@@ -317,8 +319,12 @@ async function floor () {
   const { helia, orbitdb } = await startOrbit('writer')
   const written = await orbitdb.open(`floor-${randomBytes(6).toString('hex')}`, { type: 'events' })
   for (let i = 0; i < want; i++) await written.add({ text: `entry ${i}` })
+  const oldestFirst = args.includes('--oldest-first')
   const [head] = await written.log.heads()
-  const bytes = await written.log.storage.get(head.hash)
+  // values() is oldest first; the blocks are read before the writer's database closes.
+  const blocks = oldestFirst
+    ? await Promise.all((await written.log.values()).map((e) => written.log.storage.get(e.hash)))
+    : [await written.log.storage.get(head.hash)]
   const address = written.address.toString()
   await written.close()
   const reader = await deps.createOrbitDB({ ipfs: helia, id: 'reader', directory: join(directory, 'reader') })
@@ -326,7 +332,12 @@ async function floor () {
   const t0 = now()
   const db = await reader.open(address)
   const openMs = now() - t0
-  await db.log.joinEntry(await deps.Entry.decode(bytes))
+  let firstMs
+  for (const bytes of blocks) {
+    await db.log.joinEntry(await deps.Entry.decode(bytes))
+    firstMs ??= now() - t0
+  }
+  const allMs = now() - t0
   const count = (await db.log.values()).length
-  out({ event: 'done', openMs, allMs: now() - t0, entries: count })
+  out({ event: 'done', openMs, firstMs, allMs, entries: count })
 }
