@@ -32,6 +32,7 @@ final class DatabaseSession {
   private final Set<PeerId> dial = new LinkedHashSet<>();
   private final Set<PeerId> seen = new LinkedHashSet<>();
   private long bytes;
+  private int redialing;
   private boolean closed;
 
   DatabaseSession(final OrbitDbAddress address, final InboxBudget budget) {
@@ -131,6 +132,32 @@ final class DatabaseSession {
     final List<PeerId> out = new ArrayList<>(dial);
     dial.clear();
     return out;
+  }
+
+  /** Wakes a sync waiting in {@link #awaitHead}: something it waits for besides heads ended. */
+  synchronized void wake() {
+    notifyAll();
+  }
+
+  /** Whether peers are queued to be dialled. */
+  synchronized boolean hasDial() {
+    return !dial.isEmpty();
+  }
+
+  /** An explicit sync is re-dialling a peer seen on the topic; {@link #redialEnded} follows. */
+  synchronized void redialStarted() {
+    redialing++;
+  }
+
+  /** A re-dial ended, connected or not (a connected peer was queued to dial first). */
+  synchronized void redialEnded() {
+    redialing--;
+    notifyAll();
+  }
+
+  /** Whether a re-dial is still running: a sync waits for it before it says nothing is new. */
+  synchronized boolean redialing() {
+    return redialing > 0;
   }
 
   synchronized List<PeerId> seenPeers() {

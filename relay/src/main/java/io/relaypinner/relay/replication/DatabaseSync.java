@@ -13,6 +13,7 @@ import io.relaypinner.relay.sync.SyncTrigger;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
@@ -29,7 +30,11 @@ import org.slf4j.LoggerFactory;
  * dials heads exchanges, joins the heads in the session's inbox as they arrive, fetches the log's
  * frontier, and ends <b>only when the log is complete as far as the heads known to the relay</b>
  * (and quiet for {@link Config#quietPeriod()}, and either an update arrived or the update window
- * passed). A sync whose log stays incomplete keeps running: past
+ * passed). A sync of a log with entries to which nothing new came ends as soon as every peer it
+ * asked has answered and its heads are joined, no re-dial is running and the log is complete:
+ * "nothing new" is known then, and the caller of {@code POST /pinning/sync} is not kept waiting
+ * for the window. Peers queued to be dialled while it runs (a re-dial that connected) are
+ * dialled by it too. A sync whose log stays incomplete keeps running: past
  * {@code RELAY_PINNING_SYNC_TIMEOUT_MS} the engine answers 504 {@code sync_timeout}, counts it in
  * {@code timedOutSyncs} and cools the topic down; at {@link Config#giveUpFactor()} times that
  * timeout it fails with {@link IncompleteLogException} (counted in {@code failedSyncs}). So
@@ -131,6 +136,11 @@ final class DatabaseSync {
       }
       final boolean hold = running(joins)
           && clock.millis() - lastJoinStart < JOIN_HOLD_MILLIS;
+      if (session.hasDial()) {
+        // A peer queued while this sync runs (a re-dial that connected): ask it too.
+        exchanges.addAll(exchangesWith(session.takeDial(), session, acSession,
+            exchanges.size()));
+      }
       final List<byte[]> heads = hold ? List.of() : session.takeHeads();
       if (heads.size() == 1) {
         joins.add(replica.joinBlock(heads.get(0)));
@@ -156,8 +166,13 @@ final class DatabaseSync {
       final boolean joinsDone = collect(joins, added);
       final boolean exchangesDone = exchanges.stream().allMatch(CompletableFuture::isDone);
       final boolean quiet = now - quietSince >= config.quietPeriod().toMillis();
-      if (joinsDone && exchangesDone && quiet && log.isComplete() && !session.hasHeads()
-          && (!added.isEmpty() || now >= windowEnd || nothingToAwait)) {
+      // Every peer asked has answered (joinsDone, exchangesDone) and nothing it sent was new,
+      // and no re-dial can still bring a peer that has something. A log with no entry yet (a
+      // database just followed) still waits for the window: a peer may not have spoken yet.
+      final boolean nothingNew = added.isEmpty() && size > 0 && !session.redialing();
+      if (joinsDone && exchangesDone && log.isComplete() && !session.hasHeads()
+          && (nothingNew
+              || quiet && (!added.isEmpty() || now >= windowEnd || nothingToAwait))) {
         break;
       }
       if (now >= giveUp) {
@@ -203,9 +218,19 @@ final class DatabaseSync {
         toDial.addAll(network.topicPeers(acSession.address().topic()));
       }
     }
+    return exchangesWith(toDial, session, acSession, 0);
+  }
+
+  /**
+   * Heads exchanges with the connected ones of {@code peers}, for the database and its
+   * controller's database, while this sync's {@code dialled} plus the new ones stay within
+   * {@link #MAX_DIALS_PER_SYNC}.
+   */
+  private List<CompletableFuture<?>> exchangesWith(final Collection<PeerId> peers,
+      final DatabaseSession session, final DatabaseSession acSession, final int dialled) {
     final List<CompletableFuture<?>> exchanges = new ArrayList<>();
-    for (final PeerId peer : toDial) {
-      if (exchanges.size() >= MAX_DIALS_PER_SYNC) {
+    for (final PeerId peer : peers) {
+      if (dialled + exchanges.size() >= MAX_DIALS_PER_SYNC) {
         break;
       }
       if (network.isConnected(peer)) {
@@ -215,6 +240,8 @@ final class DatabaseSync {
         }
       }
     }
+    // An answered exchange wakes the sync at once: "nothing new" needs no poll to be seen.
+    exchanges.forEach(exchange -> exchange.whenComplete((ignored, error) -> session.wake()));
     return exchanges;
   }
 

@@ -183,11 +183,13 @@ final class ReplicationIntake implements OrbitDbTopics.Listener {
         continue;
       }
       counter.accept("reconnects");
-      network.redial(peer).thenAccept(connected -> {
-        if (connected) {
+      session.get().redialStarted();
+      network.redial(peer).whenComplete((connected, error) -> {
+        if (Boolean.TRUE.equals(connected)) {
           session.get().sawPeer(peer, true);
           trigger(topic, SyncTrigger.MESSAGE);
         }
+        session.get().redialEnded();
       });
     }
   }

@@ -228,6 +228,47 @@ class ReplicationServiceTest {
   }
 
   @Test
+  void anExplicitSync_withNothingNew_answersAtOnce_withoutTheQuietPeriodOrTheWindow()
+      throws Exception {
+    final OrbitDbAddress address = database("nothing-new", writer);
+    final List<Entry> chain = writer.chain(remote, address, 3);
+    service.topicListener().onFollow(address.topic());
+    service.topicListener().onMessage(address.topic(), chain.get(2).block(), PEER);
+    final CompletableFuture<SyncOutcome> first = engine.requestSync(address.topic());
+    runUntil(first::isDone);
+    assertThat(log(address)).isEqualTo(3);
+    runUntil(() -> engine.stats().syncQueue().queuedTopics() == 0);
+
+    // The clock stands still: a sync that waited for its quiet period or its update window
+    // would never end. Nothing new and nobody left to ask: the answer comes at once.
+    final CompletableFuture<SyncOutcome> again = engine.requestSync(address.topic());
+    await().atMost(Duration.ofSeconds(10)).until(again::isDone);
+
+    assertThat(again.get()).isInstanceOfSatisfying(SyncOutcome.Completed.class, completed -> {
+      assertThat(completed.result().receivedUpdate()).isFalse();
+      assertThat(completed.result().fallbackScanUsed()).isTrue();
+      assertThat(completed.result().entries()).isEqualTo(3);
+    });
+  }
+
+  @Test
+  void anExplicitSync_ofAnEmptyLog_stillWaitsForTheWindow() throws Exception {
+    final OrbitDbAddress address = database("empty", writer);
+    final CompletableFuture<SyncOutcome> outcome = engine.requestSync(address.topic());
+    await().until(() -> service.sessionCount() == 1);
+
+    // A database just followed has no entry yet: a peer may not have spoken, so the sync waits
+    // (the clock stands still here) and takes the head that comes.
+    Thread.sleep(300);
+    assertThat(outcome).isNotDone();
+    writer.chain(remote, address, 1).forEach(entry ->
+        service.topicListener().onMessage(address.topic(), entry.block(), PEER));
+    runUntil(outcome::isDone);
+    assertThat(outcome.get()).isInstanceOf(SyncOutcome.Completed.class);
+    assertThat(log(address)).isEqualTo(1);
+  }
+
+  @Test
   void aResumedSync_isSkippedAndNotRecorded_whenNobodyOnTheTopicCanGiveTheBlocks() {
     final OrbitDbAddress address = database("resume", writer);
     service.topicListener().onFollow(address.topic());
