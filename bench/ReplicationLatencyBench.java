@@ -14,6 +14,8 @@
 //   floor     the reader's floor: a fresh OrbitDB instance joins the same number of entries with
 //             every block already local (no relay, no network; the `floor` role), 10 and <entries>;
 //             what the JS reader's own work costs however fast the relay answers;
+//   sync      POST /pinning/sync of the round's database when nothing is new, 5 times each
+//             while the writer is still connected (a heads exchange with it) and after it left;
 //   RSS       of the relay process (/proc/<pid>/status), idle 10 s after /health answered, and
 //             after the run (and its peak, VmHWM).
 //   relay CPU of the relay process (/proc/<pid>/stat, all threads) from the writer's first append
@@ -170,6 +172,23 @@ public final class ReplicationLatencyBench {
         throw new IOException(path + ": HTTP " + response.statusCode());
       }
       return response.body();
+    }
+
+    /** {@code POST /pinning/sync} of {@code address}: its time in ms (HTTP 200 required). */
+    double syncMs(final String address) throws IOException, InterruptedException {
+      final long start = System.nanoTime();
+      final HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(
+          URI.create("http://127.0.0.1:" + httpPort + "/pinning/sync"))
+          .header("content-type", "application/json").timeout(Duration.ofSeconds(30))
+          .POST(HttpRequest.BodyPublishers.ofString("{\"dbAddress\":\"" + address + "\"}"))
+          .build(), HttpResponse.BodyHandlers.ofString());
+      final double ms = (System.nanoTime() - start) / 1e6;
+      if (response.statusCode() != 200
+          || JSON.readTree(response.body()).path("receivedUpdate").asBoolean(true)) {
+        throw new IOException("/pinning/sync: HTTP " + response.statusCode() + " "
+            + response.body() + " (expected 200, nothing new)");
+      }
+      return ms;
     }
 
     String tcpAddress() throws Exception {
@@ -379,7 +398,13 @@ public final class ReplicationLatencyBench {
 
     @Override
     public String toString() {
-      return String.format(Locale.ROOT, "%.0f / %.0f ms", best(), median());
+      return toString(0);
+    }
+
+    /** Best / median with {@code decimals} digits after the point. */
+    String toString(final int decimals) {
+      return String.format(Locale.ROOT, "%." + decimals + "f / %." + decimals + "f ms", best(),
+          median());
     }
   }
 
@@ -397,8 +422,9 @@ public final class ReplicationLatencyBench {
     System.out.println("| stack | writer, relay | writer, plain peer | ratio (best, median)"
         + " | media pinned after last write | relay has all after last write"
         + " | reader, first of 10 | reader, all " + entries + " | reader's floor, 10 / "
-        + entries + " | RSS idle | RSS after (peak) | relay CPU per round (JIT) | load |");
-    System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        + entries + " | sync, nothing new: writer connected / gone | RSS idle"
+        + " | RSS after (peak) | relay CPU per round (JIT) | load |");
+    System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     summary.forEach(System.out::println);
     System.exit(0);
   }
@@ -419,6 +445,8 @@ public final class ReplicationLatencyBench {
     final Figure floorAll = new Figure();
     final Figure relayCpuRound = new Figure();
     final Figure relayJitRound = new Figure();
+    final Figure syncWriterOn = new Figure();
+    final Figure syncWriterGone = new Figure();
     final long[] idle;
     final long[] after;
     try (Relay relay = Relay.start();
@@ -495,9 +523,22 @@ public final class ReplicationLatencyBench {
                 progress.acceptedAt(1) - start, progress.acceptedAt(entries / 2) - start,
                 allAt - start, roundCpu, roundJit);
             final Map<String, Double> afterCounters = relay.counters();
+            final String address = result.get("address").asText();
+            final List<Double> syncOn = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+              syncOn.add(relay.syncMs(address));
+            }
             leave(writer);
-            final JsonNode reader = read(stack, relayAddress, result.get("address").asText(),
-                entries);
+            final JsonNode reader = read(stack, relayAddress, address, entries);
+            final List<Double> syncGone = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+              syncGone.add(relay.syncMs(address));
+            }
+            syncOn.forEach(syncWriterOn::add);
+            syncGone.forEach(syncWriterGone::add);
+            System.out.printf(Locale.ROOT, "  round %d: POST /pinning/sync, nothing new: writer"
+                + " connected %s ms, writer gone %s ms%n", round, format(syncOn),
+                format(syncGone));
             writerRelay.add(result.get("writeMs").asDouble());
             media.add(Math.max(0, mediaAt - end));
             relayAll.add(Math.max(0, allAt - end));
@@ -554,9 +595,10 @@ public final class ReplicationLatencyBench {
           after[1] / 1024, load());
     }
     return String.format(Locale.ROOT, "| %s | %s | %s | %.2f, %.2f | %s | %s | %s | %s | %s ;"
-        + " %s | %d MiB | %d MiB (%d) | %s (%s) | %.1f–%.1f |", stack, writerRelay, writerPlain,
-        writerRelay.best() / writerPlain.best(), writerRelay.median() / writerPlain.median(),
-        media, relayAll, firstOf10, readerAll, floorOf10, floorAll, idle[0] / 1024,
+        + " %s | %s ; %s | %d MiB | %d MiB (%d) | %s (%s) | %.1f–%.1f |", stack, writerRelay,
+        writerPlain, writerRelay.best() / writerPlain.best(),
+        writerRelay.median() / writerPlain.median(), media, relayAll, firstOf10, readerAll,
+        floorOf10, floorAll, syncWriterOn.toString(1), syncWriterGone.toString(1), idle[0] / 1024,
         after[0] / 1024, after[1] / 1024, relayCpuRound, relayJitRound, loadMin, loadMax);
   }
 
@@ -588,6 +630,11 @@ public final class ReplicationLatencyBench {
             .append(e.getValue()));
     node.put("relayThreads", top.toString());
     return result;
+  }
+
+  private static String format(final List<Double> values) {
+    return String.join(", ", values.stream()
+        .map(v -> String.format(Locale.ROOT, "%.1f", v)).toList());
   }
 
   /** CPU time of the relay's JIT compiler threads in {@code threads}, ms. */
