@@ -6,9 +6,9 @@
 //     Adds N files of random bytes with @helia/unixfs (256 KiB chunks, raw leaves, CIDv1), opens
 //     an `events` and a `documents` database (publickey identity; with --did one `events`
 //     database with a did:key identity instead of both), writes M entries in all (split over the
-//     databases, each `{ text, imageCid }` naming file i % N), then publishes on each database
-//     topic: random garbage bytes and an entry by an identity the access controller does not
-//     list ("intruder"). Prints {"event":"writing", dbs, files} before the first write and
+//     databases, each `{ text, imageCid }` naming file i % N), then, once a peer subscribed to
+//     every database topic (at most 30 s), publishes on each: random garbage bytes and an entry
+//     by an identity the access controller does not list ("intruder"). Prints {"event":"writing", dbs, files} before the first write and
 //     {"event":"ready", dbs: [{address, type, entries}], files:
 //     [{cid, sha256, bytes}], intruder} and waits; stdin closing stops it. While it waits, the
 //     stdin line `write <count>` adds <count> more entries to the first database and prints
@@ -142,6 +142,15 @@ async function alice () {
     counts[which]++
   }
   const writeMs = Date.now() - writeStart
+
+  // The hostile traffic below is meant for a relay that follows each database: wait (at most
+  // 30 s) until a peer subscribed to every topic, so that a slow admission of one database (its
+  // manifest fetched late) cannot make the relay miss its intruder entry.
+  const subscribedBy = Date.now() + 30_000
+  while (Date.now() < subscribedBy && !dbs.every((db) =>
+    libp2p.services.pubsub.getSubscribers(db.address.toString()).length > 0)) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
 
   // Hostile traffic on each database topic: garbage, and an entry by an unlisted identity.
   const intruderIdentity = await orbitdb.identities.createIdentity({ id: `intruder-${suffix}` })
