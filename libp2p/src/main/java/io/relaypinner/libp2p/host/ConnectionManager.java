@@ -249,8 +249,9 @@ final class ConnectionManager {
         counters.hit(Limit.PEER_QUEUE_STALLED);
         LOG.debug("closing {}: its inbound budget stayed full for {} ms", connection,
             limits.peerQueueFullTimeout().toMillis());
-        connection.close();
+        // The fault first: whoever sees the connection close finds its cause already counted.
         fault(connection, PeerBanEngine.Fault.INBOUND_QUEUE_FULL);
+        connection.close();
       }
     }, timeout / 4, timeout / 4, TimeUnit.NANOSECONDS);
     connection.closeFuture().addListener(f -> check.cancel(false));
