@@ -185,6 +185,22 @@ class ReplicationServiceTest {
     return service.replicas().replica(address).map(r -> (long) r.log().size()).orElse(-1L);
   }
 
+  /**
+   * A followed database of {@code entries} entries by {@link #writer}, announced by a topic
+   * message and synced, with no sync left queued.
+   */
+  private OrbitDbAddress syncedDatabase(final String name, final int entries) throws Exception {
+    final OrbitDbAddress address = database(name, writer);
+    final List<Entry> chain = writer.chain(remote, address, entries);
+    service.topicListener().onFollow(address.topic());
+    service.topicListener().onMessage(address.topic(), chain.get(entries - 1).block(), PEER);
+    final CompletableFuture<SyncOutcome> first = engine.requestSync(address.topic());
+    runUntil(first::isDone);
+    assertThat(log(address)).isEqualTo(entries);
+    runUntil(() -> engine.stats().syncQueue().queuedTopics() == 0);
+    return address;
+  }
+
   @Test
   void sync_shouldSucceed_whenTheLogIsCompleteAsFarAsTheKnownHeads() throws Exception {
     final OrbitDbAddress address = database("complete", writer);
@@ -207,14 +223,7 @@ class ReplicationServiceTest {
   @Test
   void aTopicMessageSync_withNothingQueued_endsOnceQuiet_notAfterTheUpdateWindow()
       throws Exception {
-    final OrbitDbAddress address = database("follow-up", writer);
-    final List<Entry> chain = writer.chain(remote, address, 2);
-    service.topicListener().onFollow(address.topic());
-    service.topicListener().onMessage(address.topic(), chain.get(1).block(), PEER);
-    final CompletableFuture<SyncOutcome> first = engine.requestSync(address.topic());
-    runUntil(first::isDone);
-    assertThat(log(address)).isEqualTo(2);
-    runUntil(() -> engine.stats().syncQueue().queuedTopics() == 0);
+    final OrbitDbAddress address = syncedDatabase("follow-up", 2);
 
     // The follow-up a message queues when its heads were joined already: no heads left, no
     // peer to ask. It ends after the quiet period (300 ms), not the 5 s update window.
@@ -230,14 +239,7 @@ class ReplicationServiceTest {
   @Test
   void anExplicitSync_withNothingNew_answersAtOnce_withoutTheQuietPeriodOrTheWindow()
       throws Exception {
-    final OrbitDbAddress address = database("nothing-new", writer);
-    final List<Entry> chain = writer.chain(remote, address, 3);
-    service.topicListener().onFollow(address.topic());
-    service.topicListener().onMessage(address.topic(), chain.get(2).block(), PEER);
-    final CompletableFuture<SyncOutcome> first = engine.requestSync(address.topic());
-    runUntil(first::isDone);
-    assertThat(log(address)).isEqualTo(3);
-    runUntil(() -> engine.stats().syncQueue().queuedTopics() == 0);
+    final OrbitDbAddress address = syncedDatabase("nothing-new", 3);
 
     // The clock stands still: a sync that waited for its quiet period or its update window
     // would never end. Nothing new and nobody left to ask: the answer comes at once.
