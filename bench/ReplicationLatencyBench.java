@@ -198,6 +198,15 @@ public final class ReplicationLatencyBench {
       return ms;
     }
 
+    /** Five timed {@link #syncMs} of {@code address}, each with nothing new. */
+    List<Double> nothingNewSyncs(final String address) throws IOException, InterruptedException {
+      final List<Double> out = new ArrayList<>();
+      for (int i = 0; i < 5; i++) {
+        out.add(syncMs(address, true));
+      }
+      return out;
+    }
+
     String tcpAddress() throws Exception {
       final JsonNode tcp = JSON.readTree(get("/multiaddrs")).path("byTransport").path("tcp");
       for (final JsonNode address : tcp) {
@@ -534,16 +543,10 @@ public final class ReplicationLatencyBench {
             // The first sync may still coalesce onto the round's own (its quiet period): once,
             // untimed, then five with nothing new.
             relay.syncMs(address, false);
-            final List<Double> syncOn = new ArrayList<>();
-            for (int i = 0; i < 5; i++) {
-              syncOn.add(relay.syncMs(address, true));
-            }
+            final List<Double> syncOn = relay.nothingNewSyncs(address);
             leave(writer);
             final JsonNode reader = read(stack, relayAddress, address, entries);
-            final List<Double> syncGone = new ArrayList<>();
-            for (int i = 0; i < 5; i++) {
-              syncGone.add(relay.syncMs(address, true));
-            }
+            final List<Double> syncGone = relay.nothingNewSyncs(address);
             syncOn.forEach(syncWriterOn::add);
             syncGone.forEach(syncWriterGone::add);
             System.out.printf(Locale.ROOT, "  round %d: POST /pinning/sync, nothing new: writer"
