@@ -317,7 +317,6 @@ public final class BitswapEngine {
           .addAndGet(rejectedBlocks);
     }
     peerConnected(peer);
-    wants.heard(peer);
     boolean withinBounds = true;
     if (frame.full() || !frame.wants().isEmpty()) {
       withinBounds = updateLedger(state(peer), frame);

@@ -25,8 +25,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * Our own wants (the bitswap client of {@link BitswapEngine}): one want per CID however many
  * callers wait for it, WANT-BLOCK to one likely provider and WANT-HAVE to the other peers, the
  * next provider on DONT_HAVE, re-asking unanswered wants with a back-off (the interval doubles per
- * round without an answer, up to 8 times), and each caller's own timeout. No Netty types; time
- * from the injected clock; confined to the engine's thread.
+ * round without an answer, up to 8 times; not while the peer asked for the block is still
+ * answering our other wants), and each caller's own timeout. No Netty types; time from the
+ * injected clock; confined to the engine's thread.
  */
 final class WantManager {
   /** Received multihashes remembered to tell duplicates from unwanted blocks. */
@@ -80,8 +81,11 @@ final class WantManager {
   /** The engine's bitswap peers (a live view, in connection order). */
   private final Set<PeerId> peers;
   private final Map<Multihash, ClientWant> wants = new HashMap<>();
-  /** When each bitswap peer last sent us a message. */
-  private final Map<PeerId, Long> lastHeard = new HashMap<>();
+  /**
+   * When each bitswap peer last answered one of our wants (a block or a presence for it). A
+   * message carrying only the peer's own wants does not count: it says nothing about ours.
+   */
+  private final Map<PeerId, Long> lastAnswered = new HashMap<>();
   /** Peers that recently had blocks for us, most recent last. */
   private final LinkedHashMap<PeerId, Long> providers = new LinkedHashMap<>();
   private final Set<Multihash> recent = Collections.newSetFromMap(
@@ -175,7 +179,7 @@ final class WantManager {
   }
 
   void peerRemoved(final PeerId peer) {
-    lastHeard.remove(peer);
+    lastAnswered.remove(peer);
     providers.remove(peer);
     for (final ClientWant want : wants.values()) {
       want.asked.remove(peer);
@@ -189,8 +193,8 @@ final class WantManager {
     }
   }
 
-  void heard(final PeerId peer) {
-    lastHeard.put(peer, clock.millis());
+  private void answered(final PeerId peer) {
+    lastAnswered.put(peer, clock.millis());
   }
 
   /** Sends {@code want} to the peers not yet asked: WANT-BLOCK to one provider, HAVE to rest. */
@@ -242,6 +246,7 @@ final class WantManager {
     if (want == null || want.storing) {
       return;
     }
+    answered(peer);
     want.rounds = 0;
     if (presence.have()) {
       want.haves.add(peer);
@@ -281,6 +286,8 @@ final class WantManager {
     final ClientWant want = wants.get(key);
     if (want == null || want.storing) {
       if (want != null || recent.contains(key)) {
+        // A busy server sending its queue again still works through our wants.
+        answered(peer);
         duplicateBlocks.incrementAndGet();
       } else {
         unwantedBlocks.incrementAndGet();
@@ -288,6 +295,7 @@ final class WantManager {
       return;
     }
     want.storing = true;
+    answered(peer);
     touchProvider(peer);
     blocksReceived.incrementAndGet();
     bytesReceived.addAndGet(block.data().length);
@@ -370,11 +378,13 @@ final class WantManager {
       if (want.storing || now - want.lastAskMillis < interval) {
         continue;
       }
-      final Long heard = want.blockPeer == null ? null : lastHeard.get(want.blockPeer);
-      if (heard != null && now - heard < base) {
-        // The peer asked for the block is sending us messages: it is busy, not gone. Asking
-        // again would only make it send the block twice.
-        want.lastAskMillis = now;
+      final Long answered = want.blockPeer == null ? null : lastAnswered.get(want.blockPeer);
+      if (answered != null && now - answered < base) {
+        // The peer asked for the block is still sending us blocks or presences for our wants:
+        // it is busy, not gone. Asking again would only make it send the block twice. (A peer
+        // that only sends its own wants is asked again: it may have lost ours.) Due again one
+        // interval after its last answer.
+        want.lastAskMillis = answered;
         continue;
       }
       want.rounds++;

@@ -441,6 +441,55 @@ class BitswapEngineTest {
   }
 
   @Test
+  void rebroadcast_shouldWait_whileTheBlockPeerDeliversOurOtherBlocks_andAskOnceItStops() {
+    final Harness h = harness();
+    h.engine.peerConnected(alice);
+    final Cid slow = missing("slow");
+    h.engine.want(slow, new CompletableFuture<>(), Duration.ofHours(1), false);
+    final List<byte[]> others = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      final byte[] data = ("other " + i).getBytes(StandardCharsets.UTF_8);
+      others.add(data);
+      h.engine.want(raw(data), new CompletableFuture<>(), Duration.ofHours(1), false);
+    }
+    h.run();
+    // Alice is busy: one of our other blocks a second, for 8 s (past the 5 s interval).
+    for (final byte[] data : others) {
+      clock.advance(Duration.ofSeconds(1));
+      h.engine.received(alice, new BitswapFrame(List.of(), false,
+          List.of(new Block(raw(data), data)), List.of(), 0), 0);
+      h.engine.tick();
+      h.run();
+    }
+    assertThat(h.wantsTo(alice)).filteredOn(Want.block(slow, true)::equals).hasSize(1);
+
+    // She stopped answering: the want that never came is asked again within an interval.
+    for (int second = 0; second < 5; second++) {
+      clock.advance(Duration.ofSeconds(1));
+      h.engine.tick();
+      h.run();
+    }
+    assertThat(h.wantsTo(alice)).filteredOn(Want.block(slow, true)::equals).hasSize(2);
+  }
+
+  @Test
+  void rebroadcast_shouldAskAgain_aPeerThatOnlySendsItsOwnWants() {
+    final Harness h = harness();
+    h.engine.peerConnected(alice);
+    final Cid lost = missing("lost at alice");
+    h.engine.want(lost, new CompletableFuture<>(), Duration.ofHours(1), false);
+    h.run();
+    // Alice talks every second, but only about what she wants: she may have lost our want.
+    for (int second = 1; second <= 5; second++) {
+      clock.advance(Duration.ofSeconds(1));
+      h.engine.received(alice, wants(Want.block(missing("alice wants " + second), false)), 0);
+      h.engine.tick();
+      h.run();
+    }
+    assertThat(h.wantsTo(alice)).filteredOn(Want.block(lost, true)::equals).hasSize(2);
+  }
+
+  @Test
   void wants_shouldBeHeld_whileThePeerStillOwesUsBlocks_andSentWhenItDelivers() {
     final Harness h = harness();
     h.engine.peerConnected(alice);
