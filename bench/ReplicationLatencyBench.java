@@ -26,6 +26,7 @@
 //       [stack-a,stack-b] [rounds] [entries] [files] [file KiB]
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -251,6 +252,13 @@ public final class ReplicationLatencyBench {
       out.put("accepted", metric(text, "relay_orbitdb_replication_events_total",
           "event=\"log.accepted\""));
       return out;
+    }
+
+    /** {@code bitswap_serve_seconds}: answers counted and their total seconds. */
+    double[] serveTimes() throws Exception {
+      final String text = get("/metrics?name%5B%5D=bitswap_serve_seconds");
+      return new double[] {metric(text, "bitswap_serve_seconds_count", null),
+          metric(text, "bitswap_serve_seconds_sum", null)};
     }
 
     /** Polled every 5 ms at the end of a round: asks for the one counter, not a full scrape. */
@@ -545,7 +553,7 @@ public final class ReplicationLatencyBench {
             relay.syncMs(address, false);
             final List<Double> syncOn = relay.nothingNewSyncs(address);
             leave(writer);
-            final JsonNode reader = read(stack, relayAddress, address, entries);
+            final JsonNode reader = read(stack, relay, relayAddress, address, entries);
             final List<Double> syncGone = relay.nothingNewSyncs(address);
             syncOn.forEach(syncWriterOn::add);
             syncGone.forEach(syncWriterGone::add);
@@ -564,12 +572,13 @@ public final class ReplicationLatencyBench {
               }
             }
             System.out.printf(Locale.ROOT, "| %d | relay | %.0f | %.0f | %.0f | %d (%s) | %.0f"
-                + " | %.0f | all %d: %.0f (dial %.0f, open %.0f) | %s | %.1f |%n", round,
+                + " | %.0f | all %d: %.0f (dial %.0f, open %.0f; %s) | %s | %.1f |%n", round,
                 result.get("writeMs").asDouble(), result.get("slowestMs").asDouble(),
                 result.get("cpuMs").asDouble(), result.get("relayCpuMs").asLong(),
                 result.get("relayThreads").asText() + "; writer " + writerSched(result),
                 mediaAt - end, allAt - end, entries, reader.get("allMs").asDouble(),
-                reader.get("dialMs").asDouble(), reader.get("openMs").asDouble(), counters, load);
+                reader.get("dialMs").asDouble(), reader.get("openMs").asDouble(),
+                served(reader), counters, load);
           } else {
             final JsonNode result = writerRound(writer, plainAddress, entries, files, fileKib,
                 relay);
@@ -586,12 +595,13 @@ public final class ReplicationLatencyBench {
         final JsonNode small = writerRound(writer, relayAddress, 10, 0, 0, relay);
         awaitAccepted(relay, acceptedBefore, 10);
         leave(writer);
-        final JsonNode reader = read(stack, relayAddress, small.get("address").asText(), 10);
+        final JsonNode reader = read(stack, relay, relayAddress, small.get("address").asText(),
+            10);
         firstOf10.add(reader.get("firstMs").asDouble());
         System.out.printf(Locale.ROOT, "| %d | relay, 10 entries | %.0f | | | | | | first: %.0f"
-            + " (dial %.0f, open %.0f) | | %.1f |%n", round, small.get("writeMs").asDouble(),
+            + " (dial %.0f, open %.0f; %s) | | %.1f |%n", round, small.get("writeMs").asDouble(),
             reader.get("firstMs").asDouble(), reader.get("dialMs").asDouble(),
-            reader.get("openMs").asDouble(), load());
+            reader.get("openMs").asDouble(), served(reader), load());
       }
       // The reader's floor: the same join with every block local, no relay, no network.
       for (int round = 1; round <= rounds; round++) {
@@ -703,12 +713,29 @@ public final class ReplicationLatencyBench {
     }
   }
 
-  private static JsonNode read(final String stack, final String relay, final String address,
-      final int entries) throws Exception {
-    try (Js reader = Js.start(stack, "reader", "--dial", relay, "--open", address, "--entries",
-        String.valueOf(entries))) {
+  /** What the relay served a reader: "relay served N in M ms mean". */
+  private static String served(final JsonNode reader) {
+    return String.format(Locale.ROOT, "relay served %d in %.2f ms mean",
+        reader.get("served").asLong(), reader.get("serveMeanMs").asDouble());
+  }
+
+  /**
+   * A fresh reader of {@code address}; its "done" event plus what the relay served it over
+   * bitswap meanwhile ({@code served}: blocks and HAVEs; {@code serveMeanMs}: their mean time from
+   * ready to written, {@code bitswap_serve_seconds}), the relay's share of the reader's fetches.
+   */
+  private static JsonNode read(final String stack, final Relay relay, final String relayAddress,
+      final String address, final int entries) throws Exception {
+    try (Js reader = Js.start(stack, "reader", "--dial", relayAddress, "--open", address,
+        "--entries", String.valueOf(entries))) {
       reader.event("started");
-      return reader.event("done");
+      final double[] before = relay.serveTimes();
+      final ObjectNode done = (ObjectNode) reader.event("done");
+      final double[] after = relay.serveTimes();
+      final double served = after[0] - before[0];
+      done.put("served", (long) served);
+      done.put("serveMeanMs", served > 0 ? 1000 * (after[1] - before[1]) / served : Double.NaN);
+      return done;
     }
   }
 }

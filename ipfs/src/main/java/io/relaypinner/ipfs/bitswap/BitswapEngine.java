@@ -10,6 +10,7 @@ import io.relaypinner.multiformats.Multihash;
 import io.relaypinner.multiformats.PeerId;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -203,6 +204,8 @@ public final class BitswapEngine {
     private boolean dontHaveSent;
     /** Its block (or HAVE) is in a message not yet written. */
     private boolean sending;
+    /** When it last became ready to serve (queued), nanoseconds of the engine's clock. */
+    private long readySince;
 
     LedgerEntry(final Cid cid, final WantType type, final int priority,
         final boolean sendDontHave) {
@@ -254,6 +257,7 @@ public final class BitswapEngine {
   private final AtomicLong ledgerPeers = new AtomicLong();
   private volatile int peerCount;
   private final Map<BitswapReject, AtomicLong> rejected = new ConcurrentHashMap<>();
+  private final ServeTimes serveTimes = new ServeTimes();
 
   public BitswapEngine(final BitswapConfig config, final Clock clock, final Output output) {
     this(config, clock, output, new DeficitRoundRobin(config.bytesPerTurn()));
@@ -400,11 +404,18 @@ public final class BitswapEngine {
     }
   }
 
-  private static void requeue(final PeerState state, final LedgerEntry entry) {
+  private void requeue(final PeerState state, final LedgerEntry entry) {
     if (!entry.queued) {
       entry.queued = true;
+      entry.readySince = nanos();
       state.queue.add(entry.cid.multihash());
     }
+  }
+
+  /** The engine clock's time in nanoseconds (its resolution: microseconds on the system clock). */
+  private long nanos() {
+    final Instant now = clock.instant();
+    return now.getEpochSecond() * 1_000_000_000L + now.getNano();
   }
 
   /** A peer we could not open a stream to spoke again: its parked wants are served now. */
@@ -596,10 +607,12 @@ public final class BitswapEngine {
     if (state == null) {
       return;
     }
+    final long now = message.served.isEmpty() ? 0 : nanos();
     for (final LedgerEntry entry : message.served) {
       final Multihash key = entry.cid.multihash();
       if (state.ledger.get(key) == entry && entry.sending) {
         entry.sending = false;
+        serveTimes.record(now - entry.readySince);
         if (!entry.queued) {
           removeEntry(state, key);
         }
@@ -626,7 +639,10 @@ public final class BitswapEngine {
         if (park) {
           state.parked.add(entry);
         } else {
+          // Ready all along: its serve time still counts from then.
+          final long since = entry.readySince;
           requeue(state, entry);
+          entry.readySince = since;
         }
       }
     }
@@ -813,7 +829,8 @@ public final class BitswapEngine {
     return new BitswapStats(blocksSent.get(), bytesSent.get(), wants.blocksReceived.get(),
         wants.bytesReceived.get(), wants.duplicateBlocks.get(), wants.unwantedBlocks.get(),
         messagesReceived.get(), messagesSent.get(), haveSent.get(), dontHaveSent.get(),
-        ledgerEntries.get(), ledgerPeers.get(), wants.clientWants.get(), reasons);
+        ledgerEntries.get(), ledgerPeers.get(), wants.clientWants.get(), reasons,
+        serveTimes.snapshot());
   }
 
   /** Wantlist entries each peer has with us. */

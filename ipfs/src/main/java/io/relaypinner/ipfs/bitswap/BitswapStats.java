@@ -19,11 +19,13 @@ import java.util.Map;
  * @param wantlistPeers peers whose wantlist is not empty
  * @param clientWants CIDs we are fetching now
  * @param rejected messages, blocks and wants refused or lost, by {@link BitswapReject#label()}
+ * @param serveTimes how long peers waited for the blocks and HAVEs we sent them ({@link
+ *     ServeTimes})
  */
 public record BitswapStats(long blocksSent, long bytesSent, long blocksReceived,
     long bytesReceived, long duplicateBlocks, long unwantedBlocks, long messagesReceived,
     long messagesSent, long haveSent, long dontHaveSent, long wantlistEntries, long wantlistPeers,
-    long clientWants, Map<String, Long> rejected) {
+    long clientWants, Map<String, Long> rejected, ServeTimes.Snapshot serveTimes) {
 
   /** Copies the map. */
   public BitswapStats {

@@ -234,6 +234,43 @@ class BitswapEngineTest {
   }
 
   @Test
+  void serveTimes_shouldCountFromReadyToWritten_notTheWaitForABlockWeLacked() {
+    final Harness h = harness();
+    h.autoAck = false;
+    h.engine.peerConnected(alice);
+    final Cid here = stored(100);
+    final byte[] data = "arrives later".getBytes(StandardCharsets.UTF_8);
+    final Cid later = raw(data);
+
+    h.engine.received(alice, wants(Want.block(here, false), Want.block(later, false)), 0);
+    h.run();
+    clock.advance(Duration.ofMillis(3));
+    final Sent first = h.unacked.poll();
+    h.engine.sent(first.peer(), first.message());
+
+    // The other block comes 10 s later and is written 20 ms after that: 20 ms, not 10 s.
+    clock.advance(Duration.ofSeconds(10));
+    blocks.put(later, data);
+    h.engine.blockAdded(later.multihash());
+    h.run();
+    clock.advance(Duration.ofMillis(20));
+    final Sent second = h.unacked.poll();
+    h.engine.sent(second.peer(), second.message());
+
+    final ServeTimes.Snapshot times = h.engine.stats().serveTimes();
+    final double[] bounds = ServeTimes.Snapshot.upperBounds();
+    assertThat(times.count()).isEqualTo(2);
+    assertThat(times.sumSeconds()).isCloseTo(0.023, org.assertj.core.data.Offset.offset(1e-9));
+    final long[] counts = times.counts();
+    for (int i = 0; i < counts.length; i++) {
+      final boolean holdsThree = bounds[i] == 0.005;
+      final boolean holdsTwenty = bounds[i] == 0.025;
+      assertThat(counts[i]).as("bucket <= %s", bounds[i])
+          .isEqualTo(holdsThree || holdsTwenty ? 1 : 0);
+    }
+  }
+
+  @Test
   void cancel_shouldRemoveTheWant_andAFullWantlistShouldReplaceTheOldOne() {
     final Harness h = harness();
     h.engine.peerConnected(alice);

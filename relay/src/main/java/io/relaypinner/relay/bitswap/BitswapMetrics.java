@@ -2,10 +2,18 @@ package io.relaypinner.relay.bitswap;
 
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.model.registry.Collector;
+import io.prometheus.metrics.model.registry.MetricType;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.ClassicHistogramBuckets;
+import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
+import io.prometheus.metrics.model.snapshots.HistogramSnapshot.HistogramDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.MetricSnapshot;
 import io.relaypinner.ipfs.bitswap.Bitswap;
 import io.relaypinner.ipfs.bitswap.BitswapStats;
+import io.relaypinner.ipfs.bitswap.ServeTimes;
 import java.util.Map;
+import java.util.function.Supplier;
 import java.util.function.ToLongFunction;
 
 /**
@@ -16,7 +24,9 @@ import java.util.function.ToLongFunction;
  * {@code bitswap_messages_total{direction}}, {@code bitswap_presences_sent_total{type}},
  * {@code bitswap_rejected_total{reason}}, and the gauges {@code bitswap_wantlist_size} (entries
  * of all peers' wantlists held, summed to keep cardinality bounded),
- * {@code bitswap_wantlist_peers} and {@code bitswap_client_wants}.
+ * {@code bitswap_wantlist_peers} and {@code bitswap_client_wants}; and the histogram {@code
+ * bitswap_serve_seconds} (how long peers waited for each block or HAVE we sent them, from when it
+ * was ready to serve until written; {@link ServeTimes}).
  */
 public final class BitswapMetrics {
   private BitswapMetrics() {}
@@ -71,6 +81,42 @@ public final class BitswapMetrics {
         BitswapStats::wantlistPeers);
     gauge(registry, bitswap, "bitswap_client_wants", "Blocks this node is fetching now",
         BitswapStats::clientWants);
+    registry.register(new ServeSeconds(() -> bitswap.stats().serveTimes()));
+  }
+
+  /** {@code bitswap_serve_seconds}, read from the engine's fixed buckets at scrape time. */
+  static final class ServeSeconds implements Collector {
+    private static final String NAME = "bitswap_serve_seconds";
+    private final Supplier<ServeTimes.Snapshot> times;
+
+    ServeSeconds(final Supplier<ServeTimes.Snapshot> times) {
+      this.times = times;
+    }
+
+    @Override
+    public MetricSnapshot collect() {
+      final ServeTimes.Snapshot times = this.times.get();
+      return HistogramSnapshot.builder()
+          .name(NAME)
+          .help("Time from a want being ready to serve (it arrived, or the block it waited for"
+              + " did) until its block or HAVE was written to the peer")
+          .dataPoint(HistogramDataPointSnapshot.builder()
+              .classicHistogramBuckets(ClassicHistogramBuckets.of(
+                  ServeTimes.Snapshot.upperBounds(), times.counts()))
+              .sum(times.sumSeconds())
+              .build())
+          .build();
+    }
+
+    @Override
+    public String getPrometheusName() {
+      return NAME;
+    }
+
+    @Override
+    public MetricType getMetricType() {
+      return MetricType.HISTOGRAM;
+    }
   }
 
   private static void counter(final PrometheusRegistry registry, final Bitswap bitswap,
