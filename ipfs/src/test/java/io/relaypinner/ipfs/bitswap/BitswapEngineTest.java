@@ -465,9 +465,7 @@ class BitswapEngineTest {
     final int[] expectedAt = {5, 15, 35, 75, 115};
     int asked = 1;
     for (int second = 1; second <= 115; second++) {
-      clock.advance(Duration.ofSeconds(1));
-      h.engine.tick();
-      h.run();
+      oneSecond(h, null);
       final int now = second;
       final boolean due = java.util.Arrays.stream(expectedAt).anyMatch(t -> t == now);
       if (due) {
@@ -475,6 +473,16 @@ class BitswapEngineTest {
       }
       assertThat(h.wantsTo(alice)).as("wants sent by second %d", second).hasSize(asked);
     }
+  }
+
+  /** One second passes: {@code fromAlice} (when not null) arrives, then the engine ticks. */
+  private void oneSecond(final Harness h, final BitswapFrame fromAlice) {
+    clock.advance(Duration.ofSeconds(1));
+    if (fromAlice != null) {
+      h.engine.received(alice, fromAlice, 0);
+    }
+    h.engine.tick();
+    h.run();
   }
 
   @Test
@@ -492,19 +500,14 @@ class BitswapEngineTest {
     h.run();
     // Alice is busy: one of our other blocks a second, for 8 s (past the 5 s interval).
     for (final byte[] data : others) {
-      clock.advance(Duration.ofSeconds(1));
-      h.engine.received(alice, new BitswapFrame(List.of(), false,
-          List.of(new Block(raw(data), data)), List.of(), 0), 0);
-      h.engine.tick();
-      h.run();
+      oneSecond(h, new BitswapFrame(List.of(), false, List.of(new Block(raw(data), data)),
+          List.of(), 0));
     }
     assertThat(h.wantsTo(alice)).filteredOn(Want.block(slow, true)::equals).hasSize(1);
 
     // She stopped answering: the want that never came is asked again within an interval.
     for (int second = 0; second < 5; second++) {
-      clock.advance(Duration.ofSeconds(1));
-      h.engine.tick();
-      h.run();
+      oneSecond(h, null);
     }
     assertThat(h.wantsTo(alice)).filteredOn(Want.block(slow, true)::equals).hasSize(2);
   }
@@ -518,10 +521,7 @@ class BitswapEngineTest {
     h.run();
     // Alice talks every second, but only about what she wants: she may have lost our want.
     for (int second = 1; second <= 5; second++) {
-      clock.advance(Duration.ofSeconds(1));
-      h.engine.received(alice, wants(Want.block(missing("alice wants " + second), false)), 0);
-      h.engine.tick();
-      h.run();
+      oneSecond(h, wants(Want.block(missing("alice wants " + second), false)));
     }
     assertThat(h.wantsTo(alice)).filteredOn(Want.block(lost, true)::equals).hasSize(2);
   }
