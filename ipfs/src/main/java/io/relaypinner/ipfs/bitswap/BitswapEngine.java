@@ -622,12 +622,16 @@ public final class BitswapEngine {
 
   /**
    * {@code message} to {@code peer} was dropped or failed with {@code reason}: the wants it served
-   * stay and are looked at again, at once or, when {@code park}, on the peer's next message.
+   * stay and are looked at again, at once or, when {@code park}, on the peer's next message; our
+   * own wants it carried are asked again ({@link WantManager#undelivered}).
    */
   public void unsent(final PeerId peer, final Outgoing message, final BitswapReject reason,
       final boolean park) {
     if (reason != null) {
       reject(reason);
+    }
+    if (!closed && !message.frame.wants().isEmpty()) {
+      wants.undelivered(peer, message.frame.wants());
     }
     final PeerState state = peers.get(peer);
     if (message.served.isEmpty() || state == null || closed) {

@@ -65,6 +65,8 @@ final class WantManager {
     private PeerId blockPeer;
     private long lastAskMillis;
     private int rounds;
+    /** A message asking a peer for it was lost: asked again whatever that peer is busy with. */
+    private boolean undelivered;
     private boolean storing;
     /** Whether a received block goes into the blockstore (some waiter came through get()). */
     private boolean store;
@@ -195,6 +197,33 @@ final class WantManager {
 
   private void answered(final PeerId peer) {
     lastAnswered.put(peer, clock.millis());
+  }
+
+  /**
+   * A message naming {@code sent} never reached {@code peer} (dropped or failed): those of our
+   * wants it asked for are asked again at the next tick the first time (then at the back-off's
+   * pace), even while the peer is busy with our other wants, since it never saw these.
+   */
+  void undelivered(final PeerId peer, final List<Want> sent) {
+    for (final Want w : sent) {
+      if (w.cancel()) {
+        continue;
+      }
+      final Multihash key = w.cid().multihash();
+      final ClientWant want = wants.get(key);
+      if (want == null || want.storing || !want.asked.remove(peer)) {
+        continue;
+      }
+      sink.released(peer, key);
+      want.haves.remove(peer);
+      if (peer.equals(want.blockPeer)) {
+        want.blockPeer = null;
+      }
+      want.undelivered = true;
+      if (want.rounds == 0) {
+        want.lastAskMillis = Long.MIN_VALUE / 4;
+      }
+    }
   }
 
   /** Sends {@code want} to the peers not yet asked: WANT-BLOCK to one provider, HAVE to rest. */
@@ -379,7 +408,7 @@ final class WantManager {
         continue;
       }
       final Long answered = want.blockPeer == null ? null : lastAnswered.get(want.blockPeer);
-      if (answered != null && now - answered < base) {
+      if (!want.undelivered && answered != null && now - answered < base) {
         // The peer asked for the block is still sending us blocks or presences for our wants:
         // it is busy, not gone. Asking again would only make it send the block twice. (A peer
         // that only sends its own wants is asked again: it may have lost ours.) Due again one
@@ -388,6 +417,7 @@ final class WantManager {
         continue;
       }
       want.rounds++;
+      want.undelivered = false;
       for (final PeerId asked : want.asked) {
         sink.released(asked, want.cid.multihash());
       }

@@ -527,6 +527,32 @@ class BitswapEngineTest {
   }
 
   @Test
+  void wantInALostMessage_shouldBeAskedAgainAtTheNextTick_evenWhileThePeerIsBusy() {
+    final Harness h = harness();
+    h.engine.peerConnected(alice);
+    final byte[] data = "busy with this".getBytes(StandardCharsets.UTF_8);
+    h.engine.want(raw(data), new CompletableFuture<>(), Duration.ofHours(1), false);
+    h.run();
+    h.autoAck = false;
+    final Cid lost = missing("in a message that failed");
+    // Held while alice owes us the first block: it goes out once she delivers it.
+    h.engine.want(lost, new CompletableFuture<>(), Duration.ofHours(1), false);
+    h.engine.received(alice, new BitswapFrame(List.of(), false,
+        List.of(new Block(raw(data), data)), List.of(), 0), 0);
+    h.run();
+    final Sent failed = h.unacked.poll();
+    assertThat(failed.message().frame().wants()).contains(Want.block(lost, true));
+    h.engine.unsent(alice, failed.message(), BitswapReject.SEND_FAILED, false);
+    h.autoAck = true;
+
+    // Alice keeps answering (a duplicate of a block she already sent counts): still asked again.
+    oneSecond(h, new BitswapFrame(List.of(), false, List.of(new Block(raw(data), data)),
+        List.of(), 0));
+    assertThat(h.wantsTo(alice)).filteredOn(Want.block(lost, true)::equals).hasSize(2);
+    assertThat(h.engine.stats().rejected()).containsEntry(BitswapReject.SEND_FAILED.label(), 1L);
+  }
+
+  @Test
   void wants_shouldBeHeld_whileThePeerStillOwesUsBlocks_andSentWhenItDelivers() {
     final Harness h = harness();
     h.engine.peerConnected(alice);
