@@ -28,6 +28,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 class BitswapEngineTest {
@@ -103,30 +104,24 @@ class BitswapEngineTest {
     }
 
     List<Block> blocksTo(final PeerId peer) {
-      final List<Block> result = new ArrayList<>();
-      for (final Sent record : sent) {
-        if (record.peer().equals(peer)) {
-          result.addAll(record.message().frame().blocks());
-        }
-      }
-      return result;
+      return sentTo(peer, BitswapFrame::blocks);
     }
 
     List<Presence> presencesTo(final PeerId peer) {
-      final List<Presence> result = new ArrayList<>();
-      for (final Sent record : sent) {
-        if (record.peer().equals(peer)) {
-          result.addAll(record.message().frame().presences());
-        }
-      }
-      return result;
+      return sentTo(peer, BitswapFrame::presences);
     }
 
     List<Want> wantsTo(final PeerId peer) {
-      final List<Want> result = new ArrayList<>();
+      return sentTo(peer, BitswapFrame::wants);
+    }
+
+    /** {@code part} of every message sent to {@code peer}, in order. */
+    private <T> List<T> sentTo(final PeerId peer,
+        final Function<BitswapFrame, List<T>> part) {
+      final List<T> result = new ArrayList<>();
       for (final Sent record : sent) {
         if (record.peer().equals(peer)) {
-          result.addAll(record.message().frame().wants());
+          result.addAll(part.apply(record.message().frame()));
         }
       }
       return result;
