@@ -4,20 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import io.relaypinner.libp2p.crypto.Ed25519PrivateKey;
-import io.relaypinner.libp2p.crypto.PrivateKey;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.OrbitDbAddress;
-import io.relaypinner.relay.config.RelayConfig;
-import io.relaypinner.relay.identity.NodeIdentity;
+import io.relaypinner.relay.testing.SharedStores;
 import io.relaypinner.relay.testing.SharedStoresRelayMain;
-import io.relaypinner.stores.PostgresStoreConfig;
-import io.relaypinner.stores.S3StoreConfig;
 import io.relaypinner.testkit.JsPeer;
 import io.relaypinner.testkit.NodeJs;
-import io.relaypinner.testkit.PostgresServer;
-import io.relaypinner.testkit.S3ProxyServer;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -26,17 +18,14 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -54,38 +43,18 @@ import org.slf4j.LoggerFactory;
  */
 class ScaleOutJsInteropIT {
   private static final Logger LOG = LoggerFactory.getLogger(ScaleOutJsInteropIT.class);
-  private static final String BUCKET = "relay-scale-out";
   private static final Duration LINE = Duration.ofSeconds(120);
   private static final int FILES = 20;
   private static final int ENTRIES = 200;
 
-  @TempDir
-  static Path shared;
-  private static S3ProxyServer s3;
-  private static PostgresServer postgres;
+  @RegisterExtension
+  static final SharedStores STORES = new SharedStores("relay-scale-out");
 
   @TempDir
   Path dataDirs;
   private final List<AutoCloseable> toClose = new ArrayList<>();
   private final HttpClient client = HttpClient.newBuilder()
       .version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
-
-  @BeforeAll
-  static void startStores() {
-    PostgresServer.ensureInstalled();
-    s3 = new S3ProxyServer(shared.resolve("s3"), BUCKET).start();
-    postgres = new PostgresServer().start();
-  }
-
-  @AfterAll
-  static void stopStores() {
-    if (s3 != null) {
-      s3.close();
-    }
-    if (postgres != null) {
-      postgres.close();
-    }
-  }
 
   @AfterEach
   void close() throws Exception {
@@ -104,12 +73,11 @@ class ScaleOutJsInteropIT {
     ChildRelay(final int n) throws IOException {
       log = dataDirs.resolve("relay" + n + ".log");
       final String java = ProcessHandle.current().info().command().orElse("java");
-      process = new ProcessBuilder(java, "-Xmx512m", "-cp",
+      final List<String> command = new ArrayList<>(List.of(java, "-Xmx512m", "-cp",
           System.getProperty("java.class.path"), SharedStoresRelayMain.class.getName(),
-          dataDirs.resolve("relay" + n).toString(), Integer.toString(n),
-          s3.endpoint().toString(), BUCKET, S3ProxyServer.REGION, S3ProxyServer.ACCESS_KEY,
-          S3ProxyServer.SECRET_KEY, postgres.jdbcUrl(), PostgresServer.USER,
-          PostgresServer.PASSWORD)
+          dataDirs.resolve("relay" + n).toString(), Integer.toString(n)));
+      command.addAll(STORES.relayArgs());
+      process = new ProcessBuilder(command)
           .redirectErrorStream(true).redirectOutput(log.toFile()).start();
       toClose.add(this);
       await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
@@ -146,22 +114,7 @@ class ScaleOutJsInteropIT {
   }
 
   private RelayNode inProcess(final int n) {
-    final byte[] seed = new byte[32];
-    seed[0] = (byte) n;
-    final PrivateKey key = Ed25519PrivateKey.fromSeed(seed);
-    final NodeIdentity identity = new NodeIdentity(key, key.publicKey().peerId(),
-        NodeIdentity.servingZone(key.publicKey().peerId(), "libp2p.direct"),
-        NodeIdentity.Source.ENVIRONMENT);
-    final RelayNode relay = new RelayNode(RelayConfig.builder()
-        .dataDir(dataDirs.resolve("relay" + n))
-        .s3(S3StoreConfig.of(Optional.of(s3.endpoint()), BUCKET, S3ProxyServer.REGION,
-            "blocks", Optional.of(S3ProxyServer.ACCESS_KEY),
-            Optional.of(S3ProxyServer.SECRET_KEY)))
-        .postgres(PostgresStoreConfig.of(postgres.jdbcUrl(), Optional.of(PostgresServer.USER),
-            Optional.of(PostgresServer.PASSWORD)))
-        .metricsHost("127.0.0.1").metricsPort(0)
-        .listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).ipv6Disabled(true).build(),
-        identity, new PrometheusRegistry(), Clock.systemUTC());
+    final RelayNode relay = STORES.relay(dataDirs.resolve("relay" + n), n);
     toClose.add(relay);
     relay.start();
     return relay;

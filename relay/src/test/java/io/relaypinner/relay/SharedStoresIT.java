@@ -9,28 +9,21 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.ipfs.unixfs.UnixFsImporter;
-import io.relaypinner.libp2p.crypto.Ed25519PrivateKey;
-import io.relaypinner.libp2p.crypto.PrivateKey;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.multiformats.Multibase;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.log.Entry;
-import io.relaypinner.relay.config.RelayConfig;
-import io.relaypinner.relay.identity.NodeIdentity;
 import io.relaypinner.relay.storage.GatewayCache;
 import io.relaypinner.relay.storage.StorageGc;
 import io.relaypinner.relay.storage.StorageQuota;
 import io.relaypinner.relay.sync.SyncHistory;
+import io.relaypinner.relay.testing.SharedStores;
 import io.relaypinner.relay.testing.WriterPeer;
-import io.relaypinner.stores.PostgresStoreConfig;
-import io.relaypinner.stores.S3StoreConfig;
 import io.relaypinner.testkit.MutableClock;
 import io.relaypinner.testkit.PostgresServer;
-import io.relaypinner.testkit.S3ProxyServer;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -41,7 +34,6 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -49,10 +41,9 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Random;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.LoggerFactory;
 
@@ -62,34 +53,14 @@ import org.slf4j.LoggerFactory;
  * outage fails metadata writes clearly, and nothing is lost once the store is back.
  */
 class SharedStoresIT {
-  private static final String BUCKET = "relay-shared";
-  @TempDir
-  static Path shared;
-  private static S3ProxyServer s3;
-  private static PostgresServer postgres;
+  @RegisterExtension
+  static final SharedStores STORES = new SharedStores("relay-shared");
 
   @TempDir
   Path dataDirs;
   private final List<RelayNode> relays = new ArrayList<>();
   private final HttpClient client = HttpClient.newBuilder()
       .version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
-
-  @BeforeAll
-  static void startStores() {
-    PostgresServer.ensureInstalled();
-    s3 = new S3ProxyServer(shared.resolve("s3"), BUCKET).start();
-    postgres = new PostgresServer().start();
-  }
-
-  @AfterAll
-  static void stopStores() {
-    if (s3 != null) {
-      s3.close();
-    }
-    if (postgres != null) {
-      postgres.close();
-    }
-  }
 
   @AfterEach
   void stopRelays() {
@@ -99,22 +70,7 @@ class SharedStoresIT {
   }
 
   private RelayNode relay(final int n) {
-    final byte[] seed = new byte[32];
-    seed[0] = (byte) n;
-    final PrivateKey key = Ed25519PrivateKey.fromSeed(seed);
-    final NodeIdentity identity = new NodeIdentity(key, key.publicKey().peerId(),
-        NodeIdentity.servingZone(key.publicKey().peerId(), "libp2p.direct"),
-        NodeIdentity.Source.ENVIRONMENT);
-    final RelayConfig config = RelayConfig.builder().dataDir(dataDirs.resolve("relay" + n))
-        .s3(S3StoreConfig.of(Optional.of(s3.endpoint()), BUCKET, S3ProxyServer.REGION,
-            "blocks", Optional.of(S3ProxyServer.ACCESS_KEY),
-            Optional.of(S3ProxyServer.SECRET_KEY)))
-        .postgres(PostgresStoreConfig.of(postgres.jdbcUrl(), Optional.of(PostgresServer.USER),
-            Optional.of(PostgresServer.PASSWORD)))
-        .metricsHost("127.0.0.1").metricsPort(0)
-        .listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).ipv6Disabled(true).build();
-    final RelayNode relay = new RelayNode(config, identity, new PrometheusRegistry(),
-        Clock.systemUTC());
+    final RelayNode relay = STORES.relay(dataDirs.resolve("relay" + n), n);
     relays.add(relay);
     relay.start();
     return relay;
@@ -143,24 +99,24 @@ class SharedStoresIT {
     }
     assertThat(two.pins().isPinned(cid)).isTrue();
 
-    s3.stop();
+    STORES.s3().stop();
     try {
       final HttpResponse<byte[]> down = get(two, "/ipfs/" + cid);
       assertThat(down.statusCode()).isEqualTo(503);
       assertThat(new String(down.body(), StandardCharsets.UTF_8)).contains("unavailable");
     } finally {
-      s3.start();
+      STORES.s3().start();
     }
     final byte[] second = "pinned after the outage".getBytes(StandardCharsets.UTF_8);
     final Cid secondCid = new UnixFsImporter(two.blockstore(), UnixFsImporter.Options.HELIA)
         .importBytes(second);
-    postgres.stop();
+    STORES.postgres().stop();
     try {
       // Metadata cannot be written while PostgreSQL is down: a clear error, nothing half-done.
       assertThatThrownBy(() -> two.pins().pin(secondCid))
           .isInstanceOf(StoreUnavailableException.class).hasMessageContaining("postgres");
     } finally {
-      postgres.start();
+      STORES.postgres().start();
     }
     Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500))
         .ignoreExceptions().until(() -> two.pins().pin(secondCid) != null);
@@ -299,7 +255,7 @@ class SharedStoresIT {
 
       // s3proxy stops; the writer serves everything now.
       final Optional<Instant> syncedBefore = lastSynced(relay, address);
-      s3.stop();
+      STORES.s3().stop();
       final long s3Warnings;
       try {
         writer.release();
@@ -312,7 +268,7 @@ class SharedStoresIT {
         assertThat(lastSynced(relay, address)).isEqualTo(syncedBefore);
         s3Warnings = warnings(logs, "s3 unavailable");
       } finally {
-        s3.start();
+        STORES.s3().start();
       }
       assertThat(s3Warnings).isEqualTo(1);
       phase("s3 outage");
@@ -328,7 +284,7 @@ class SharedStoresIT {
         return logSize(relay, address) > FIRST;
       });
       phase("second batch mid-sync");
-      postgres.stop();
+      STORES.postgres().stop();
       final long pgWarnings;
       try {
         writer.release();
@@ -341,7 +297,7 @@ class SharedStoresIT {
         assertThat(failures(relay, "postgres")).isPositive();
         pgWarnings = warnings(logs, "postgres unavailable");
       } finally {
-        postgres.start();
+        STORES.postgres().start();
       }
       assertThat(pgWarnings).isEqualTo(1);
       phase("postgres outage");
@@ -367,7 +323,7 @@ class SharedStoresIT {
         assertThat(relay.blockstore().get(cid)).isPresent();
       }
       assertThat(relay.syncEngine().orElseThrow().history().get(address)).isPresent();
-      try (Connection c = DriverManager.getConnection(postgres.jdbcUrl(), PostgresServer.USER,
+      try (Connection c = DriverManager.getConnection(STORES.postgres().jdbcUrl(), PostgresServer.USER,
           PostgresServer.PASSWORD); Statement s = c.createStatement()) {
         try (ResultSet r = s.executeQuery("SELECT holder FROM relay_leases WHERE name = '"
             + address + "'")) {
