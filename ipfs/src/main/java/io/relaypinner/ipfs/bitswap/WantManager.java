@@ -315,8 +315,7 @@ final class WantManager {
     final ClientWant want = wants.get(key);
     if (want == null || want.storing) {
       if (want != null || recent.contains(key)) {
-        // A busy server sending its queue again still works through our wants.
-        answered(peer);
+        // Not an answer to an open want: a peer cannot keep itself "busy" with duplicates.
         duplicateBlocks.incrementAndGet();
       } else {
         unwantedBlocks.incrementAndGet();

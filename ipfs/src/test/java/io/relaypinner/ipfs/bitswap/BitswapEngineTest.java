@@ -522,25 +522,42 @@ class BitswapEngineTest {
   }
 
   @Test
+  void rebroadcast_shouldAskAgain_aPeerThatOnlySendsDuplicates() {
+    final Harness h = harness();
+    h.engine.peerConnected(alice);
+    final byte[] data = "had it".getBytes(StandardCharsets.UTF_8);
+    h.engine.want(raw(data), new CompletableFuture<>(), Duration.ofHours(1), false);
+    h.run();
+    final BitswapFrame again = new BitswapFrame(List.of(), false,
+        List.of(new Block(raw(data), data)), List.of(), 0);
+    h.engine.received(alice, again, 0);
+    final Cid withheld = missing("withheld");
+    h.engine.want(withheld, new CompletableFuture<>(), Duration.ofHours(1), false);
+    h.run();
+    // A block we already have is no answer: sending it again does not make her "busy".
+    for (int second = 1; second <= 5; second++) {
+      oneSecond(h, again);
+    }
+    assertThat(h.wantsTo(alice)).filteredOn(Want.block(withheld, true)::equals).hasSize(2);
+  }
+
+  @Test
   void wantInALostMessage_shouldBeAskedAgainAtTheNextTick_evenWhileThePeerIsBusy() {
     final Harness h = harness();
     h.engine.peerConnected(alice);
+    h.autoAck = false;
+    final Cid lost = missing("in a message that failed");
+    h.engine.want(lost, new CompletableFuture<>(), Duration.ofHours(1), false);
+    h.run();
+    final Sent failed = h.unacked.poll();
+    assertThat(failed.message().frame().wants()).containsExactly(Want.block(lost, true));
+    h.engine.unsent(alice, failed.message(), BitswapReject.SEND_FAILED, false);
+    h.autoAck = true;
     final byte[] data = "busy with this".getBytes(StandardCharsets.UTF_8);
     h.engine.want(raw(data), new CompletableFuture<>(), Duration.ofHours(1), false);
     h.run();
-    h.autoAck = false;
-    final Cid lost = missing("in a message that failed");
-    // Held while alice owes us the first block: it goes out once she delivers it.
-    h.engine.want(lost, new CompletableFuture<>(), Duration.ofHours(1), false);
-    h.engine.received(alice, new BitswapFrame(List.of(), false,
-        List.of(new Block(raw(data), data)), List.of(), 0), 0);
-    h.run();
-    final Sent failed = h.unacked.poll();
-    assertThat(failed.message().frame().wants()).contains(Want.block(lost, true));
-    h.engine.unsent(alice, failed.message(), BitswapReject.SEND_FAILED, false);
-    h.autoAck = true;
 
-    // Alice keeps answering (a duplicate of a block she already sent counts): still asked again.
+    // Alice answers our other want (she is busy), yet the lost one goes out again at once.
     oneSecond(h, new BitswapFrame(List.of(), false, List.of(new Block(raw(data), data)),
         List.of(), 0));
     assertThat(h.wantsTo(alice)).filteredOn(Want.block(lost, true)::equals).hasSize(2);
