@@ -65,8 +65,6 @@ final class WantManager {
     private PeerId blockPeer;
     private long lastAskMillis;
     private int rounds;
-    /** A message asking a peer for it was lost: asked again whatever that peer is busy with. */
-    private boolean undelivered;
     private boolean storing;
     /** Whether a received block goes into the blockstore (some waiter came through get()). */
     private boolean store;
@@ -216,10 +214,10 @@ final class WantManager {
       }
       sink.released(peer, key);
       want.haves.remove(peer);
+      // No block peer now (if it was this one): the busy rule of tick() cannot hold it back.
       if (peer.equals(want.blockPeer)) {
         want.blockPeer = null;
       }
-      want.undelivered = true;
       if (want.rounds == 0) {
         want.lastAskMillis = Long.MIN_VALUE / 4;
       }
@@ -407,7 +405,7 @@ final class WantManager {
         continue;
       }
       final Long answered = want.blockPeer == null ? null : lastAnswered.get(want.blockPeer);
-      if (!want.undelivered && answered != null && now - answered < base) {
+      if (answered != null && now - answered < base) {
         // The peer asked for the block is still sending us blocks or presences for our wants:
         // it is busy, not gone. Asking again would only make it send the block twice. (A peer
         // that only sends its own wants is asked again: it may have lost ours.) Due again one
@@ -416,7 +414,6 @@ final class WantManager {
         continue;
       }
       want.rounds++;
-      want.undelivered = false;
       for (final PeerId asked : want.asked) {
         sink.released(asked, want.cid.multihash());
       }
