@@ -47,8 +47,8 @@ public final class OrbitDbReplica {
     final EntryVerifier verifier = new EntryVerifier(manifest.address(), accessController,
         context.identities(), context.executor());
     this.log = new OrbitDbLog(manifest.address(), verifier, context.blockstore(),
-        context.fetcher(), context.datastore(), context.logConfig(), context.executor(),
-        context.clock());
+        context.fetcher(), context.datastore(), context.logConfig(), context.logMemory(),
+        context.executor(), context.clock());
     if (accessController instanceof OrbitDbAccessController orbitdb
         && accessControllerDatabase != null) {
       accessControllerDatabase.addListener(result -> {

@@ -87,9 +87,15 @@ public final class OrbitDbReplicas {
     LOG.debug("{}: cannot open: {}", address, cause.toString());
   }
 
-  /** Stops answering for a database (its stored state stays). */
+  /**
+   * Stops answering for a database (its stored state stays) and gives its log's share of the
+   * {@link io.relaypinner.orbitdb.log.LogMemory} back.
+   */
   public void unfollow(final OrbitDbAddress address) {
-    replicas.remove(address);
+    final OrbitDbReplica replica = replicas.remove(address);
+    if (replica != null) {
+      replica.log().release();
+    }
   }
 
   /** The open replica of a followed database. */

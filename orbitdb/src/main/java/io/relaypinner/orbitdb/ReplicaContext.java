@@ -5,6 +5,7 @@ import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.identity.Identities;
 import io.relaypinner.orbitdb.log.LogConfig;
+import io.relaypinner.orbitdb.log.LogMemory;
 import java.time.Clock;
 import java.util.Objects;
 import java.util.Optional;
@@ -15,19 +16,29 @@ import java.util.concurrent.TimeUnit;
 /**
  * What every replica of a node shares: the blockstore verified blocks go to, the datastore for
  * log state, where missing blocks come from, the identity cache, the executor for decoding,
- * verification and storage (never a Netty event loop), the log limits and the clock the logs
- * time their retries on.
+ * verification and storage (never a Netty event loop), the log limits, the clock the logs time
+ * their retries on, and the memory budget all its logs share.
  */
 public record ReplicaContext(Blockstore blockstore, Datastore datastore, BlockFetcher fetcher,
-    Identities identities, Executor executor, LogConfig logConfig, Clock clock) {
-  /** A context on the system clock. */
+    Identities identities, Executor executor, LogConfig logConfig, Clock clock,
+    LogMemory logMemory) {
+  /** A context on the system clock, with the default {@link LogMemory}. */
   public ReplicaContext(final Blockstore blockstore, final Datastore datastore,
       final BlockFetcher fetcher, final Identities identities, final Executor executor,
       final LogConfig logConfig) {
     this(blockstore, datastore, fetcher, identities, executor, logConfig, Clock.systemUTC());
   }
 
+  /** A context with the default {@link LogMemory}. */
+  public ReplicaContext(final Blockstore blockstore, final Datastore datastore,
+      final BlockFetcher fetcher, final Identities identities, final Executor executor,
+      final LogConfig logConfig, final Clock clock) {
+    this(blockstore, datastore, fetcher, identities, executor, logConfig, clock,
+        new LogMemory());
+  }
+
   public ReplicaContext {
+    Objects.requireNonNull(logMemory, "logMemory");
     Objects.requireNonNull(clock, "clock");
     Objects.requireNonNull(blockstore, "blockstore");
     Objects.requireNonNull(datastore, "datastore");

@@ -812,7 +812,7 @@ public final class RelayNode implements AutoCloseable {
         new ThreadPoolExecutor.AbortPolicy());
     final LogConfig d = LogConfig.DEFAULT;
     final LogConfig alone = new LogConfig(d.maxConcurrentFetches(), d.maxEntriesPerJoin(),
-        d.maxDepth(), REPLICATION_FETCH_TIMEOUT, d.rejectedCacheSize());
+        d.maxDepth(), REPLICATION_FETCH_TIMEOUT);
     // Relays sharing the datastore each keep their own state of every log (what each verified,
     // its heads), and read each other's heads from the shared key.
     final LogConfig logConfig = datastore instanceof PostgresDatastore

@@ -12,37 +12,25 @@ import java.util.Objects;
  * @param maxDepth how far back (in {@code next}/{@code refs} hops) from the joined head a join
  *     follows links
  * @param fetchTimeout how long one block fetch may take
- * @param rejectedCacheSize CIDs of rejected entries remembered so that they are not fetched and
- *     verified again
- * @param verifiedCacheSize verified entries remembered in memory (older ones are looked up in
- *     the datastore)
  * @param stateScope empty: the log's state is this node's alone; otherwise the name of this node
  *     among several sharing one datastore (each keeps its own markers, count, frontier and heads
  *     under it, and writes its heads to the shared heads key too, see
  *     {@link OrbitDbLog#storedHeads()})
  */
 public record LogConfig(int maxConcurrentFetches, int maxEntriesPerJoin, int maxDepth,
-    Duration fetchTimeout, int rejectedCacheSize, int verifiedCacheSize, String stateScope) {
+    Duration fetchTimeout, String stateScope) {
   /**
-   * 16 fetches, 100,000 entries and depth per join, 30 s per fetch, 10,000 rejected CIDs, 4,096
-   * verified entries in memory.
+   * 16 fetches, 100,000 entries and depth per join, 30 s per fetch. What logs remember in memory
+   * (verified and rejected entries, incomplete entries, missing blocks) is the node's
+   * {@link LogMemory}, shared by all its logs.
    */
   public static final LogConfig DEFAULT =
-      new LogConfig(16, 100_000, 100_000, Duration.ofSeconds(30), 10_000);
-
-  /** With the default {@link OrbitDbLog#VERIFIED_CACHE}. */
-  public LogConfig(final int maxConcurrentFetches, final int maxEntriesPerJoin,
-      final int maxDepth, final Duration fetchTimeout, final int rejectedCacheSize) {
-    this(maxConcurrentFetches, maxEntriesPerJoin, maxDepth, fetchTimeout, rejectedCacheSize,
-        OrbitDbLog.VERIFIED_CACHE);
-  }
+      new LogConfig(16, 100_000, 100_000, Duration.ofSeconds(30));
 
   /** A log of this node alone. */
   public LogConfig(final int maxConcurrentFetches, final int maxEntriesPerJoin,
-      final int maxDepth, final Duration fetchTimeout, final int rejectedCacheSize,
-      final int verifiedCacheSize) {
-    this(maxConcurrentFetches, maxEntriesPerJoin, maxDepth, fetchTimeout, rejectedCacheSize,
-        verifiedCacheSize, "");
+      final int maxDepth, final Duration fetchTimeout) {
+    this(maxConcurrentFetches, maxEntriesPerJoin, maxDepth, fetchTimeout, "");
   }
 
   public LogConfig {
@@ -50,12 +38,8 @@ public record LogConfig(int maxConcurrentFetches, int maxEntriesPerJoin, int max
     if (!stateScope.matches("[A-Za-z0-9]{0,128}")) {
       throw new IllegalArgumentException("stateScope must be up to 128 letters and digits");
     }
-    if (verifiedCacheSize < 1) {
-      throw new IllegalArgumentException("verifiedCacheSize must be positive");
-    }
     Objects.requireNonNull(fetchTimeout, "fetchTimeout");
-    if (maxConcurrentFetches < 1 || maxEntriesPerJoin < 1 || maxDepth < 1
-        || rejectedCacheSize < 1) {
+    if (maxConcurrentFetches < 1 || maxEntriesPerJoin < 1 || maxDepth < 1) {
       throw new IllegalArgumentException("log limits must be positive");
     }
     if (fetchTimeout.isNegative() || fetchTimeout.isZero()) {
@@ -64,28 +48,20 @@ public record LogConfig(int maxConcurrentFetches, int maxEntriesPerJoin, int max
   }
 
   public LogConfig withMaxEntriesPerJoin(final int value) {
-    return new LogConfig(maxConcurrentFetches, value, maxDepth, fetchTimeout, rejectedCacheSize,
-        verifiedCacheSize, stateScope);
+    return new LogConfig(maxConcurrentFetches, value, maxDepth, fetchTimeout, stateScope);
   }
 
   public LogConfig withMaxDepth(final int value) {
     return new LogConfig(maxConcurrentFetches, maxEntriesPerJoin, value, fetchTimeout,
-        rejectedCacheSize, verifiedCacheSize, stateScope);
+        stateScope);
   }
 
   public LogConfig withMaxConcurrentFetches(final int value) {
-    return new LogConfig(value, maxEntriesPerJoin, maxDepth, fetchTimeout, rejectedCacheSize,
-        verifiedCacheSize, stateScope);
-  }
-
-  public LogConfig withVerifiedCacheSize(final int value) {
-    return new LogConfig(maxConcurrentFetches, maxEntriesPerJoin, maxDepth, fetchTimeout,
-        rejectedCacheSize, value, stateScope);
+    return new LogConfig(value, maxEntriesPerJoin, maxDepth, fetchTimeout, stateScope);
   }
 
   /** The log's state scoped to this node among several on one datastore ({@code stateScope}). */
   public LogConfig withStateScope(final String value) {
-    return new LogConfig(maxConcurrentFetches, maxEntriesPerJoin, maxDepth, fetchTimeout,
-        rejectedCacheSize, verifiedCacheSize, value);
+    return new LogConfig(maxConcurrentFetches, maxEntriesPerJoin, maxDepth, fetchTimeout, value);
   }
 }

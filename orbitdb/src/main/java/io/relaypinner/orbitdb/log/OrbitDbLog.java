@@ -61,15 +61,16 @@ import org.slf4j.LoggerFactory;
  * <p><b>The frontier</b> ({@link #missing()}) is the set of blocks named but not verified: a
  * block whose fetch failed is retried by later joins with exponential back-off (from
  * {@link #RETRY_MIN} to {@link #RETRY_MAX} on the injected {@link Clock}), so a parent that never
- * arrives costs one fetch per back-off period, never a fetch per join. At most
- * {@link #MAX_MISSING} blocks are missing and {@link #MAX_INCOMPLETE} entries incomplete: an
- * entry that would exceed either is not accepted now (counted {@code bound.missing} or
- * {@code bound.incomplete}) and stays on the frontier.
+ * arrives costs one fetch per back-off period, never a fetch per join. How many blocks may be
+ * missing and entries incomplete is the node's {@link LogMemory}: at most half of its budget in
+ * one log, and the whole budget in all logs together. An entry that would exceed either is not
+ * accepted now (counted {@code bound.missing}, {@code bound.incomplete}, or {@code -all} when
+ * all logs' budget is spent) and stays on the frontier.
  *
- * <p><b>Memory.</b> What the log holds in memory is its heads, the frontier, the incomplete
- * entries (with the reverse map) and an LRU of recently verified
- * entries; whether an older entry was verified is read from its marker in the datastore. So a
- * log's memory does not grow with its length.
+ * <p><b>Memory.</b> What the log holds in memory is its heads, the frontier and the incomplete
+ * entries (with the reverse map); whether an entry was verified is looked up in the node's
+ * {@link LogMemory} LRU, else read from its marker in the datastore. So a log's memory does not
+ * grow with its length, and all logs' together do not grow with their number.
  *
  * <p><b>Durability.</b> Entry and identity blocks are staged in the blockstore ({@link
  * Blockstore#stage}: visible at once, not yet fsynced) as each entry verifies; when the join
@@ -88,21 +89,13 @@ import org.slf4j.LoggerFactory;
 public final class OrbitDbLog {
   private static final Logger LOG = LoggerFactory.getLogger(OrbitDbLog.class);
 
-  /** Most blocks missing at once (the frontier), also bounds {@code pending} of old stores. */
-  public static final int MAX_MISSING = 10_000;
-  /** Most verified entries waiting for a parent at once. */
-  public static final int MAX_INCOMPLETE = 200_000;
   /** First retry delay of a block whose fetch failed. */
   public static final Duration RETRY_MIN = Duration.ofSeconds(1);
   /** Longest retry delay of a block whose fetch keeps failing. */
   public static final Duration RETRY_MAX = Duration.ofMinutes(2);
   /** CIDs per datastore record (a record holds at most 1 MiB). */
   private static final int BATCH = 10_000;
-  /** Verified entries remembered in memory by default ({@link LogConfig#verifiedCacheSize()}). */
-  public static final int VERIFIED_CACHE = 4_096;
   private static final byte[] MARKER = new byte[0];
-  /** Kept for readers of the old name: the frontier's bound. */
-  public static final int MAX_PENDING = MAX_MISSING;
 
   private final OrbitDbAddress address;
   private final EntryVerifier verifier;
@@ -121,12 +114,13 @@ public final class OrbitDbLog {
   /** The number of verified entries. */
   private long size;
   /**
-   * Recently verified entries (an LRU of {@link #VERIFIED_CACHE}); every verified entry has a
-   * marker in the datastore, read when the cache misses, so memory does not grow with the log.
+   * This log's part of the node's {@link LogMemory}: the recently verified and rejected entries,
+   * and the budget of incomplete entries and missing blocks. Every verified entry has a marker in
+   * the datastore, read when the cache misses, so memory does not grow with the log.
    */
-  private final Map<Cid, Boolean> recent;
+  private final LogMemory.Share memory;
   /** Verified by a join that has not written their markers yet. */
-  private final Set<Cid> unpersisted = new HashSet<>();
+  private Set<Cid> unpersisted = new HashSet<>();
   /** A join's write failed (datastore unavailable): the next join writes the state. */
   private boolean unsaved;
   /** The incomplete entries changed since they were last written. */
@@ -135,14 +129,13 @@ public final class OrbitDbLog {
   private int incompleteRecords;
   private final Set<Cid> heads = new LinkedHashSet<>();
   /** Block not complete yet (missing, or verified but incomplete) to the entries waiting on it. */
-  private final Map<Cid, List<Cid>> waiting = new HashMap<>();
+  private Map<Cid, List<Cid>> waiting = new HashMap<>();
   /** Incomplete verified entry to the number of its parents not complete yet. */
-  private final Map<Cid, Integer> unresolved = new HashMap<>();
+  private Map<Cid, Integer> unresolved = new HashMap<>();
   /** The frontier: blocks named and not verified, with their retry schedule. */
-  private final Map<Cid, Retry> missing = new LinkedHashMap<>();
+  private Map<Cid, Retry> missing = new LinkedHashMap<>();
   /** Blocks some join processes now (others skip them). */
   private final Set<Cid> processing = new HashSet<>();
-  private final Map<Cid, Boolean> rejectedCids;
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
 
   /** When a missing block may be fetched again. */
@@ -171,7 +164,7 @@ public final class OrbitDbLog {
   }
 
   /**
-   * Opens the replica, loading its persisted state.
+   * Opens the replica with a {@link LogMemory} budget of its own, loading its persisted state.
    *
    * @param executor runs decoding and verification (never a Netty event loop)
    * @param clock times the retries of missing blocks
@@ -179,6 +172,21 @@ public final class OrbitDbLog {
   public OrbitDbLog(final OrbitDbAddress address, final EntryVerifier verifier,
       final Blockstore blockstore, final BlockFetcher fetcher, final Datastore datastore,
       final LogConfig config, final Executor executor, final Clock clock) {
+    this(address, verifier, blockstore, fetcher, datastore, config, new LogMemory(), executor,
+        clock);
+  }
+
+  /**
+   * Opens the replica, loading its persisted state.
+   *
+   * @param memory the budget shared by every log of the node
+   * @param executor runs decoding and verification (never a Netty event loop)
+   * @param clock times the retries of missing blocks
+   */
+  public OrbitDbLog(final OrbitDbAddress address, final EntryVerifier verifier,
+      final Blockstore blockstore, final BlockFetcher fetcher, final Datastore datastore,
+      final LogConfig config, final LogMemory memory, final Executor executor,
+      final Clock clock) {
     this.address = Objects.requireNonNull(address, "address");
     this.verifier = Objects.requireNonNull(verifier, "verifier");
     if (!verifier.address().equals(address)) {
@@ -196,26 +204,11 @@ public final class OrbitDbLog {
     // count, frontier and heads): a marker another node wrote says nothing of this node's heads.
     this.keyPrefix = keyPrefix(address)
         + (scoped ? "r/" + config.stateScope() + "/" : "");
-    final int verifiedCacheSize = config.verifiedCacheSize();
-    this.recent = new LinkedHashMap<>(16, 0.75f, true) {
-      private static final long serialVersionUID = 1L;
-
-      @Override
-      protected boolean removeEldestEntry(final Map.Entry<Cid, Boolean> eldest) {
-        return size() > verifiedCacheSize;
-      }
-    };
-    final int rejectedCacheSize = config.rejectedCacheSize();
-    this.rejectedCids = java.util.Collections.synchronizedMap(
-        new LinkedHashMap<>(16, 0.75f, false) {
-          private static final long serialVersionUID = 1L;
-
-          @Override
-          protected boolean removeEldestEntry(final Map.Entry<Cid, Boolean> eldest) {
-            return size() > rejectedCacheSize;
-          }
-        });
+    this.memory = Objects.requireNonNull(memory, "memory").share(this);
     load();
+    synchronized (lock) {
+      report();
+    }
   }
 
   public OrbitDbAddress address() {
@@ -307,15 +300,21 @@ public final class OrbitDbLog {
   }
 
   /**
-   * Entries this log holds in memory now (recently verified, not yet written, incomplete, heads,
-   * missing): bounded by {@link LogConfig#verifiedCacheSize()}, the join limits and
-   * {@link #MAX_INCOMPLETE} and {@link #MAX_MISSING}, not by the log's length.
+   * Entries this log holds in memory now (not yet written, incomplete, heads, missing): bounded
+   * by the join limits and its {@link LogMemory} share, not by the log's length.
    */
   public int entriesInMemory() {
     synchronized (lock) {
-      return recent.size() + unpersisted.size() + unresolved.size() + heads.size()
-          + missing.size();
+      return unpersisted.size() + unresolved.size() + heads.size() + missing.size();
     }
+  }
+
+  /**
+   * Gives this log's incomplete entries and missing blocks back to the node's {@link LogMemory}
+   * (the log is no longer followed); also done when the log is garbage-collected.
+   */
+  public void release() {
+    memory.release();
   }
 
   /** The number of verified entries that wait for a parent. */
@@ -377,8 +376,9 @@ public final class OrbitDbLog {
    * Counters: {@code accepted}, {@code rejected.<reason>}, {@code unavailable} (a fetch of an
    * entry or its identity failed; retried with back-off), {@code deferred} (a missing block
    * skipped because its back-off has not passed), {@code truncated}, {@code duplicate},
-   * {@code completed}, {@code bound.missing}, {@code bound.incomplete},
-   * {@code identity-not-stored}.
+   * {@code completed}, {@code bound.missing}, {@code bound.incomplete} (this log's half of the
+   * {@link LogMemory} budget), {@code bound.missing-all}, {@code bound.incomplete-all} (all
+   * logs' budget), {@code identity-not-stored}.
    */
   public Map<String, Long> counters() {
     final Map<String, Long> out = new java.util.TreeMap<>();
@@ -399,7 +399,7 @@ public final class OrbitDbLog {
    * when the access controller changed (a grant may admit an entry refused before).
    */
   public void forgetRejections() {
-    rejectedCids.clear();
+    memory.forgetRejections();
   }
 
   /** Joins the entry with this CID (a head a peer named) and everything it links to. */
@@ -477,12 +477,13 @@ public final class OrbitDbLog {
       rejected.merge(reason, 1, Integer::sum);
       count("rejected." + reason.label());
       if (cid != null && reason != RejectReason.IDENTITY_UNAVAILABLE) {
-        rejectedCids.put(cid, Boolean.TRUE);
+        memory.rejected(cid);
         final List<Cid> done = new ArrayList<>();
         synchronized (lock) {
           missing.remove(cid);
           // A refused block resolves the entries waiting on it: nothing more can come.
           resolve(cid, done);
+          report();
         }
         completed.addAll(done);
       }
@@ -519,7 +520,7 @@ public final class OrbitDbLog {
       synchronized (this) {
         while (inFlight < config.maxConcurrentFetches() && !queue.isEmpty()) {
           final Item item = queue.poll();
-          if (rejectedCids.containsKey(item.cid())) {
+          if (memory.isRejected(item.cid())) {
             continue;
           }
           if (processed >= config.maxEntriesPerJoin() || item.depth() > config.maxDepth()) {
@@ -615,10 +616,8 @@ public final class OrbitDbLog {
             final Retry retry = missing.get(item.cid());
             if (retry != null) {
               missing.put(item.cid(), retry.failed(now));
-            } else if (missing.size() < MAX_MISSING) {
-              missing.put(item.cid(), Retry.now().failed(now));
             } else {
-              count("bound.missing");
+              addMissing(item.cid(), Retry.now().failed(now));
             }
           }
         }
@@ -640,11 +639,12 @@ public final class OrbitDbLog {
       final long now = clock.millis();
       synchronized (lock) {
         final Retry retry = missing.get(cid);
-        if (retry != null || missing.size() < MAX_MISSING) {
-          missing.put(cid, new Retry(retry == null ? 0 : retry.attempts(),
-              now + RETRY_MIN.toMillis()));
+        final Retry next = new Retry(retry == null ? 0 : retry.attempts(),
+            now + RETRY_MIN.toMillis());
+        if (retry != null) {
+          missing.put(cid, next);
         } else {
-          count("bound.missing");
+          addMissing(cid, next);
         }
       }
     }
@@ -701,8 +701,11 @@ public final class OrbitDbLog {
           }
           final long now = clock.millis();
           synchronized (lock) {
-            if (missing.containsKey(cid) || missing.size() < MAX_MISSING) {
-              missing.put(cid, missing.getOrDefault(cid, Retry.now()).failed(now));
+            final Retry retry = missing.get(cid);
+            if (retry != null) {
+              missing.put(cid, retry.failed(now));
+            } else {
+              addMissing(cid, Retry.now().failed(now));
             }
           }
         }
@@ -732,11 +735,7 @@ public final class OrbitDbLog {
           if (truncated) {
             for (final Item item : queue) {
               if (!missing.containsKey(item.cid()) && !isVerified(item.cid())) {
-                if (missing.size() < MAX_MISSING) {
-                  missing.put(item.cid(), Retry.now());
-                } else {
-                  count("bound.missing");
-                }
+                addMissing(item.cid(), Retry.now());
               }
             }
           }
@@ -752,6 +751,8 @@ public final class OrbitDbLog {
               LOG.debug("{}: log state not written now: {}", address, e.getMessage());
             }
           }
+          report();
+          compact();
           headsNow = Set.copyOf(heads);
           complete = unresolved.isEmpty() && missing.isEmpty() && !unsaved;
         }
@@ -766,14 +767,55 @@ public final class OrbitDbLog {
    * incomplete) or marked in the datastore; caller holds {@link #lock}.
    */
   private boolean isVerified(final Cid cid) {
-    if (recent.containsKey(cid) || unpersisted.contains(cid) || unresolved.containsKey(cid)) {
+    if (unpersisted.contains(cid) || unresolved.containsKey(cid) || memory.isVerified(cid)) {
       return true;
     }
     if (datastore.get(entryKey(cid)).isPresent()) {
-      recent.put(cid, Boolean.TRUE);
+      memory.verified(cid);
       return true;
     }
     return false;
+  }
+
+  /**
+   * Puts {@code cid} on the frontier if this log's and all logs' budget of missing blocks allow,
+   * else counts the bound; caller holds {@link #lock}.
+   */
+  private void addMissing(final Cid cid, final Retry retry) {
+    report();
+    final String bound = memory.missingBound(missing.size() + 1);
+    if (bound == null) {
+      missing.put(cid, retry);
+      report();
+    } else {
+      count(bound);
+    }
+  }
+
+  /**
+   * Replaces the empty maps and sets by new ones: a hash table never shrinks, and one long join
+   * (a first sync walks the whole history back from its head, every entry incomplete until the
+   * first one arrives) would leave each with room for the whole history; caller holds
+   * {@link #lock}.
+   */
+  private void compact() {
+    if (unresolved.isEmpty()) {
+      unresolved = new HashMap<>();
+    }
+    if (waiting.isEmpty()) {
+      waiting = new HashMap<>();
+    }
+    if (missing.isEmpty()) {
+      missing = new LinkedHashMap<>();
+    }
+    if (unpersisted.isEmpty()) {
+      unpersisted = new HashSet<>();
+    }
+  }
+
+  /** Tells the node's {@link LogMemory} this log's sizes; caller holds {@link #lock}. */
+  private void report() {
+    memory.report(unresolved.size(), missing.size());
   }
 
   private String entryKey(final Cid cid) {
@@ -798,7 +840,7 @@ public final class OrbitDbLog {
     final List<Cid> absent = new ArrayList<>();
     int newMissing = 0;
     for (final Cid parent : parents) {
-      if (parent.equals(cid) || rejectedCids.containsKey(parent)) {
+      if (parent.equals(cid) || memory.isRejected(parent)) {
         continue;
       }
       if (unresolved.containsKey(parent)) {
@@ -815,17 +857,21 @@ public final class OrbitDbLog {
       }
     }
     if (bounded && !open.isEmpty()) {
-      if (unresolved.size() >= MAX_INCOMPLETE) {
-        return "bound.incomplete";
+      report();
+      final String incompleteBound = memory.incompleteBound(unresolved.size() + 1);
+      if (incompleteBound != null) {
+        return incompleteBound;
       }
-      if (missing.size() + newMissing - (missing.containsKey(cid) ? 1 : 0) > MAX_MISSING) {
-        return "bound.missing";
+      final String missingBound = memory.missingBound(
+          missing.size() + newMissing - (missing.containsKey(cid) ? 1 : 0));
+      if (missingBound != null) {
+        return missingBound;
       }
     }
     missing.remove(cid);
     if (fresh) {
       size++;
-      recent.put(cid, Boolean.TRUE);
+      memory.verified(cid);
       unpersisted.add(cid);
       for (final Cid parent : parents) {
         heads.remove(parent);
@@ -839,7 +885,8 @@ public final class OrbitDbLog {
       waiting.computeIfAbsent(parent, k -> new ArrayList<>(2)).add(cid);
     }
     for (final Cid parent : absent) {
-      if (!missing.containsKey(parent) && missing.size() < MAX_MISSING) {
+      if (!missing.containsKey(parent) && (!bounded || memory.missingBound(missing.size() + 1)
+          == null)) {
         missing.put(parent, Retry.now());
       }
       follow.add(parent);
@@ -852,6 +899,7 @@ public final class OrbitDbLog {
     } else {
       unresolved.put(cid, open.size());
     }
+    report();
     return null;
   }
 
@@ -957,7 +1005,8 @@ public final class OrbitDbLog {
       datastore.get(keyPrefix + "heads").ifPresent(bytes -> heads.addAll(decodeCids(bytes)));
       datastore.get(keyPrefix + "pending").ifPresent(bytes -> {
         for (final Cid cid : decodeCids(bytes)) {
-          if (missing.size() < MAX_MISSING) {
+          // Restored as written (it was within the bounds then), up to this log's share.
+          if (missing.size() < memory.missingShare()) {
             missing.putIfAbsent(cid, Retry.now());
           }
         }
@@ -1026,7 +1075,7 @@ public final class OrbitDbLog {
       }
       datastore.get(keyPrefix + "pending").ifPresent(bytes -> {
         for (final Cid cid : decodeCids(bytes)) {
-          if (missing.size() < MAX_MISSING && !isVerified(cid)) {
+          if (missing.size() < memory.missingShare() && !isVerified(cid)) {
             missing.putIfAbsent(cid, Retry.now());
           }
         }

@@ -53,6 +53,11 @@ class OrbitDbLogCompletenessTest {
   }
 
   private OrbitDbLog log(final OrbitDbAddress address, final LogConfig config) {
+    return log(address, config, new LogMemory());
+  }
+
+  private OrbitDbLog log(final OrbitDbAddress address, final LogConfig config,
+      final LogMemory memory) {
     final Manifest manifest = Manifest.decode(address, remote.get(address.manifest())
         .orElseThrow());
     final IpfsAccessController ac = IpfsAccessController.decode(manifest.accessController(),
@@ -60,7 +65,7 @@ class OrbitDbLogCompletenessTest {
     final Identities identities = new Identities(local, fetcher, IdentityVerifiers.defaults(),
         Runnable::run, 100);
     return new OrbitDbLog(address, new EntryVerifier(address, ac, identities, Runnable::run),
-        local, fetcher, datastore, config, Runnable::run, clock);
+        local, fetcher, datastore, config, memory, Runnable::run, clock);
   }
 
   private OrbitDbAddress database(final String name, final JavaWriter... writers) {
@@ -304,18 +309,20 @@ class OrbitDbLogCompletenessTest {
   void longLog_shouldHoldBoundedMemory_andReopenFromItsMarkers() throws Exception {
     final OrbitDbAddress address = database("long", writer);
     final List<Entry> chain = writer.chain(remote, address, 40);
-    final LogConfig small = LogConfig.DEFAULT.withVerifiedCacheSize(8);
-    final OrbitDbLog log = log(address, small);
+    final LogMemory memory = new LogMemory(8, 8, 1_000, 1_000);
+    final OrbitDbLog log = log(address, LogConfig.DEFAULT, memory);
 
     get(log.join(chain.get(39).cid()));
 
     assertThat(log.size()).isEqualTo(40);
     assertThat(log.isComplete()).isTrue();
-    assertThat(log.entriesInMemory()).isLessThanOrEqualTo(8 + 1);
+    // The head; the verified entries it remembers are in the node's LRU of 8.
+    assertThat(log.entriesInMemory()).isEqualTo(1);
+    assertThat(memory.verifiedCached()).isLessThanOrEqualTo(8);
     assertThat(log.contains(chain.get(0).cid())).isTrue();
     assertThat(log.entries()).hasSize(40);
 
-    final OrbitDbLog reopened = log(address, small);
+    final OrbitDbLog reopened = log(address, LogConfig.DEFAULT, memory);
     assertThat(reopened.size()).isEqualTo(40);
     assertThat(reopened.isComplete()).isTrue();
     assertThat(reopened.heads()).containsExactly(chain.get(39).cid());

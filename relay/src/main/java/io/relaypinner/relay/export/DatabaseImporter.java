@@ -116,8 +116,7 @@ public final class DatabaseImporter {
     final ReplicaContext context = new ReplicaContext(blockstore, datastore, fromCar,
         new Identities(blockstore, fromCar, IdentityVerifiers.defaults(), executor,
             Identities.DEFAULT_CACHE_SIZE), executor,
-        new LogConfig(d.maxConcurrentFetches(), d.maxEntriesPerJoin(), d.maxDepth(), timeout,
-            d.rejectedCacheSize()));
+        new LogConfig(d.maxConcurrentFetches(), d.maxEntriesPerJoin(), d.maxDepth(), timeout));
     final OrbitDbReplica replica;
     try {
       replica = OrbitDbReplica.open(address, context).get(timeout.toMillis(),

@@ -10,7 +10,8 @@ import java.util.TreeMap;
  * Replication metrics, read from the service's counters at scrape time:
  * {@code relay_orbitdb_replication_events_total{event}} (heads by source, joins, refused entries
  * by reason, heads-exchange streams and closes, opening failures by kind),
- * {@code relay_orbitdb_replicas}, {@code relay_orbitdb_media_pins_in_flight} and
+ * {@code relay_orbitdb_replicas}, {@code relay_orbitdb_log_memory{held}},
+ * {@code relay_orbitdb_media_pins_in_flight} and
  * {@code relay_orbitdb_media_pins_total{result}}. Event names never carry peer-chosen text (an
  * unknown controller type is folded into its kind), so the label set stays bounded.
  */
@@ -41,6 +42,21 @@ public final class ReplicationMetrics {
         .help("Bytes of heads waiting in the databases' inboxes (bounded: 1 MiB per database, "
             + "16 MiB in all)")
         .callback(callback -> callback.call(service.inboxBytes()))
+        .register(registry);
+    final io.relaypinner.orbitdb.log.LogMemory logMemory =
+        service.replicas().context().logMemory();
+    GaugeWithCallback.builder()
+        .name("relay_orbitdb_log_memory")
+        .help("What all logs hold in memory together, by kind: incomplete entries, missing "
+            + "blocks, remembered verified and rejected entries (bounded by the shared log "
+            + "memory budget; half of each at most in one log)")
+        .labelNames("held")
+        .callback(callback -> {
+          callback.call(logMemory.incomplete(), "incomplete");
+          callback.call(logMemory.missing(), "missing");
+          callback.call(logMemory.verifiedCached(), "verified");
+          callback.call(logMemory.rejectedCached(), "rejected");
+        })
         .register(registry);
     GaugeWithCallback.builder()
         .name("relay_orbitdb_sessions")

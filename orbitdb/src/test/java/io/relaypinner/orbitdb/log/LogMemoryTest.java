@@ -1,0 +1,198 @@
+package io.relaypinner.orbitdb.log;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
+import io.relaypinner.ipfs.dagcbor.DagCbor;
+import io.relaypinner.ipfs.dagcbor.DagCborValue;
+import io.relaypinner.ipfs.datastore.MemoryDatastore;
+import io.relaypinner.multiformats.Cid;
+import io.relaypinner.orbitdb.BlockFetcher;
+import io.relaypinner.orbitdb.BlockstoreFetcher;
+import io.relaypinner.orbitdb.JavaWriter;
+import io.relaypinner.orbitdb.Manifest;
+import io.relaypinner.orbitdb.OrbitDbAddress;
+import io.relaypinner.orbitdb.access.IpfsAccessController;
+import io.relaypinner.orbitdb.identity.Identities;
+import io.relaypinner.orbitdb.identity.IdentityVerifiers;
+import io.relaypinner.testkit.MutableClock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.NoSuchElementException;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The memory budget all logs of a node share ({@link LogMemory}): however many databases a node
+ * follows, their incomplete entries, missing blocks and remembered entries stay within one
+ * budget, and no single database takes more than half of it.
+ */
+class LogMemoryTest {
+  private final MemoryBlockstore remote = new MemoryBlockstore();
+  private final MemoryBlockstore local = new MemoryBlockstore();
+  private final MemoryDatastore datastore = new MemoryDatastore();
+  private final Set<Cid> withheld = ConcurrentHashMap.newKeySet();
+  private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+  private final BlockFetcher fetcher = cid -> withheld.contains(cid)
+      ? CompletableFuture.failedFuture(new NoSuchElementException("withheld"))
+      : new BlockstoreFetcher(remote).fetch(cid);
+  private final JavaWriter writer = new JavaWriter();
+
+  private OrbitDbLog log(final OrbitDbAddress address, final LogMemory memory) {
+    final Manifest manifest = Manifest.decode(address, remote.get(address.manifest())
+        .orElseThrow());
+    final IpfsAccessController ac = IpfsAccessController.decode(manifest.accessController(),
+        remote.get(manifest.accessController().ipfsManifest()).orElseThrow());
+    final Identities identities = new Identities(local, fetcher, IdentityVerifiers.defaults(),
+        Runnable::run, 100);
+    return new OrbitDbLog(address, new EntryVerifier(address, ac, identities, Runnable::run),
+        local, fetcher, datastore, LogConfig.DEFAULT, memory, Runnable::run, clock);
+  }
+
+  private OrbitDbAddress database(final String name) {
+    remote.put(writer.identityCid(), writer.identityBlock());
+    return JavaWriter.database(remote, name, List.of(writer.id()));
+  }
+
+  /** A log of {@code length} entries whose first entry never arrives, joined from its head. */
+  private OrbitDbLog withGap(final String name, final int length, final LogMemory memory)
+      throws Exception {
+    final OrbitDbAddress address = database(name);
+    final List<Entry> chain = writer.chain(remote, address, length);
+    withheld.add(chain.get(0).cid());
+    final OrbitDbLog log = log(address, memory);
+    get(log.join(chain.get(length - 1).cid()));
+    return log;
+  }
+
+  /** An entry naming {@code count} blocks that exist nowhere. */
+  private Entry namingAbsentBlocks(final OrbitDbAddress address, final int count) {
+    final List<Cid> absent = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      absent.add(DagCbor.cid(DagCbor.encode(DagCborValue.of(address + "/absent/" + i))));
+    }
+    final Entry entry = Entry.decode(writer.entry(address, count + 1L, absent.subList(0, 1),
+        absent.subList(1, count), DagCborValue.of("x")));
+    remote.put(entry.cid(), entry.block());
+    return entry;
+  }
+
+  private static JoinResult get(final CompletableFuture<JoinResult> f) throws Exception {
+    return f.get(10, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void incompleteEntries_shouldStayWithinHalfTheBudgetPerLog_andTheBudgetInAll()
+      throws Exception {
+    final LogMemory memory = new LogMemory(64, 64, 20, 1_000);
+
+    final OrbitDbLog first = withGap("first", 30, memory);
+    assertThat(first.incompleteCount()).isEqualTo(10);
+    assertThat(first.counters()).containsKey("bound.incomplete");
+    final OrbitDbLog second = withGap("second", 30, memory);
+    assertThat(second.incompleteCount()).isEqualTo(10);
+    assertThat(memory.incomplete()).isEqualTo(20);
+
+    // The budget is spent: a third database's entries wait on its frontier, counted.
+    final OrbitDbLog third = withGap("third", 3, memory);
+    assertThat(third.incompleteCount()).isZero();
+    assertThat(third.counters()).containsEntry("bound.incomplete-all", 1L);
+    assertThat(third.missing()).hasSize(1);
+    assertThat(memory.incomplete()).isEqualTo(20);
+
+    // Unfollowing a database gives its share back; the third one's entries then go in.
+    first.release();
+    assertThat(memory.incomplete()).isEqualTo(10);
+    clock.advance(OrbitDbLog.RETRY_MIN);
+    get(third.resume());
+    assertThat(third.incompleteCount()).isEqualTo(2);
+    assertThat(memory.incomplete()).isEqualTo(12);
+  }
+
+  @Test
+  void aLogThatCompletes_shouldGiveItsIncompleteEntriesAndMissingBlocksBack() throws Exception {
+    final LogMemory memory = new LogMemory(64, 64, 20, 20);
+    final OrbitDbAddress address = database("gap");
+    final List<Entry> chain = writer.chain(remote, address, 5);
+    withheld.add(chain.get(0).cid());
+    final OrbitDbLog log = log(address, memory);
+    get(log.join(chain.get(4).cid()));
+    assertThat(memory.incomplete()).isEqualTo(4);
+    assertThat(memory.missing()).isEqualTo(1);
+
+    withheld.clear();
+    clock.advance(OrbitDbLog.RETRY_MIN);
+    assertThat(get(log.resume()).complete()).isTrue();
+    assertThat(memory.incomplete()).isZero();
+    assertThat(memory.missing()).isZero();
+  }
+
+  @Test
+  void missingBlocks_shouldStayWithinHalfTheBudgetPerLog_andTheBudgetInAll() throws Exception {
+    final LogMemory memory = new LogMemory(64, 64, 1_000, 20);
+    final OrbitDbAddress one = database("one");
+    final OrbitDbLog first = log(one, memory);
+    // One signed entry naming 50 blocks that do not exist is refused whole, not half-taken.
+    get(first.join(namingAbsentBlocks(one, 50).cid()));
+    assertThat(first.counters()).containsEntry("bound.missing", 1L);
+    assertThat(first.size()).isZero();
+    get(first.join(namingAbsentBlocks(one, 9).cid()));
+    assertThat(first.size()).isEqualTo(1);
+
+    final OrbitDbAddress two = database("two");
+    final OrbitDbLog second = log(two, memory);
+    get(second.join(namingAbsentBlocks(two, 9).cid()));
+    assertThat(second.size()).isEqualTo(1);
+    final long held = memory.missing();
+    assertThat(held).isLessThanOrEqualTo(20);
+
+    final OrbitDbAddress three = database("three");
+    final OrbitDbLog third = log(three, memory);
+    get(third.join(namingAbsentBlocks(three, 5).cid()));
+    assertThat(third.size()).isZero();
+    assertThat(third.counters()).containsKey("bound.missing-all");
+    assertThat(memory.missing()).isLessThanOrEqualTo(20);
+  }
+
+  @Test
+  void rejectedEntries_shouldBeRememberedInOneLruForAllLogs_andForgottenPerLog()
+      throws Exception {
+    final LogMemory memory = new LogMemory(64, 4, 1_000, 1_000);
+    final JavaWriter stranger = new JavaWriter();
+    remote.put(stranger.identityCid(), stranger.identityBlock());
+    final List<OrbitDbLog> logs = new ArrayList<>();
+    for (final String name : List.of("a", "b")) {
+      final OrbitDbAddress address = database(name);
+      final OrbitDbLog log = log(address, memory);
+      logs.add(log);
+      for (int i = 0; i < 3; i++) {
+        final Entry refused = Entry.decode(stranger.entry(address, i + 1, List.of(), List.of(),
+            DagCborValue.of(name + i)));
+        remote.put(refused.cid(), refused.block());
+        assertThat(get(log.join(refused.cid())).rejected()).isNotEmpty();
+      }
+    }
+    assertThat(memory.rejectedCached()).isEqualTo(4);
+
+    logs.get(1).forgetRejections();
+    assertThat(memory.rejectedCached()).isEqualTo(1);
+  }
+
+  @Test
+  void aLogDroppedWithoutRelease_shouldGiveItsShareBackOnceCollected() throws Exception {
+    final LogMemory memory = new LogMemory(64, 64, 1_000, 1_000);
+    withGap("dropped", 5, memory);
+    assertThat(memory.incomplete()).isEqualTo(4);
+    final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (memory.incomplete() != 0 && System.nanoTime() < deadline) {
+      System.gc();
+      Thread.sleep(50);
+    }
+    assertThat(memory.incomplete()).isZero();
+    assertThat(memory.missing()).isZero();
+  }
+}
