@@ -25,7 +25,7 @@ final class DatabaseSession {
 
   private final OrbitDbAddress address;
   private final InboxBudget budget;
-  private final MediaLedger ledger = new MediaLedger();
+  private final MediaLedger ledger;
   private final java.util.concurrent.atomic.AtomicReference<String> rescan =
       new java.util.concurrent.atomic.AtomicReference<>();
   private final Deque<byte[]> heads = new ArrayDeque<>();
@@ -35,9 +35,17 @@ final class DatabaseSession {
   private int redialing;
   private boolean closed;
 
+  /** A session whose media ledger has a budget of its own. */
   DatabaseSession(final OrbitDbAddress address, final InboxBudget budget) {
+    this(address, budget, MediaBudget.defaults());
+  }
+
+  /** @param media the budget every database's media ledger shares */
+  DatabaseSession(final OrbitDbAddress address, final InboxBudget budget,
+      final MediaBudget media) {
     this.address = Objects.requireNonNull(address, "address");
     this.budget = Objects.requireNonNull(budget, "budget");
+    this.ledger = new MediaLedger(media);
   }
 
   OrbitDbAddress address() {
@@ -168,9 +176,10 @@ final class DatabaseSession {
     return bytes;
   }
 
-  /** Releases the inbox's bytes; later offers are dropped. */
+  /** Releases the inbox's bytes and the media ledger's CIDs; later offers are dropped. */
   synchronized void close() {
     closed = true;
+    ledger.close();
     takeHeads();
     notifyAll();
   }

@@ -20,6 +20,8 @@ final class DatabaseSessions {
   static final int MAX_SESSIONS = 2 * io.relaypinner.relay.pubsub.OrbitDbTopics.MAX_TOPICS;
 
   private final InboxBudget budget;
+  /** The media CIDs all sessions' ledgers remember together. */
+  private final MediaBudget media = MediaBudget.defaults();
   private final int maxSessions;
   private final Map<OrbitDbAddress, DatabaseSession> sessions = new ConcurrentHashMap<>();
   /** Controller database to the databases using it. Guarded by this. */
@@ -62,7 +64,7 @@ final class DatabaseSessions {
     if (sessions.size() >= maxSessions) {
       return Optional.empty();
     }
-    final DatabaseSession created = new DatabaseSession(address, budget);
+    final DatabaseSession created = new DatabaseSession(address, budget, media);
     sessions.put(address, created);
     return Optional.of(created);
   }
@@ -113,5 +115,10 @@ final class DatabaseSessions {
 
   int size() {
     return sessions.size();
+  }
+
+  /** Media CIDs all sessions' ledgers remember now (at most {@link MediaBudget#total()}). */
+  long mediaCids() {
+    return media.usedCids();
   }
 }

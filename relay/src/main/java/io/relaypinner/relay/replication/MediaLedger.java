@@ -16,25 +16,42 @@ import java.util.function.BooleanSupplier;
  * stored), and is reported at most once per database, once its pin finished. Another database
  * completing the same CID makes it eligible there, never here.
  *
- * <p>Bounded: at most {@link #MAX_AWAITING} incomplete entries with media are remembered (beyond
- * that their media is found by the next fallback scan, counted by the caller), and at most
- * {@link #MAX_REMEMBERED} eligible and reported CIDs each (oldest forgotten first; a forgotten
- * reported CID could be reported again, which only adds to {@code totalPinned}). Thread-safe.
+ * <p>Bounded, per database and in all: at most {@link #MAX_AWAITING} media CIDs named by
+ * incomplete entries are remembered (an entry whose media would exceed it, or the shared {@link
+ * MediaBudget}, is not remembered: its media is found by the next fallback scan, counted by the
+ * caller), and at most {@link #MAX_REMEMBERED} eligible and reported CIDs each (oldest forgotten
+ * first, also when the shared budget is spent; a forgotten reported CID could be reported again,
+ * which only adds to {@code totalPinned}; a CID that could not be remembered eligible at all is
+ * pinned but not reported for this database). {@link #close()} gives everything back.
+ * Thread-safe.
  */
 final class MediaLedger {
-  /** Incomplete entries naming media remembered at most. */
+  /** Media CIDs named by incomplete entries, remembered at most. */
   static final int MAX_AWAITING = 10_000;
   /** Eligible (and, separately, reported) media CIDs remembered at most. */
   static final int MAX_REMEMBERED = 10_000;
 
+  private final MediaBudget budget;
   private final Map<Cid, Set<Cid>> awaiting = new LinkedHashMap<>();
+  private int awaitingCids;
   private final Set<Cid> eligible = new LinkedHashSet<>();
   private final Set<Cid> reported = new LinkedHashSet<>();
+  private boolean closed;
+
+  /** A ledger with a budget of its own. */
+  MediaLedger() {
+    this(MediaBudget.defaults());
+  }
+
+  MediaLedger(final MediaBudget budget) {
+    this.budget = java.util.Objects.requireNonNull(budget, "budget");
+  }
 
   /**
    * An entry naming {@code media} was verified; {@code complete} tells whether its history is
-   * complete already (asked under the ledger's lock). Returns the media eligible now (empty when it waits), or null when the
-   * ledger is full and the entry was not remembered.
+   * complete already (asked under the ledger's lock). Returns the media eligible now (empty when
+   * it waits), or null when the ledger or the shared budget is full and the entry was not
+   * remembered.
    */
   synchronized List<Cid> onEntry(final Cid entry, final Set<Cid> media,
       final BooleanSupplier complete) {
@@ -46,10 +63,17 @@ final class MediaLedger {
     if (complete.getAsBoolean()) {
       return makeEligible(media);
     }
-    if (awaiting.size() >= MAX_AWAITING && !awaiting.containsKey(entry)) {
+    final Set<Cid> known = awaiting.get(entry);
+    final Set<Cid> adding = new LinkedHashSet<>(media);
+    if (known != null) {
+      adding.removeAll(known);
+    }
+    if (closed || awaitingCids + adding.size() > MAX_AWAITING
+        || !budget.reserve(adding.size())) {
       return null;
     }
-    awaiting.computeIfAbsent(entry, k -> new LinkedHashSet<>()).addAll(media);
+    awaiting.computeIfAbsent(entry, k -> new LinkedHashSet<>()).addAll(adding);
+    awaitingCids += adding.size();
     return List.of();
   }
 
@@ -62,6 +86,8 @@ final class MediaLedger {
     for (final Cid entry : entries) {
       final Set<Cid> media = awaiting.remove(entry);
       if (media != null) {
+        awaitingCids -= media.size();
+        budget.release(media.size());
         out.addAll(makeEligible(media));
       }
     }
@@ -85,6 +111,24 @@ final class MediaLedger {
     return awaiting.size();
   }
 
+  /** Media CIDs this ledger holds (awaiting, eligible and reported). */
+  synchronized int heldCids() {
+    return awaitingCids + eligible.size() + reported.size();
+  }
+
+  /** Gives every CID back to the shared budget; the ledger remembers nothing more. */
+  synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    budget.release(heldCids());
+    awaiting.clear();
+    awaitingCids = 0;
+    eligible.clear();
+    reported.clear();
+  }
+
   private List<Cid> makeEligible(final Collection<Cid> media) {
     final List<Cid> out = new ArrayList<>(media.size());
     for (final Cid cid : media) {
@@ -94,11 +138,25 @@ final class MediaLedger {
     return out;
   }
 
-  private static void remember(final Set<Cid> set, final Cid cid) {
-    set.remove(cid);
-    set.add(cid);
-    if (set.size() > MAX_REMEMBERED) {
+  /**
+   * Adds {@code cid} to {@code set} as its newest member: the oldest makes room when the set is
+   * at its bound or the shared budget is spent; nothing is added when neither allows it.
+   */
+  private void remember(final Set<Cid> set, final Cid cid) {
+    if (closed) {
+      return;
+    }
+    if (set.remove(cid)) {
+      set.add(cid);
+      return;
+    }
+    if (set.size() < MAX_REMEMBERED && budget.reserve(1)) {
+      set.add(cid);
+      return;
+    }
+    if (!set.isEmpty()) {
       set.remove(set.iterator().next());
+      set.add(cid);
     }
   }
 }

@@ -59,6 +59,12 @@ public final class ReplicationMetrics {
         })
         .register(registry);
     GaugeWithCallback.builder()
+        .name("relay_orbitdb_media_ledger_cids")
+        .help("Media CIDs the databases' ledgers remember together: named by incomplete "
+            + "entries, eligible, reported (bounded: 200,000 in all; per database 10,000 each)")
+        .callback(callback -> callback.call(service.mediaLedgerCids()))
+        .register(registry);
+    GaugeWithCallback.builder()
         .name("relay_orbitdb_sessions")
         .help("Databases with a replication session (followed, and their controllers' databases)")
         .callback(callback -> callback.call(service.sessionCount()))

@@ -217,6 +217,11 @@ public final class ReplicationService implements AutoCloseable {
     return sessions.size();
   }
 
+  /** Media CIDs the databases' ledgers remember together (awaiting, eligible, reported). */
+  public long mediaLedgerCids() {
+    return sessions.mediaCids();
+  }
+
   /** Entries waiting for their media before their pin. */
   public int entriesWaitingForMedia() {
     return blocks.waitingCount();

@@ -54,13 +54,61 @@ class MediaLedgerTest {
     assertThat(b.report(media)).isFalse();
   }
 
+  private static Set<Cid> media(final String prefix, final int count) {
+    final Set<Cid> out = new java.util.LinkedHashSet<>();
+    for (int i = 0; i < count; i++) {
+      out.add(cid(prefix + i));
+    }
+    return out;
+  }
+
   @Test
   void awaiting_shouldBeBounded() {
     final MediaLedger ledger = new MediaLedger();
     for (int i = 0; i < MediaLedger.MAX_AWAITING; i++) {
-      assertThat(ledger.onEntry(cid("e" + i), Set.of(media), () -> false)).isEmpty();
+      assertThat(ledger.onEntry(cid("e" + i), Set.of(cid("m" + i)), () -> false)).isEmpty();
     }
     assertThat(ledger.onEntry(cid("one more"), Set.of(media), () -> false)).isNull();
     assertThat(ledger.awaitingCount()).isEqualTo(MediaLedger.MAX_AWAITING);
+  }
+
+  @Test
+  void awaiting_shouldBeBoundedInMediaCids_notOnlyInEntries() {
+    // A hostile writer's incomplete entries each naming 1,000 media (the extractor's cap per
+    // payload): ten of them fill the ledger; before, 10,000 such entries (10 million CIDs) fit.
+    final MediaLedger ledger = new MediaLedger();
+    for (int i = 0; i < 10; i++) {
+      assertThat(ledger.onEntry(cid("e" + i), media("e" + i + "/", 1_000), () -> false))
+          .isEmpty();
+    }
+    assertThat(ledger.onEntry(cid("e10"), media("e10/", 1_000), () -> false)).isNull();
+    assertThat(ledger.heldCids()).isEqualTo(MediaLedger.MAX_AWAITING);
+  }
+
+  @Test
+  void ledgersOfAllDatabases_shouldShareOneBudget_andGiveItBackWhenClosed() {
+    final MediaBudget budget = new MediaBudget(2_500);
+    final MediaLedger a = new MediaLedger(budget);
+    final MediaLedger b = new MediaLedger(budget);
+    assertThat(a.onEntry(cid("a"), media("a/", 2_000), () -> false)).isEmpty();
+    // B's entry does not fit in what A left: not remembered (its media waits for a scan).
+    assertThat(b.onEntry(cid("b"), media("b/", 1_000), () -> false)).isNull();
+    assertThat(b.onEntry(cid("b2"), media("b2/", 500), () -> false)).isEmpty();
+    assertThat(budget.usedCids()).isEqualTo(2_500);
+
+    // Eligible media of A replaces A's own oldest when the budget is spent.
+    assertThat(a.onCompleted(List.of(cid("a")))).hasSize(2_000);
+    assertThat(a.heldCids()).isEqualTo(2_000);
+    assertThat(a.onEntry(cid("a3"), Set.of(cid("late")), () -> true)).containsExactly(
+        cid("late"));
+    assertThat(a.isEligible(cid("late"))).isTrue();
+    assertThat(a.isEligible(cid("a/0"))).isFalse();
+    assertThat(budget.usedCids()).isEqualTo(2_500);
+
+    a.close();
+    assertThat(budget.usedCids()).isEqualTo(500);
+    b.close();
+    assertThat(budget.usedCids()).isZero();
+    assertThat(a.onEntry(cid("after"), Set.of(media), () -> false)).isNull();
   }
 }
