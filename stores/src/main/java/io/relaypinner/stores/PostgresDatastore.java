@@ -226,6 +226,37 @@ public final class PostgresDatastore implements Datastore {
   }
 
   /**
+   * One page in the table's key order (byte-wise, {@code COLLATE "C"}: String order for keys
+   * without characters beyond U+FFFF), so that pages never skip or repeat a key; one round trip
+   * on the primary key's index.
+   */
+  @Override
+  public List<Entry> scan(final String prefix, final String after, final int limit) {
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be positive");
+    }
+    if (!prefix.isEmpty()) {
+      Datastore.checkKey(prefix);
+    }
+    return run("scan", c -> {
+      try (PreparedStatement s = c.prepareStatement(
+          "SELECT key, value FROM relay_datastore WHERE key LIKE ? ESCAPE '\\' AND key > ?"
+              + " ORDER BY key LIMIT ?")) {
+        s.setString(1, likePrefix(prefix));
+        s.setString(2, after == null ? "" : after);
+        s.setInt(3, limit);
+        final List<Entry> found = new ArrayList<>();
+        try (ResultSet r = s.executeQuery()) {
+          while (r.next()) {
+            found.add(new Entry(r.getString(1), r.getBytes(2)));
+          }
+        }
+        return found;
+      }
+    });
+  }
+
+  /**
    * One round trip ({@code SELECT 1}): how an outage is noticed to end when nothing else calls
    * the database.
    *

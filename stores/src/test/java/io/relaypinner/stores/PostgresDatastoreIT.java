@@ -56,6 +56,13 @@ class PostgresDatastoreIT {
       // LIKE wildcards in a prefix are literal.
       assertThat(two.scan("/kv/pins_")).extracting(Datastore.Entry::key)
           .containsExactly("/kv/pins_x");
+      // Pages: after a key, at most a limit, the prefix only.
+      assertThat(two.scan("/kv/pins/", null, 1)).extracting(Datastore.Entry::key)
+          .containsExactly("/kv/pins/a");
+      assertThat(two.scan("/kv/pins/", "/kv/pins/a", 5)).extracting(Datastore.Entry::key)
+          .containsExactly("/kv/pins/b");
+      assertThat(two.scan("/kv/pins_", null, 5)).extracting(Datastore.Entry::key)
+          .containsExactly("/kv/pins_x");
       assertThat(two.delete("/kv/pins/a")).isTrue();
       assertThat(one.delete("/kv/pins/a")).isFalse();
       assertThat(one.get("/kv/pins/a")).isEmpty();

@@ -74,6 +74,29 @@ public interface Datastore extends AutoCloseable {
    */
   List<Entry> scan(String prefix);
 
+  /**
+   * One page of {@link #scan}: at most {@code limit} entries whose key starts with {@code prefix}
+   * and comes after {@code after} (null: from the first), in ascending key order; the next page
+   * starts after the last key of this one. Memory for the page only, so a long prefix (a log's
+   * markers) is read in bounded pieces. This default filters a whole {@link #scan}; the stores
+   * override it.
+   */
+  default List<Entry> scan(final String prefix, final String after, final int limit) {
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be positive");
+    }
+    final List<Entry> out = new java.util.ArrayList<>();
+    for (final Entry e : scan(prefix)) {
+      if (after == null || e.key().compareTo(after) > 0) {
+        out.add(e);
+        if (out.size() == limit) {
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
   /** Releases the store; later calls fail. */
   @Override
   void close();

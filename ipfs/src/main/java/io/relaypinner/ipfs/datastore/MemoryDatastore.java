@@ -42,6 +42,23 @@ public final class MemoryDatastore implements Datastore {
   }
 
   @Override
+  public List<Entry> scan(final String prefix, final String after, final int limit) {
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be positive");
+    }
+    final List<Entry> out = new ArrayList<>();
+    final Map<String, byte[]> tail = after == null || after.compareTo(prefix) < 0
+        ? entries.tailMap(prefix, true) : entries.tailMap(after, false);
+    for (final Map.Entry<String, byte[]> e : tail.entrySet()) {
+      if (!e.getKey().startsWith(prefix) || out.size() == limit) {
+        break;
+      }
+      out.add(new Entry(e.getKey(), e.getValue().clone()));
+    }
+    return out;
+  }
+
+  @Override
   public void close() {
     // Nothing to release; the data stays readable until the object is dropped.
   }

@@ -191,6 +191,27 @@ public final class MvStoreDatastore implements Datastore {
   }
 
   @Override
+  public List<Entry> scan(final String prefix, final String after, final int limit) {
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be positive");
+    }
+    final List<Entry> out = new ArrayList<>();
+    final Cursor<String, byte[]> cursor = map.cursor(
+        after == null || after.compareTo(prefix) < 0 ? prefix : after);
+    while (cursor.hasNext() && out.size() < limit) {
+      final String key = cursor.next();
+      if (after != null && key.equals(after)) {
+        continue;
+      }
+      if (!key.startsWith(prefix)) {
+        break;
+      }
+      out.add(new Entry(key, cursor.getValue().clone()));
+    }
+    return out;
+  }
+
+  @Override
   public void close() {
     synchronized (writeLock) {
       if (!store.isClosed()) {

@@ -76,6 +76,36 @@ abstract class DatastoreContractTest {
   }
 
   @Test
+  void scanPages_shouldCoverThePrefixOnce_inKeyOrder() {
+    store.put("/a", utf8("before"));
+    for (int i = 0; i < 25; i++) {
+      store.put(String.format("/pins/%02d", i), utf8("v" + i));
+    }
+    store.put("/pinsx", utf8("not under /pins/"));
+
+    final List<String> keys = new java.util.ArrayList<>();
+    String after = null;
+    int pages = 0;
+    while (true) {
+      final List<Datastore.Entry> page = store.scan("/pins/", after, 10);
+      pages++;
+      page.forEach(e -> keys.add(e.key()));
+      if (page.size() < 10) {
+        break;
+      }
+      after = page.get(page.size() - 1).key();
+    }
+    assertThat(pages).isEqualTo(3);
+    assertThat(keys).hasSize(25).isSorted().doesNotHaveDuplicates()
+        .allMatch(k -> k.startsWith("/pins/"));
+    assertThat(store.scan("/pins/", "/pins/23", 10)).extracting(Datastore.Entry::key)
+        .containsExactly("/pins/24");
+    assertThat(store.scan("/pins/", "/pins/24", 10)).isEmpty();
+    assertThat(store.scan("/pins/", null, 1).get(0).value()).isEqualTo(utf8("v0"));
+    assertThat(store.scan("/nothing/", null, 10)).isEmpty();
+  }
+
+  @Test
   void put_shouldRejectBadKeysAndOversizedValues() {
     assertThatThrownBy(() -> store.put("pins/a", utf8("x")))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'/'");

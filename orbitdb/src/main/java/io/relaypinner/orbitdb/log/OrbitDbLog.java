@@ -38,6 +38,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -96,6 +97,8 @@ public final class OrbitDbLog {
   /** CIDs per datastore record (a record holds at most 1 MiB). */
   private static final int BATCH = 10_000;
   private static final byte[] MARKER = new byte[0];
+  /** Markers read at once by {@link #forEachEntry}. */
+  static final int SCAN_PAGE = 1_000;
 
   private final OrbitDbAddress address;
   private final EntryVerifier verifier;
@@ -326,28 +329,52 @@ public final class OrbitDbLog {
 
   /**
    * Every verified entry, decoded from the blockstore, in log order (Lamport time, then clock
-   * id): for reading payloads and for keyvalue state. Reads the whole log from the stores (its
-   * markers, then each block): memory for the answer only.
+   * id): for reading payloads and for keyvalue state (an {@code orbitdb} access controller's
+   * database). Holds the whole log in memory: a pass over a log of any length is
+   * {@link #forEachEntry}.
    */
   public List<Entry> entries() {
-    final Set<Cid> cids = new LinkedHashSet<>();
-    final String markers = keyPrefix + "e/";
-    for (final Datastore.Entry e : datastore.scan(markers)) {
-      try {
-        cids.add(Cid.parse(e.key().substring(markers.length())));
-      } catch (final MultiformatException ex) {
-        continue;
-      }
-    }
-    synchronized (lock) {
-      cids.addAll(unpersisted);
-    }
-    final List<Entry> out = new ArrayList<>(cids.size());
-    for (final Cid cid : cids) {
-      blockstore.get(cid).ifPresent(bytes -> out.add(Entry.decode(cid, bytes)));
-    }
+    final List<Entry> out = new ArrayList<>();
+    forEachEntry(out::add);
     out.sort(Entry.CLOCK_ORDER);
     return out;
+  }
+
+  /**
+   * Hands every verified entry, decoded from the blockstore, to {@code action}, in no particular
+   * order: the markers are read {@link #SCAN_PAGE} at a time and each block on its own, so the
+   * memory a pass takes does not grow with the log. Entries verified during the pass may or may
+   * not be seen.
+   */
+  public void forEachEntry(final Consumer<Entry> action) {
+    final String markers = keyPrefix + "e/";
+    final List<Cid> recent;
+    synchronized (lock) {
+      recent = new ArrayList<>(unpersisted);
+    }
+    for (final Cid cid : recent) {
+      blockstore.get(cid).ifPresent(bytes -> action.accept(Entry.decode(cid, bytes)));
+    }
+    final Set<Cid> seen = new HashSet<>(recent);
+    String after = null;
+    while (true) {
+      final List<Datastore.Entry> page = datastore.scan(markers, after, SCAN_PAGE);
+      for (final Datastore.Entry e : page) {
+        final Cid cid;
+        try {
+          cid = Cid.parse(e.key().substring(markers.length()));
+        } catch (final MultiformatException ex) {
+          continue;
+        }
+        if (!seen.contains(cid)) {
+          blockstore.get(cid).ifPresent(bytes -> action.accept(Entry.decode(cid, bytes)));
+        }
+      }
+      if (page.size() < SCAN_PAGE) {
+        return;
+      }
+      after = page.get(page.size() - 1).key();
+    }
   }
 
   /** The frontier: blocks named by verified entries or peers' heads, not verified yet. */

@@ -406,6 +406,38 @@ class OrbitDbLogTest {
   }
 
   @Test
+  void forEachEntry_shouldPassEveryEntryOnce_acrossMarkerPages() throws Exception {
+    final JavaWriter writer = new JavaWriter();
+    remote.put(writer.identityCid(), writer.identityBlock());
+    final OrbitDbAddress address = JavaWriter.database(remote, "paged", List.of(writer.id()));
+    final int length = 2 * OrbitDbLog.SCAN_PAGE + 10;
+    final List<Entry> chain = writer.chain(remote, address, length);
+    final java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(2);
+    try {
+      final Manifest manifest = Manifest.decode(address, remote.get(address.manifest())
+          .orElseThrow());
+      final IpfsAccessController ac = IpfsAccessController.decode(manifest.accessController(),
+          remote.get(manifest.accessController().ipfsManifest()).orElseThrow());
+      final OrbitDbLog log = new OrbitDbLog(address, new EntryVerifier(address, ac,
+          new Identities(local, fetcher, IdentityVerifiers.defaults(), pool, 100), pool),
+          local, fetcher, datastore, LogConfig.DEFAULT, pool);
+      assertThat(log.join(chain.get(length - 1).cid()).get(60, TimeUnit.SECONDS).complete())
+          .isTrue();
+
+      final Map<Cid, AtomicInteger> seen = new ConcurrentHashMap<>();
+      log.forEachEntry(e -> seen.computeIfAbsent(e.cid(), k -> new AtomicInteger())
+          .incrementAndGet());
+      assertThat(seen).hasSize(length);
+      assertThat(seen.values()).allMatch(n -> n.get() == 1);
+      assertThat(log.entries()).extracting(Entry::cid)
+          .containsExactlyElementsOf(chain.stream().map(Entry::cid).toList());
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
   void constructor_shouldRestoreEntriesAndHeads_whenReopened() throws Exception {
     final JavaWriter writer = new JavaWriter();
     remote.put(writer.identityCid(), writer.identityBlock());

@@ -27,6 +27,12 @@ import java.util.function.Consumer;
  * and that entry's whole history are verified and stored here.
  */
 final class MediaPath {
+  /**
+   * Media CIDs one sync names at most (its {@code extractedMediaCids}): every CID is still
+   * pinned, the list only stops growing.
+   */
+  static final int MAX_NAMED = 10_000;
+
   private final MediaCidExtractor extractor;
   private final MediaPinQueue pinQueue;
   private final ReplicatedBlocks blocks;
@@ -86,7 +92,16 @@ final class MediaPath {
    */
   Set<Cid> scan(final DatabaseSession session, final OrbitDbReplica replica) {
     final List<Cid> eligible = new ArrayList<>();
-    final Set<Cid> named = entries(session, replica.log(), replica.log().entries(), eligible);
+    final Set<Cid> named = new LinkedHashSet<>();
+    final OrbitDbLog log = replica.log();
+    // One entry at a time: a pass over a long log holds no more than a page of it.
+    log.forEachEntry(entry -> {
+      entry(session, log, entry, eligible, named);
+      if (eligible.size() >= 1_000) {
+        release(session, eligible);
+        eligible.clear();
+      }
+    });
     release(session, eligible);
     return named;
   }
@@ -104,34 +119,49 @@ final class MediaPath {
       final Collection<Entry> entries, final List<Cid> eligible) {
     final Set<Cid> named = new LinkedHashSet<>();
     for (final Entry entry : entries) {
-      final MediaCidExtractor.Result found = extractor.extract(entry.payload());
-      if (found.invalid() > 0) {
-        counter.accept("media-invalid-cids");
-      }
-      try {
-        blocks.entryAdded(entry, found.cids());
-      } catch (final StoreUnavailableException e) {
-        // Not pinned now: a later sync of this database scans its log again.
-        session.storeFailed(e.store());
-      }
-      if (found.cids().isEmpty()) {
-        continue;
-      }
-      named.addAll(found.cids());
-      final List<Cid> now = session.ledger().onEntry(entry.cid(), found.cids(),
-          () -> log.isComplete(entry.cid()));
-      if (now == null) {
-        counter.accept("bound.media-awaiting");
-      } else {
-        eligible.addAll(now);
-      }
-      for (final Cid media : found.cids()) {
-        // Fetch at once, whether or not the history is complete: reporting waits, not pinning.
-        counter.accept("media-queued");
-        pinQueue.pin(media).thenAccept(blocks::mediaPinned);
-      }
+      entry(session, log, entry, eligible, named);
     }
     return named;
+  }
+
+  /**
+   * One verified entry: pinned, its media extracted and their pins started, the media eligible
+   * now added to {@code eligible}, and up to {@link #MAX_NAMED} media CIDs to {@code named}.
+   */
+  private void entry(final DatabaseSession session, final OrbitDbLog log, final Entry entry,
+      final List<Cid> eligible, final Set<Cid> named) {
+    final MediaCidExtractor.Result found = extractor.extract(entry.payload());
+    if (found.invalid() > 0) {
+      counter.accept("media-invalid-cids");
+    }
+    try {
+      blocks.entryAdded(entry, found.cids());
+    } catch (final StoreUnavailableException e) {
+      // Not pinned now: a later sync of this database scans its log again.
+      session.storeFailed(e.store());
+    }
+    if (found.cids().isEmpty()) {
+      return;
+    }
+    for (final Cid cid : found.cids()) {
+      if (named.size() >= MAX_NAMED) {
+        counter.accept("bound.media-named");
+        break;
+      }
+      named.add(cid);
+    }
+    final List<Cid> now = session.ledger().onEntry(entry.cid(), found.cids(),
+        () -> log.isComplete(entry.cid()));
+    if (now == null) {
+      counter.accept("bound.media-awaiting");
+    } else {
+      eligible.addAll(now);
+    }
+    for (final Cid media : found.cids()) {
+      // Fetch at once, whether or not the history is complete: reporting waits, not pinning.
+      counter.accept("media-queued");
+      pinQueue.pin(media).thenAccept(blocks::mediaPinned);
+    }
   }
 
   private void release(final DatabaseSession session, final List<Cid> eligible) {
