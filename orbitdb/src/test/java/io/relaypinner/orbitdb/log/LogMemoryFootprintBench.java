@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
  * incomplete entry (docs/benchmarks.md, "Memory per followed database"). Not a test: surefire's
  * default includes skip it. Run it with
  * {@code mvn -B -pl orbitdb test -Dtest=LogMemoryFootprintBench -Djacoco.skip=true
- * -Dsurefire.failIfNoSpecifiedTests=false [-Dbench.databases=200 -Dbench.entries=2000]}.
+ * -Dsurefire.failIfNoSpecifiedTests=false [-Dbench.databases=1000 -Dbench.entries=20000 -Dbench.many=40 -Dbench.manyEntries=4200]}.
  * Retained heap is the heap used after a full GC with the logs held, less the same after they
  * are dropped (blocks and datastore stay in both).
  */
@@ -111,6 +111,11 @@ class LogMemoryFootprintBench {
     final long incompleteBytes = retained("gap", 1, entries, true, counts) - perDatabase
         - counts[1] * perVerified;
     final long perIncomplete = incompleteBytes / Math.max(1, counts[0]);
+    final int many = Integer.getInteger("bench.many", 40);
+    final int manyEntries = Integer.getInteger("bench.manyEntries", 4_200);
+    final long manyBytes = retained("many", many, manyEntries, false, counts);
+    System.out.printf("%d followed databases of %d entries each: %,d bytes retained, %,d per "
+        + "database%n", many, manyEntries, manyBytes, manyBytes / many);
     System.out.printf("per followed database (its log, one remembered entry): %,d bytes; "
         + "per remembered verified entry: %,d bytes; per incomplete entry: %,d bytes "
         + "(max heap %d MiB)%n", perDatabase, perVerified, perIncomplete,
