@@ -30,6 +30,8 @@ public final class OrbitDbReplicas {
       new ConcurrentHashMap<>();
   private final Map<OrbitDbAddress, OrbitDbReplica> replicas = new ConcurrentHashMap<>();
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
+  /** The counters of logs no longer followed, so that the sums never go down. */
+  private final Map<String, LongAdder> retiredLogCounters = new ConcurrentHashMap<>();
 
   public OrbitDbReplicas(final ReplicaContext context) {
     this.context = Objects.requireNonNull(context, "context");
@@ -95,7 +97,22 @@ public final class OrbitDbReplicas {
     final OrbitDbReplica replica = replicas.remove(address);
     if (replica != null) {
       replica.log().release();
+      replica.log().counters().forEach((k, v) ->
+          retiredLogCounters.computeIfAbsent(k, x -> new LongAdder()).add(v));
     }
+  }
+
+  /**
+   * Every log's counters ({@link io.relaypinner.orbitdb.log.OrbitDbLog#counters()}) summed, those
+   * of logs no longer followed included: each sum only grows.
+   */
+  public Map<String, Long> logCounters() {
+    final Map<String, Long> out = new TreeMap<>();
+    retiredLogCounters.forEach((k, v) -> out.put(k, v.sum()));
+    for (final OrbitDbReplica replica : replicas.values()) {
+      replica.log().counters().forEach((k, v) -> out.merge(k, v, Long::sum));
+    }
+    return out;
   }
 
   /** The open replica of a followed database. */

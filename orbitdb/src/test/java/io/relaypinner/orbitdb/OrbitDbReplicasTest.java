@@ -71,6 +71,24 @@ class OrbitDbReplicasTest {
     assertThat(replicas.onPubsubMessage("/orbitdb/other", head)).isEmpty();
   }
 
+  @org.junit.jupiter.api.Test
+  void unfollow_shouldKeepTheLogsCounters_andGiveItsMemoryBack() throws Exception {
+    final JsDump dump = JsDump.resource("orbitdb-vectors-stack-a.json");
+    final ReplicasNode node = replicas(dump.fetcher());
+    final JsDump.Db db = dump.db("events-pk");
+    final OrbitDbReplica replica = node.follow(db.address()).get(5, TimeUnit.SECONDS);
+    replica.join(Cid.parse(db.heads().get(0))).get(5, TimeUnit.SECONDS);
+    final long accepted = node.replicas().logCounters().get("accepted");
+    assertThat(accepted).isEqualTo(db.entries().size());
+
+    node.replicas().unfollow(db.address());
+
+    assertThat(node.replicas().replica(db.address())).isEmpty();
+    // A counter's sum never goes down when a database is unfollowed.
+    assertThat(node.replicas().logCounters()).containsEntry("accepted", accepted);
+    assertThat(node.replicas().context().logMemory().incomplete()).isZero();
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"todo-delegation", "orbitdb-deferred"})
   void follow_shouldFailAndCount_whenAccessControllerTypeIsUnknown(final String type) {

@@ -4,7 +4,6 @@ import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.OrbitDbAddress;
-import io.relaypinner.orbitdb.OrbitDbReplica;
 import io.relaypinner.orbitdb.OrbitDbReplicas;
 import io.relaypinner.orbitdb.log.OrbitDbLog;
 import io.relaypinner.relay.coordination.Coordination;
@@ -14,7 +13,6 @@ import io.relaypinner.relay.sync.SyncEngine;
 import io.relaypinner.relay.sync.SyncTrigger;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
@@ -193,17 +191,13 @@ public final class ReplicationService implements AutoCloseable {
     }
     network.headsCounters().forEach((k, v) -> out.put("heads." + k, v));
     replicas.counters().forEach((k, v) -> out.put("replicas." + k, v));
-    final Map<String, Long> logs = new LinkedHashMap<>();
-    for (final OrbitDbReplica replica : replicas.replicas()) {
-      replica.log().counters().forEach((k, v) -> {
-        if (k.startsWith("rejected.") || k.startsWith("bound.") || k.equals("unavailable")
-            || k.equals("oversized") || k.equals("deferred") || k.equals("truncated")
-            || k.equals("accepted")) {
-          logs.merge("log." + k, v, Long::sum);
-        }
-      });
-    }
-    out.putAll(logs);
+    replicas.logCounters().forEach((k, v) -> {
+      if (k.startsWith("rejected.") || k.startsWith("bound.") || k.equals("unavailable")
+          || k.equals("oversized") || k.equals("deferred") || k.equals("truncated")
+          || k.equals("accepted")) {
+        out.put("log." + k, v);
+      }
+    });
     return out;
   }
 
