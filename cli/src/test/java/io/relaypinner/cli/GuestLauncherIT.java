@@ -35,7 +35,12 @@ import org.junit.jupiter.api.io.TempDir;
  * with the PeerId it announced and registers it; SIGTERM forgets the registration and exits 0.
  */
 class GuestLauncherIT {
-  private static final Path LAUNCHER = Path.of("..", "relay-pinner").toAbsolutePath().normalize();
+  private static final Path LAUNCHER = LauncherWarmUp.LAUNCHER;
+
+  @org.junit.jupiter.api.BeforeAll
+  static void trainTheStartUpArchive() throws Exception {
+    LauncherWarmUp.once();
+  }
   private static final Pattern SETUP_PORT = Pattern.compile("guest setup server on port (\\d+)");
   private static final ObjectMapper JSON = new ObjectMapper();
   private final HttpClient http = HttpClient.newBuilder()

@@ -32,7 +32,12 @@ import org.junit.jupiter.api.io.TempDir;
  * environment.
  */
 class LauncherIT {
-  private static final Path LAUNCHER = Path.of("..", "relay-pinner").toAbsolutePath().normalize();
+  private static final Path LAUNCHER = LauncherWarmUp.LAUNCHER;
+
+  @org.junit.jupiter.api.BeforeAll
+  static void trainTheStartUpArchive() throws Exception {
+    LauncherWarmUp.once();
+  }
   private static final ObjectMapper JSON = new ObjectMapper();
   private final HttpClient http = HttpClient.newBuilder()
       .connectTimeout(Duration.ofSeconds(2)).build();

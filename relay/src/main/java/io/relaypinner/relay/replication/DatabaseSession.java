@@ -22,12 +22,18 @@ import java.util.concurrent.TimeUnit;
 final class DatabaseSession {
   /** Peers remembered per database for reconnection on an explicit sync. */
   static final int MAX_SEEN_PEERS = 64;
+  /** How soon failed media pins make a sync with nothing new scan the log again. */
+  static final long SCAN_AGAIN_AFTER_MILLIS = 10 * 60_000L;
 
   private final OrbitDbAddress address;
   private final InboxBudget budget;
   private final MediaLedger ledger;
   private final java.util.concurrent.atomic.AtomicReference<String> rescan =
       new java.util.concurrent.atomic.AtomicReference<>();
+  /** When the last fallback scan ran (clock millis); none yet. Guarded by this. */
+  private long lastScanMillis = Long.MIN_VALUE;
+  /** A media pin failed since the last scan. */
+  private volatile boolean pinsFailed;
   private final Deque<byte[]> heads = new ArrayDeque<>();
   private final Set<PeerId> dial = new LinkedHashSet<>();
   private final Set<PeerId> seen = new LinkedHashSet<>();
@@ -58,6 +64,28 @@ final class DatabaseSession {
    */
   void storeFailed(final String store) {
     rescan.set(store);
+  }
+
+  /** A media pin of this database failed: a later scan queues it again ({@link #scanDue}). */
+  void pinFailed() {
+    pinsFailed = true;
+  }
+
+  /**
+   * Whether a sync with nothing new should scan the whole log anyway: its first sync (what a
+   * restart or an earlier session left unpinned), or pins failed and the last scan is at least
+   * {@link #SCAN_AGAIN_AFTER_MILLIS} old. So a peer that keeps sending messages or subscribing
+   * cannot make the relay walk a long history more often than that.
+   */
+  synchronized boolean scanDue(final long nowMillis) {
+    return lastScanMillis == Long.MIN_VALUE
+        || pinsFailed && nowMillis - lastScanMillis >= SCAN_AGAIN_AFTER_MILLIS;
+  }
+
+  /** A fallback scan of the whole log ran at {@code nowMillis}. */
+  synchronized void scanned(final long nowMillis) {
+    lastScanMillis = nowMillis;
+    pinsFailed = false;
   }
 
   /** The store that failed since the last call, or null (and forgets it). */

@@ -196,16 +196,26 @@ final class DatabaseSync {
     });
 
     final boolean receivedUpdate = !added.isEmpty();
-    final Set<Cid> named = media.afterSync(session, replica, added);
-    final List<String> extracted = new ArrayList<>(named.size());
-    for (final Cid cid : named) {
+    // A fallback scan reads the whole log: done when the caller asked for the log's media, after
+    // a takeover or a store outage, and otherwise only when the session says one is due (its
+    // first sync, or pins failed a while ago), so that a topic message or a subscription never
+    // costs a walk of the history.
+    final SyncTrigger trigger = context.trigger();
+    final boolean scanWanted = trigger == SyncTrigger.HTTP || trigger == SyncTrigger.TAKEOVER
+        || trigger == SyncTrigger.RETRY || session.scanDue(clock.millis());
+    final MediaPath.Named named = media.afterSync(session, replica, added, scanWanted);
+    if (named.scanned()) {
+      session.scanned(clock.millis());
+    }
+    final List<String> extracted = new ArrayList<>(named.cids().size());
+    for (final Cid cid : named.cids()) {
       extracted.add(cid.toString());
     }
     LOG.debug("sync of {}: {} new entries, {} in all, {} media", session.address(),
-        added.size(), log.size(), named.size());
+        added.size(), log.size(), named.cids().size());
     // Pins are reported through the media path as they finish (the one "pinned" route).
     return new SyncResult(session.address().toString(), log.size(), added.size(),
-        log.heads().size(), receivedUpdate, !receivedUpdate, extracted);
+        log.heads().size(), receivedUpdate, named.scanned(), extracted);
   }
 
   /** Heads exchanges with the peers to dial, for the database and its controller's database. */

@@ -57,23 +57,36 @@ final class MediaPath {
     blocks.databaseOpened(replica);
   }
 
+  /** The media a sync names, and whether they come from a fallback scan of the whole log. */
+  record Named(Set<Cid> cids, boolean scanned) { }
+
   /**
-   * The media of the sync that just ended: those named by its new entries, or after a fallback
-   * scan of the whole log when no update arrived or a store failed during the sync (a store
-   * that fails during the scan fails the sync, which is retried).
+   * The media of the sync that just ended: those named by its new entries; or, after a fallback
+   * scan of the whole log, those of the log, when a store failed during the sync, or when no
+   * update arrived and {@code scanWanted} (a store that fails during the scan fails the sync,
+   * which is retried); else none.
+   *
+   * @param scanWanted the sync's caller wants the log's media (an explicit sync), or a scan is
+   *     due ({@link DatabaseSession#scanDue}): a sync with nothing new that neither asked nor is
+   *     due does no work that grows with the log
    */
-  Set<Cid> afterSync(final DatabaseSession session, final OrbitDbReplica replica,
-      final List<Entry> added) {
-    if (!added.isEmpty() && session.takeStoreFailed() == null) {
-      return named(added);
+  Named afterSync(final DatabaseSession session, final OrbitDbReplica replica,
+      final List<Entry> added, final boolean scanWanted) {
+    final String storeFailed = session.takeStoreFailed();
+    if (!added.isEmpty() && storeFailed == null) {
+      return new Named(named(added), false);
     }
+    if (storeFailed == null && !scanWanted) {
+      return new Named(Set.of(), false);
+    }
+    counter.accept("fallback-scans");
     final Set<Cid> named = scan(session, replica);
     final String failed = session.takeStoreFailed();
     if (failed != null) {
       throw new StoreUnavailableException(failed, "pins of " + session.address()
           + " failed during the scan; the sync is retried", null);
     }
-    return named;
+    return new Named(named, true);
   }
 
   /** A join of {@code session}'s database ended (on the replication executor). */
@@ -160,7 +173,14 @@ final class MediaPath {
     for (final Cid media : found.cids()) {
       // Fetch at once, whether or not the history is complete: reporting waits, not pinning.
       counter.accept("media-queued");
-      pinQueue.pin(media).thenAccept(blocks::mediaPinned);
+      pinQueue.pin(media).whenComplete((done, error) -> {
+        if (error == null) {
+          blocks.mediaPinned(done);
+        } else {
+          // A later sync scans the log again, which queues the pin again.
+          session.pinFailed();
+        }
+      });
     }
   }
 

@@ -54,4 +54,18 @@ class DatabaseSessionTest {
     assertThat(budget.usedBytes()).isEqualTo(500);
     assertThat(a.offer(new byte[10])).isEqualTo(DatabaseSession.Offer.DROPPED_FULL);
   }
+
+  @Test
+  void scanDue_shouldBeTheFirstTime_thenOnlyAfterFailedPinsAndTheirDelay() {
+    final DatabaseSession session = new DatabaseSession(address("a"), InboxBudget.defaults());
+    assertThat(session.scanDue(0)).isTrue();
+    session.scanned(1_000);
+    assertThat(session.scanDue(1_000 + 24 * 3_600_000L)).isFalse();
+
+    session.pinFailed();
+    assertThat(session.scanDue(1_000 + DatabaseSession.SCAN_AGAIN_AFTER_MILLIS - 1)).isFalse();
+    assertThat(session.scanDue(1_000 + DatabaseSession.SCAN_AGAIN_AFTER_MILLIS)).isTrue();
+    session.scanned(1_000 + DatabaseSession.SCAN_AGAIN_AFTER_MILLIS);
+    assertThat(session.scanDue(1_000 + 3 * DatabaseSession.SCAN_AGAIN_AFTER_MILLIS)).isFalse();
+  }
 }

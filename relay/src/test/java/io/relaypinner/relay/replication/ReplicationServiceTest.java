@@ -237,6 +237,36 @@ class ReplicationServiceTest {
   }
 
   @Test
+  void syncsWithNothingNew_shouldScanTheLogOnlyWhenAskedOrDue_notForEveryTopicMessage()
+      throws Exception {
+    final OrbitDbAddress address = syncedDatabase("scans", 3);
+    // An explicit sync asks for the log's media: it scans.
+    explicitSync(address);
+    final long scans = service.counters().get("fallback-scans");
+
+    // Topic messages after a scan do not walk the log again, however many come.
+    for (int i = 0; i < 5; i++) {
+      syncOnMessage(address);
+    }
+    assertThat(service.counters()).containsEntry("fallback-scans", scans);
+
+    explicitSync(address);
+    assertThat(service.counters()).containsEntry("fallback-scans", scans + 1);
+  }
+
+  private void explicitSync(final OrbitDbAddress address) {
+    final CompletableFuture<SyncOutcome> explicit = engine.requestSync(address.topic());
+    await().atMost(Duration.ofSeconds(10)).until(explicit::isDone);
+  }
+
+  private void syncOnMessage(final OrbitDbAddress address) {
+    final long operations = engine.stats().syncOperations();
+    assertThat(engine.enqueue(address.topic(), SyncTrigger.MESSAGE)).isTrue();
+    runUntil(() -> engine.stats().syncOperations() > operations
+        && engine.stats().syncQueue().queuedTopics() == 0);
+  }
+
+  @Test
   void anExplicitSync_withNothingNew_answersAtOnce_withoutTheQuietPeriodOrTheWindow()
       throws Exception {
     final OrbitDbAddress address = syncedDatabase("nothing-new", 3);
