@@ -6,11 +6,7 @@ import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.BlockFetcher;
 import io.relaypinner.orbitdb.BlockstoreFetcher;
 import io.relaypinner.orbitdb.JavaWriter;
-import io.relaypinner.orbitdb.Manifest;
 import io.relaypinner.orbitdb.OrbitDbAddress;
-import io.relaypinner.orbitdb.access.IpfsAccessController;
-import io.relaypinner.orbitdb.identity.Identities;
-import io.relaypinner.orbitdb.identity.IdentityVerifiers;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.NoSuchElementException;
@@ -53,13 +49,7 @@ class LogMemoryFootprintBench {
   }
 
   private OrbitDbLog open(final OrbitDbAddress address, final LogMemory memory) {
-    final Manifest manifest = Manifest.decode(address, remote.get(address.manifest())
-        .orElseThrow());
-    final IpfsAccessController ac = IpfsAccessController.decode(manifest.accessController(),
-        remote.get(manifest.accessController().ipfsManifest()).orElseThrow());
-    final Identities identities = new Identities(local, fetcher, IdentityVerifiers.defaults(),
-        pool, 100);
-    return new OrbitDbLog(address, new EntryVerifier(address, ac, identities, pool), local,
+    return new OrbitDbLog(address, TestVerifiers.of(address, remote, local, fetcher, pool), local,
         fetcher, datastore, LogConfig.DEFAULT, memory, pool, java.time.Clock.systemUTC());
   }
 

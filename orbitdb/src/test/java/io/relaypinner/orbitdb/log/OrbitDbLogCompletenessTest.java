@@ -9,12 +9,8 @@ import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.BlockFetcher;
 import io.relaypinner.orbitdb.BlockstoreFetcher;
 import io.relaypinner.orbitdb.JavaWriter;
-import io.relaypinner.orbitdb.Manifest;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.RejectReason;
-import io.relaypinner.orbitdb.access.IpfsAccessController;
-import io.relaypinner.orbitdb.identity.Identities;
-import io.relaypinner.orbitdb.identity.IdentityVerifiers;
 import io.relaypinner.testkit.MutableClock;
 import java.time.Instant;
 import java.util.List;
@@ -58,13 +54,7 @@ class OrbitDbLogCompletenessTest {
 
   private OrbitDbLog log(final OrbitDbAddress address, final LogConfig config,
       final LogMemory memory) {
-    final Manifest manifest = Manifest.decode(address, remote.get(address.manifest())
-        .orElseThrow());
-    final IpfsAccessController ac = IpfsAccessController.decode(manifest.accessController(),
-        remote.get(manifest.accessController().ipfsManifest()).orElseThrow());
-    final Identities identities = new Identities(local, fetcher, IdentityVerifiers.defaults(),
-        Runnable::run, 100);
-    return new OrbitDbLog(address, new EntryVerifier(address, ac, identities, Runnable::run),
+    return new OrbitDbLog(address, TestVerifiers.of(address, remote, local, fetcher, Runnable::run),
         local, fetcher, datastore, config, memory, Runnable::run, clock);
   }
 

@@ -13,11 +13,9 @@ import io.relaypinner.orbitdb.BlockFetcher;
 import io.relaypinner.orbitdb.BlockstoreFetcher;
 import io.relaypinner.orbitdb.JavaWriter;
 import io.relaypinner.orbitdb.JsDump;
-import io.relaypinner.orbitdb.Manifest;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.RejectReason;
 import io.relaypinner.orbitdb.TestSupportAccess;
-import io.relaypinner.orbitdb.access.IpfsAccessController;
 import io.relaypinner.orbitdb.identity.Identities;
 import io.relaypinner.orbitdb.identity.IdentityVerifiers;
 import io.relaypinner.testkit.MutableClock;
@@ -50,13 +48,7 @@ class OrbitDbLogTest {
   private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
 
   private OrbitDbLog log(final OrbitDbAddress address, final LogConfig config) {
-    final Manifest manifest = Manifest.decode(address, remote.get(address.manifest())
-        .orElseThrow());
-    final IpfsAccessController ac = IpfsAccessController.decode(manifest.accessController(),
-        remote.get(manifest.accessController().ipfsManifest()).orElseThrow());
-    final Identities identities = new Identities(local, fetcher, IdentityVerifiers.defaults(),
-        Runnable::run, 100);
-    return new OrbitDbLog(address, new EntryVerifier(address, ac, identities, Runnable::run),
+    return new OrbitDbLog(address, TestVerifiers.of(address, remote, local, fetcher, Runnable::run),
         local, fetcher, datastore, config, Runnable::run, clock);
   }
 
@@ -358,14 +350,8 @@ class OrbitDbLogTest {
       public void close() {
       }
     };
-    final Manifest manifest = Manifest.decode(address, remote.get(address.manifest())
-        .orElseThrow());
-    final IpfsAccessController ac = IpfsAccessController.decode(manifest.accessController(),
-        remote.get(manifest.accessController().ipfsManifest()).orElseThrow());
-    final Identities identities = new Identities(local, fetcher, IdentityVerifiers.defaults(),
-        Runnable::run, 100);
     final OrbitDbLog log = new OrbitDbLog(address,
-        new EntryVerifier(address, ac, identities, Runnable::run), blocks, fetcher, data,
+        TestVerifiers.of(address, remote, local, fetcher, Runnable::run), blocks, fetcher, data,
         LogConfig.DEFAULT, Runnable::run, clock);
 
     // The blockstore is down: nothing is linked, the head waits on the frontier.
@@ -415,13 +401,9 @@ class OrbitDbLogTest {
     final java.util.concurrent.ExecutorService pool =
         java.util.concurrent.Executors.newFixedThreadPool(2);
     try {
-      final Manifest manifest = Manifest.decode(address, remote.get(address.manifest())
-          .orElseThrow());
-      final IpfsAccessController ac = IpfsAccessController.decode(manifest.accessController(),
-          remote.get(manifest.accessController().ipfsManifest()).orElseThrow());
-      final OrbitDbLog log = new OrbitDbLog(address, new EntryVerifier(address, ac,
-          new Identities(local, fetcher, IdentityVerifiers.defaults(), pool, 100), pool),
-          local, fetcher, datastore, LogConfig.DEFAULT, pool);
+      final OrbitDbLog log = new OrbitDbLog(address,
+          TestVerifiers.of(address, remote, local, fetcher, pool), local, fetcher, datastore,
+          LogConfig.DEFAULT, pool);
       assertThat(log.join(chain.get(length - 1).cid()).get(60, TimeUnit.SECONDS).complete())
           .isTrue();
 

@@ -28,15 +28,7 @@ public record InboxBudget(long perDatabase, long total, AtomicLong used) {
 
   /** Takes {@code bytes} from the total budget; false when it is spent. */
   boolean reserve(final long bytes) {
-    while (true) {
-      final long now = used.get();
-      if (now + bytes > total) {
-        return false;
-      }
-      if (used.compareAndSet(now, now + bytes)) {
-        return true;
-      }
-    }
+    return Reservations.reserve(used, total, bytes);
   }
 
   void release(final long bytes) {

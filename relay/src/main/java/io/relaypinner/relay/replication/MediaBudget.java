@@ -27,15 +27,7 @@ record MediaBudget(long total, AtomicLong used) {
 
   /** Takes {@code count} CIDs from the budget; false when it would be spent. */
   boolean reserve(final long count) {
-    while (true) {
-      final long now = used.get();
-      if (now + count > total) {
-        return false;
-      }
-      if (used.compareAndSet(now, now + count)) {
-        return true;
-      }
-    }
+    return Reservations.reserve(used, total, count);
   }
 
   void release(final long count) {
