@@ -73,13 +73,22 @@ final class DatabaseSession {
 
   /**
    * Whether a sync with nothing new should scan the whole log anyway: its first sync (what a
-   * restart or an earlier session left unpinned), or pins failed and the last scan is at least
+   * restart or an earlier session left unpinned), the first after a failed or follower sync
+   * ({@link #scanNext}), or pins failed and the last scan is at least
    * {@link #SCAN_AGAIN_AFTER_MILLIS} old. So a peer that keeps sending messages or subscribing
    * cannot make the relay walk a long history more often than that.
    */
   synchronized boolean scanDue(final long nowMillis) {
     return lastScanMillis == Long.MIN_VALUE
         || pinsFailed && nowMillis - lastScanMillis >= SCAN_AGAIN_AFTER_MILLIS;
+  }
+
+  /**
+   * The next sync scans the whole log even with nothing new: one failed, or ran as a follower,
+   * and may have left pins undone.
+   */
+  synchronized void scanNext() {
+    lastScanMillis = Long.MIN_VALUE;
   }
 
   /** A fallback scan of the whole log ran at {@code nowMillis}. */

@@ -114,8 +114,13 @@ final class ReplicationSyncer implements DatabaseSyncer {
         // (a reader here gets current heads), catch up with the owner and with those peers.
         databaseSync.dial(context, session, acSession);
         result = coordinator.followerSync(context, session, replica);
+        // What this relay did not pin as a follower, its next sync as the owner scans for.
+        session.scanNext();
       }
     } catch (final Exception e) {
+      // A sync that failed (a store outage, a lost lease) may have left pins undone: the next
+      // sync scans the log even with nothing new.
+      session.scanNext();
       if (!followed) {
         forget(address);
       }

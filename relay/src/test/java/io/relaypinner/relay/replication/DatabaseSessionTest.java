@@ -67,5 +67,9 @@ class DatabaseSessionTest {
     assertThat(session.scanDue(1_000 + DatabaseSession.SCAN_AGAIN_AFTER_MILLIS)).isTrue();
     session.scanned(1_000 + DatabaseSession.SCAN_AGAIN_AFTER_MILLIS);
     assertThat(session.scanDue(1_000 + 3 * DatabaseSession.SCAN_AGAIN_AFTER_MILLIS)).isFalse();
+
+    // A failed sync (a store outage, a lost lease) may have left pins undone.
+    session.scanNext();
+    assertThat(session.scanDue(1_000 + 3 * DatabaseSession.SCAN_AGAIN_AFTER_MILLIS)).isTrue();
   }
 }
