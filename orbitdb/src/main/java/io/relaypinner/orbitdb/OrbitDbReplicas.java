@@ -1,10 +1,13 @@
 package io.relaypinner.orbitdb;
 
 import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -30,6 +33,10 @@ public final class OrbitDbReplicas {
       new ConcurrentHashMap<>();
   private final Map<OrbitDbAddress, OrbitDbReplica> replicas = new ConcurrentHashMap<>();
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
+  /** Databases followed for themselves (not only as another's access controller). */
+  private final Set<OrbitDbAddress> own = ConcurrentHashMap.newKeySet();
+  /** Access-controller database to the followed databases it serves. Guarded by itself. */
+  private final Map<OrbitDbAddress, Set<OrbitDbAddress>> controllerUsers = new HashMap<>();
   /** The counters of logs no longer followed, so that the sums never go down. */
   private final Map<String, LongAdder> retiredLogCounters = new ConcurrentHashMap<>();
 
@@ -47,6 +54,7 @@ public final class OrbitDbReplicas {
   public CompletableFuture<OrbitDbReplica> follow(final OrbitDbAddress address) {
     final OrbitDbReplica open = replicas.get(address);
     if (open != null) {
+      own.add(address);
       return CompletableFuture.completedFuture(open);
     }
     final CompletableFuture<OrbitDbReplica> created = new CompletableFuture<>();
@@ -58,9 +66,14 @@ public final class OrbitDbReplicas {
       if (error != null) {
         countFailure(address, error);
       } else {
+        own.add(address);
         replicas.put(address, replica);
-        replica.accessControllerDatabase().ifPresent(acDb ->
-            replicas.putIfAbsent(acDb.address(), acDb));
+        replica.accessControllerDatabase().ifPresent(acDb -> {
+          synchronized (controllerUsers) {
+            controllerUsers.computeIfAbsent(acDb.address(), k -> new HashSet<>()).add(address);
+          }
+          replicas.putIfAbsent(acDb.address(), acDb);
+        });
         count("followed");
       }
       opening.remove(address, created);
@@ -91,15 +104,49 @@ public final class OrbitDbReplicas {
 
   /**
    * Stops answering for a database (its stored state stays) and gives its log's share of the
-   * {@link io.relaypinner.orbitdb.log.LogMemory} back.
+   * {@link io.relaypinner.orbitdb.log.LogMemory} back; so too for its access controller's
+   * database once no followed database uses it and it is not followed for itself. A database
+   * that is the controller of a followed one stays open for that one.
    */
   public void unfollow(final OrbitDbAddress address) {
-    final OrbitDbReplica replica = replicas.remove(address);
-    if (replica != null) {
-      replica.log().release();
-      replica.log().counters().forEach((k, v) ->
-          retiredLogCounters.computeIfAbsent(k, x -> new LongAdder()).add(v));
+    own.remove(address);
+    synchronized (controllerUsers) {
+      final Set<OrbitDbAddress> users = controllerUsers.get(address);
+      if (users != null && !users.isEmpty()) {
+        return;
+      }
     }
+    final OrbitDbReplica replica = replicas.remove(address);
+    if (replica == null) {
+      return;
+    }
+    retire(replica);
+    replica.accessControllerDatabase().ifPresent(acDb -> {
+      final boolean unused;
+      synchronized (controllerUsers) {
+        final Set<OrbitDbAddress> users = controllerUsers.get(acDb.address());
+        if (users != null) {
+          users.remove(address);
+        }
+        unused = users == null || users.isEmpty();
+        if (unused) {
+          controllerUsers.remove(acDb.address());
+        }
+      }
+      if (unused && !own.contains(acDb.address())) {
+        final OrbitDbReplica controller = replicas.remove(acDb.address());
+        if (controller != null) {
+          retire(controller);
+        }
+      }
+    });
+  }
+
+  /** Gives a dropped replica's log memory back and keeps its counters. */
+  private void retire(final OrbitDbReplica replica) {
+    replica.log().release();
+    replica.log().counters().forEach((k, v) ->
+        retiredLogCounters.computeIfAbsent(k, x -> new LongAdder()).add(v));
   }
 
   /**

@@ -72,6 +72,30 @@ class OrbitDbReplicasTest {
   }
 
   @org.junit.jupiter.api.Test
+  void unfollow_shouldDropTheControllersDatabase_onceNoFollowedDatabaseUsesIt() throws Exception {
+    final JsDump dump = JsDump.resource("orbitdb-vectors-stack-a.json");
+    final JsDump.Db db = dump.db("keyvalue-oac");
+    final JsDump.Db acDb = dump.db("keyvalue-oac/access");
+
+    final ReplicasNode node = replicas(dump.fetcher());
+    node.follow(db.address()).get(5, TimeUnit.SECONDS);
+    assertThat(node.replica(acDb.address())).isPresent();
+    // Unfollowing the controller's database alone keeps it: the database still needs it.
+    node.replicas().unfollow(acDb.address());
+    assertThat(node.replica(acDb.address())).isPresent();
+    node.replicas().unfollow(db.address());
+    assertThat(node.replicas().replicas()).isEmpty();
+
+    // Followed for itself too: it stays when the database using it goes.
+    final ReplicasNode both = replicas(dump.fetcher());
+    both.follow(db.address()).get(5, TimeUnit.SECONDS);
+    both.follow(acDb.address()).get(5, TimeUnit.SECONDS);
+    both.replicas().unfollow(db.address());
+    assertThat(both.replicas().replicas()).extracting(OrbitDbReplica::address)
+        .containsExactly(acDb.address());
+  }
+
+  @org.junit.jupiter.api.Test
   void unfollow_shouldKeepTheLogsCounters_andGiveItsMemoryBack() throws Exception {
     final JsDump dump = JsDump.resource("orbitdb-vectors-stack-a.json");
     final ReplicasNode node = replicas(dump.fetcher());
