@@ -12,12 +12,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * number of followed databases does not multiply any bound. Each log takes a {@link Share}.
  *
  * <ul>
- *   <li><b>Verified entries</b>: one LRU of {@link #verifiedCapacity()} (log, CID) pairs for all
+ *   <li><b>Verified entries</b>: one LRU of {@link #VERIFIED} (by default) (log, CID) pairs for all
  *       logs; a miss is a lookup of the entry's marker in the datastore, never a fetch.
- *   <li><b>Rejected entries</b>: one LRU of {@link #rejectedCapacity()} (log, CID) pairs, so a
+ *   <li><b>Rejected entries</b>: one LRU of {@link #REJECTED} (by default) (log, CID) pairs, so a
  *       refused block is not fetched and verified again while it is remembered.
  *   <li><b>Incomplete entries</b> (verified, waiting for a parent) and <b>missing blocks</b> (a
- *       log's frontier): at most {@link #incompleteCapacity()} and {@link #missingCapacity()} in
+ *       log's frontier): at most {@link #INCOMPLETE} and {@link #MISSING} (by default) in
  *       all logs together, and at most half of each in one log, so that one database (a hostile
  *       writer's, or one far behind) cannot take the whole budget.
  * </ul>
@@ -80,22 +80,6 @@ public final class LogMemory {
         return size() > capacity;
       }
     };
-  }
-
-  public int verifiedCapacity() {
-    return verifiedCapacity;
-  }
-
-  public int rejectedCapacity() {
-    return rejectedCapacity;
-  }
-
-  public int incompleteCapacity() {
-    return incompleteCapacity;
-  }
-
-  public int missingCapacity() {
-    return missingCapacity;
   }
 
   /** Incomplete entries of all logs now. */

@@ -198,7 +198,8 @@ final class DatabaseSync {
     final boolean receivedUpdate = !added.isEmpty();
     // A fallback scan reads the whole log: done when the caller asked for the log's media, after
     // a takeover or a store outage, and otherwise only when the session says one is due (its
-    // first sync, or pins failed a while ago), so that a topic message or a subscription never
+    // first sync, the first after a failed or follower sync, or pins failed a while ago), so that
+    // a topic message or a subscription never
     // costs a walk of the history.
     final SyncTrigger trigger = context.trigger();
     final boolean scanWanted = trigger == SyncTrigger.HTTP || trigger == SyncTrigger.TAKEOVER
