@@ -19,10 +19,13 @@ import java.util.Set;
  * @param completed entries that became complete during this join (their whole history is
  *     verified), whichever join added them
  * @param complete whether the whole log was complete when the join ended
+ * @param historyCompleted this join ended a walk of a history too long to track entry by entry
+ *     ({@link OrbitDbLog#isWalkingHistory()}): every verified entry is complete now, and
+ *     {@code completed} does not list them
  */
 public record JoinResult(List<Entry> added, Map<RejectReason, Integer> rejected,
     List<Cid> unavailable, boolean truncated, Set<Cid> heads, List<Cid> completed,
-    boolean complete) {
+    boolean complete, boolean historyCompleted) {
   public JoinResult {
     added = List.copyOf(added);
     rejected = Map.copyOf(rejected);

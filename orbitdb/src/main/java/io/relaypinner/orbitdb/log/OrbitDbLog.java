@@ -64,9 +64,21 @@ import org.slf4j.LoggerFactory;
  * {@link #RETRY_MIN} to {@link #RETRY_MAX} on the injected {@link Clock}), so a parent that never
  * arrives costs one fetch per back-off period, never a fetch per join. How many blocks may be
  * missing and entries incomplete is the node's {@link LogMemory}: at most half of its budget in
- * one log, and the whole budget in all logs together. An entry that would exceed either is not
- * accepted now (counted {@code bound.missing}, {@code bound.incomplete}, or {@code -all} when
- * all logs' budget is spent) and stays on the frontier.
+ * one log, and the whole budget in all logs together. An entry whose parents would exceed the
+ * missing blocks' budget is not accepted now (counted {@code bound.missing}, or
+ * {@code bound.missing-all} when all logs' budget is spent) and stays on the frontier.
+ *
+ * <p><b>A history too long to track entry by entry.</b> A first sync walks a history back from
+ * its head, and every entry stays incomplete until the first one arrives. When an entry would
+ * exceed the incomplete entries' budget (counted {@code bound.incomplete} or
+ * {@code bound.incomplete-all}), the log stops tracking entries one by one and
+ * {@link #isWalkingHistory() walks the history}: it forgets its incomplete entries (giving their
+ * budget back; counted {@code history-walks}) and keeps only its frontier, as every entry it
+ * verifies still puts its absent parents there. While it walks, no entry is complete. Once the
+ * frontier is empty, every block named by a verified entry is verified or refused, so the whole
+ * log is complete: the join that empties it says so ({@link JoinResult#historyCompleted()}) and
+ * the log tracks entries one by one again. So a log of any length completes in bounded memory,
+ * and never stalls for lack of budget.
  *
  * <p><b>Memory.</b> What the log holds in memory is its heads, the frontier and the incomplete
  * entries (with the reverse map); whether an entry was verified is looked up in the node's
@@ -77,11 +89,12 @@ import org.slf4j.LoggerFactory;
  * Blockstore#stage}: visible at once, not yet fsynced) as each entry verifies; when the join
  * ends, one barrier ({@link Blockstore#sync}: the group commit of every block staged so far)
  * makes them durable, then one datastore write (one commit, one fsync) records a marker per new
- * entry, the count, the heads, the frontier and the incomplete entries. Heads are thus written
+ * entry, the count, the heads, the frontier and the incomplete entries (or, while the log walks a
+ * history, that it does and which blocks of its frontier no entry names). Heads are thus written
  * only after every entry they name is durable, and a crash (kill -9 or power loss) in between
  * leaves blocks stored but not marked (the next join reads them locally, no network, and marks
  * them) or, before the barrier, not stored (fetched again). Persisted under {@code /orbitdb/logs/<manifest CID>/}: {@code e/<CID>},
- * {@code count}, {@code heads}, {@code pending}, {@code incomplete/<n>}.
+ * {@code count}, {@code heads}, {@code pending}, {@code incomplete/<n>}, {@code walk}.
  *
  * <p>Limits per join ({@link LogConfig}): concurrent fetches, entries, depth, fetch timeout.
  * Concurrent joins never fetch the same block twice (a block being processed by one join is
@@ -137,6 +150,19 @@ public final class OrbitDbLog {
   private Map<Cid, Integer> unresolved = new HashMap<>();
   /** The frontier: blocks named and not verified, with their retry schedule. */
   private Map<Cid, Retry> missing = new LinkedHashMap<>();
+  /**
+   * While the log walks a history: the blocks of the frontier that no verified entry names (a
+   * peer's head whose fetch failed), each a head once verified. Otherwise empty: {@link #waiting}
+   * tells.
+   */
+  private Set<Cid> unnamed = new HashSet<>();
+  /**
+   * The log walks a history too long to track entry by entry: no entry is incomplete in
+   * {@link #unresolved}, and the log is complete once its frontier is empty.
+   */
+  private boolean walking;
+  /** Whether {@link #walking} changed since it was last written. */
+  private boolean walkingDirty;
   /** Blocks some join processes now (others skip them). */
   private final Set<Cid> processing = new HashSet<>();
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
@@ -278,10 +304,13 @@ public final class OrbitDbLog {
     }
   }
 
-  /** Whether the entry was verified and its whole history is verified too (or refused). */
+  /**
+   * Whether the entry was verified and its whole history is verified too (or refused); false for
+   * every entry while the log {@link #isWalkingHistory() walks a history}.
+   */
   public boolean isComplete(final Cid cid) {
     synchronized (lock) {
-      return !unresolved.containsKey(cid) && isVerified(cid);
+      return !walking && !unresolved.containsKey(cid) && isVerified(cid);
     }
   }
 
@@ -291,7 +320,18 @@ public final class OrbitDbLog {
    */
   public boolean isComplete() {
     synchronized (lock) {
-      return unresolved.isEmpty() && missing.isEmpty() && !unsaved;
+      return !walking && unresolved.isEmpty() && missing.isEmpty() && !unsaved;
+    }
+  }
+
+  /**
+   * Whether the log walks a history too long to track entry by entry (its incomplete entries
+   * would exceed their budget): it keeps only its frontier, and is complete once the frontier is
+   * empty.
+   */
+  public boolean isWalkingHistory() {
+    synchronized (lock) {
+      return walking;
     }
   }
 
@@ -405,7 +445,8 @@ public final class OrbitDbLog {
    * skipped because its back-off has not passed), {@code truncated}, {@code duplicate},
    * {@code completed}, {@code bound.missing}, {@code bound.incomplete} (this log's half of the
    * {@link LogMemory} budget), {@code bound.missing-all}, {@code bound.incomplete-all} (all
-   * logs' budget), {@code identity-not-stored}.
+   * logs' budget), {@code history-walks} (the log began to walk a history),
+   * {@code histories-completed}, {@code identity-not-stored}.
    */
   public Map<String, Long> counters() {
     final Map<String, Long> out = new java.util.TreeMap<>();
@@ -508,6 +549,7 @@ public final class OrbitDbLog {
         final List<Cid> done = new ArrayList<>();
         synchronized (lock) {
           missing.remove(cid);
+          unnamed.remove(cid);
           // A refused block resolves the entries waiting on it: nothing more can come.
           resolve(cid, done);
           report();
@@ -754,6 +796,7 @@ public final class OrbitDbLog {
     private void finish() {
       final Set<Cid> headsNow;
       final boolean complete;
+      boolean historyCompleted = false;
       synchronized (this) {
         if (truncated) {
           count("truncated");
@@ -766,8 +809,17 @@ public final class OrbitDbLog {
               }
             }
           }
+          if (walking && missing.isEmpty()) {
+            // Every block a verified entry names is verified or refused: all are complete.
+            // (An entry another join links after this point is tracked one by one again.)
+            walking = false;
+            walkingDirty = true;
+            historyCompleted = true;
+            count("histories-completed");
+            LOG.info("{}: history of {} entries complete", address, size);
+          }
           if (!added.isEmpty() || !unavailable.isEmpty() || !rejected.isEmpty() || truncated
-              || unsaved) {
+              || unsaved || walkingDirty) {
             try {
               persist();
               unsaved = false;
@@ -781,11 +833,11 @@ public final class OrbitDbLog {
           report();
           compact();
           headsNow = Set.copyOf(heads);
-          complete = unresolved.isEmpty() && missing.isEmpty() && !unsaved;
+          complete = !walking && unresolved.isEmpty() && missing.isEmpty() && !unsaved;
         }
       }
       result.complete(new JoinResult(added, rejected, unavailable, truncated, headsNow,
-          completed, complete));
+          completed, complete, historyCompleted));
     }
   }
 
@@ -813,6 +865,10 @@ public final class OrbitDbLog {
     final String bound = memory.missingBound(missing.size() + 1);
     if (bound == null) {
       missing.put(cid, retry);
+      if (walking) {
+        // Not named by a verified entry (those are put on the frontier by link).
+        unnamed.add(cid);
+      }
       report();
     } else {
       count(bound);
@@ -834,6 +890,9 @@ public final class OrbitDbLog {
     }
     if (missing.isEmpty()) {
       missing = new LinkedHashMap<>();
+    }
+    if (unnamed.isEmpty()) {
+      unnamed = new HashSet<>();
     }
     if (unpersisted.isEmpty()) {
       unpersisted = new HashSet<>();
@@ -885,17 +944,20 @@ public final class OrbitDbLog {
     }
     if (bounded && !open.isEmpty()) {
       report();
-      final String incompleteBound = memory.incompleteBound(unresolved.size() + 1);
-      if (incompleteBound != null) {
-        return incompleteBound;
-      }
       final String missingBound = memory.missingBound(
           missing.size() + newMissing - (missing.containsKey(cid) ? 1 : 0));
       if (missingBound != null) {
         return missingBound;
       }
+      if (!walking) {
+        final String incompleteBound = memory.incompleteBound(unresolved.size() + 1);
+        if (incompleteBound != null) {
+          count(incompleteBound);
+          walkHistory();
+        }
+      }
     }
-    missing.remove(cid);
+    final boolean named = missing.remove(cid) != null && !unnamed.remove(cid);
     if (fresh) {
       size++;
       memory.verified(cid);
@@ -903,20 +965,27 @@ public final class OrbitDbLog {
       for (final Cid parent : parents) {
         heads.remove(parent);
       }
-      if (!waiting.containsKey(cid)) {
-        // No verified entry waits on this one, so none references it.
+      // A head unless a verified entry names it: one waits on it, or, while the history is
+      // walked (nothing waits), it was put on the frontier by one.
+      if (walking ? !named : !waiting.containsKey(cid)) {
         heads.add(cid);
       }
-    }
-    for (final Cid parent : open) {
-      waiting.computeIfAbsent(parent, k -> new ArrayList<>(2)).add(cid);
     }
     for (final Cid parent : absent) {
       if (!missing.containsKey(parent) && (!bounded || memory.missingBound(missing.size() + 1)
           == null)) {
         missing.put(parent, Retry.now());
       }
+      // Named by a verified entry now, whoever put it on the frontier.
+      unnamed.remove(parent);
       follow.add(parent);
+    }
+    if (walking) {
+      report();
+      return null;
+    }
+    for (final Cid parent : open) {
+      waiting.computeIfAbsent(parent, k -> new ArrayList<>(2)).add(cid);
     }
     incompleteDirty = true;
     if (open.isEmpty()) {
@@ -928,6 +997,34 @@ public final class OrbitDbLog {
     }
     report();
     return null;
+  }
+
+  /**
+   * The incomplete entries would exceed their budget: the log forgets them and walks the history
+   * with its frontier alone, complete once the frontier is empty; caller holds {@link #lock}.
+   */
+  private void walkHistory() {
+    // Every block an incomplete entry waits on is verified and incomplete, or on the frontier;
+    // one left off it (restored over a smaller share) goes back, or the walk could end early.
+    for (final Cid block : waiting.keySet()) {
+      if (!unresolved.containsKey(block) && !missing.containsKey(block)) {
+        missing.put(block, Retry.now());
+      }
+    }
+    // A block of the frontier is named by a verified entry exactly when one waits on it (an
+    // entry with an absent parent is incomplete).
+    unnamed = new HashSet<>(missing.keySet());
+    unnamed.removeAll(waiting.keySet());
+    final int forgotten = unresolved.size();
+    unresolved = new HashMap<>();
+    waiting = new HashMap<>();
+    walking = true;
+    walkingDirty = true;
+    incompleteDirty = true;
+    count("history-walks");
+    report();
+    LOG.info("{}: {} entries wait for their history: walking it with its frontier alone, complete"
+        + " once the frontier is empty", address, forgotten);
   }
 
   /**
@@ -997,6 +1094,11 @@ public final class OrbitDbLog {
     } else {
       puts.put(keyPrefix + "pending", encodeCids(missing.keySet()));
     }
+    if (walking) {
+      puts.put(keyPrefix + "walk", encodeCids(unnamed));
+    } else if (walkingDirty) {
+      deletes.add(keyPrefix + "walk");
+    }
     int records = incompleteRecords;
     if (incompleteDirty) {
       final List<Cid> incomplete = new ArrayList<>(unresolved.keySet());
@@ -1012,6 +1114,7 @@ public final class OrbitDbLog {
     datastore.write(puts, deletes);
     incompleteRecords = records;
     incompleteDirty = false;
+    walkingDirty = false;
     marked.forEach(unpersisted::remove);
   }
 
@@ -1030,10 +1133,15 @@ public final class OrbitDbLog {
     synchronized (lock) {
       size = Long.parseLong(new String(count.get(), StandardCharsets.US_ASCII));
       datastore.get(keyPrefix + "heads").ifPresent(bytes -> heads.addAll(decodeCids(bytes)));
+      datastore.get(keyPrefix + "walk").ifPresent(bytes -> {
+        walking = true;
+        unnamed.addAll(decodeCids(bytes));
+      });
       datastore.get(keyPrefix + "pending").ifPresent(bytes -> {
         for (final Cid cid : decodeCids(bytes)) {
-          // Restored as written (it was within the bounds then), up to this log's share.
-          if (missing.size() < memory.missingShare()) {
+          // Restored as written (it was within the bounds then), up to this log's share; whole
+          // while a history is walked, which ends when the frontier is empty.
+          if (walking || missing.size() < memory.missingShare()) {
             missing.putIfAbsent(cid, Retry.now());
           }
         }

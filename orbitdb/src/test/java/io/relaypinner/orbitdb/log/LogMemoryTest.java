@@ -80,27 +80,29 @@ class LogMemoryTest {
       throws Exception {
     final LogMemory memory = new LogMemory(64, 64, 20, 1_000);
 
-    final OrbitDbLog first = withGap("first", 30, memory);
-    assertThat(first.incompleteCount()).isEqualTo(10);
-    assertThat(first.counters()).containsKey("bound.incomplete");
-    final OrbitDbLog second = withGap("second", 30, memory);
-    assertThat(second.incompleteCount()).isEqualTo(10);
-    assertThat(memory.incomplete()).isEqualTo(20);
+    // Over its half: the log forgets its incomplete entries and walks its history with its
+    // frontier alone (OrbitDbLogHistoryWalkTest), holding none of the budget.
+    final OrbitDbLog long1 = withGap("long", 30, memory);
+    assertThat(long1.incompleteCount()).isZero();
+    assertThat(long1.isWalkingHistory()).isTrue();
+    assertThat(long1.counters()).containsEntry("bound.incomplete", 1L);
+    assertThat(memory.incomplete()).isZero();
 
-    // The budget is spent: a third database's entries wait on its frontier, counted.
-    final OrbitDbLog third = withGap("third", 3, memory);
-    assertThat(third.incompleteCount()).isZero();
+    final OrbitDbLog first = withGap("first", 9, memory);
+    assertThat(first.incompleteCount()).isEqualTo(8);
+    final OrbitDbLog second = withGap("second", 9, memory);
+    assertThat(second.incompleteCount()).isEqualTo(8);
+    assertThat(memory.incomplete()).isEqualTo(16);
+
+    // Over all logs' budget: the same.
+    final OrbitDbLog third = withGap("third", 7, memory);
+    assertThat(third.isWalkingHistory()).isTrue();
     assertThat(third.counters()).containsEntry("bound.incomplete-all", 1L);
-    assertThat(third.missing()).hasSize(1);
-    assertThat(memory.incomplete()).isEqualTo(20);
+    assertThat(memory.incomplete()).isEqualTo(16);
 
-    // Unfollowing a database gives its share back; the third one's entries then go in.
+    // Unfollowing a database gives its share back.
     first.release();
-    assertThat(memory.incomplete()).isEqualTo(10);
-    clock.advance(OrbitDbLog.RETRY_MIN);
-    get(third.resume());
-    assertThat(third.incompleteCount()).isEqualTo(2);
-    assertThat(memory.incomplete()).isEqualTo(12);
+    assertThat(memory.incomplete()).isEqualTo(8);
   }
 
   @Test

@@ -178,8 +178,9 @@ final class DatabaseSync {
       if (now >= giveUp) {
         counter.accept("syncs-incomplete");
         throw new IncompleteLogException(session.address() + " is still missing "
-            + log.missing().size() + " blocks (" + log.incompleteCount()
-            + " entries wait for them) after " + (now - start) + " ms");
+            + log.missing().size() + " blocks (" + (log.isWalkingHistory()
+            ? "its history is walked" : log.incompleteCount() + " entries wait for them")
+            + ") after " + (now - start) + " ms");
       }
       if (hold && session.hasHeads()) {
         // Heads wait for the running join (up to JOIN_HOLD_MILLIS): wake when it ends.

@@ -61,6 +61,12 @@ final class MediaLedger {
     // Asked under this ledger's lock: a completion that lands after this answer is handed to
     // onCompleted after it, and finds the entry in awaiting.
     if (complete.getAsBoolean()) {
+      // Complete now (a scan after the history completed): no longer awaiting.
+      final Set<Cid> waited = awaiting.remove(entry);
+      if (waited != null) {
+        awaitingCids -= waited.size();
+        budget.release(waited.size());
+      }
       return makeEligible(media);
     }
     final Set<Cid> known = awaiting.get(entry);

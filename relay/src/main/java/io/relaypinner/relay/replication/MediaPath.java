@@ -96,6 +96,12 @@ final class MediaPath {
     entries(session, replica.log(), result.added(), eligible);
     eligible.addAll(session.ledger().onCompleted(result.completed()));
     release(session, eligible);
+    if (result.historyCompleted()) {
+      // A history too long to track entry by entry is complete: its entries are not listed,
+      // and the ledger could not remember the media of all of them. One pass finds them.
+      counter.accept("history-scans");
+      scan(session, replica);
+    }
   }
 
   /**

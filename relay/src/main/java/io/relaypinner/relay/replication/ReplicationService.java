@@ -194,7 +194,8 @@ public final class ReplicationService implements AutoCloseable {
     replicas.logCounters().forEach((k, v) -> {
       if (k.startsWith("rejected.") || k.startsWith("bound.") || k.equals("unavailable")
           || k.equals("oversized") || k.equals("deferred") || k.equals("truncated")
-          || k.equals("accepted")) {
+          || k.equals("accepted") || k.equals("history-walks")
+          || k.equals("histories-completed")) {
         out.put("log." + k, v);
       }
     });

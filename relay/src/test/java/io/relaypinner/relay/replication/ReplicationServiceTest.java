@@ -20,6 +20,7 @@ import io.relaypinner.orbitdb.identity.Identities;
 import io.relaypinner.orbitdb.identity.IdentityVerifiers;
 import io.relaypinner.orbitdb.log.Entry;
 import io.relaypinner.orbitdb.log.LogConfig;
+import io.relaypinner.orbitdb.log.LogMemory;
 import io.relaypinner.relay.config.SyncConfig;
 import io.relaypinner.relay.sync.ManualTimer;
 import io.relaypinner.relay.sync.SyncEngine;
@@ -95,9 +96,11 @@ class ReplicationServiceTest {
       return remote.get(cid).map(CompletableFuture::completedFuture).orElseGet(() ->
           CompletableFuture.failedFuture(new IOException("no peer has " + cid)));
     };
+    // Twenty incomplete entries per log (forty in all): a longer gap walks its history.
     final OrbitDbReplicas replicas = new OrbitDbReplicas(new ReplicaContext(local, datastore,
         fetcher, new Identities(local, fetcher, IdentityVerifiers.defaults(), executor, 100),
-        executor, LogConfig.DEFAULT, clock));
+        executor, LogConfig.DEFAULT, clock, new LogMemory(LogMemory.VERIFIED,
+        LogMemory.REJECTED, 40, LogMemory.MISSING)));
     final PinStore pins = new PinStore(datastore, local, CodecLinkResolver.standard());
     final MediaPinQueue pinQueue = new MediaPinQueue(
         cid -> CompletableFuture.supplyAsync(() -> pins.pin(cid), executor), pins::isPinned,
@@ -461,5 +464,54 @@ class ReplicationServiceTest {
 
     assertThat(service.inboxBytes()).isZero();
     assertThat(service.counters()).containsEntry("bound.inbox-oversized", 1L);
+  }
+
+  @Test
+  void mediaOfAHistoryTooLongToTrack_shouldBeReportedOnceItIsComplete() throws Exception {
+    final OrbitDbAddress address = database("long-history", writer);
+    // 30 entries, each naming a media block the relay holds.
+    final List<Cid> media = new java.util.ArrayList<>();
+    final List<Entry> chain = new java.util.ArrayList<>();
+    for (int i = 0; i < 30; i++) {
+      final byte[] file = ("media " + i).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      final Cid cid = Cid.v1(io.relaypinner.multiformats.Multicodec.RAW,
+          io.relaypinner.multiformats.Multihash.sha2_256(file));
+      local.put(cid, file);
+      media.add(cid);
+      final Entry entry = Entry.decode(writer.entry(address, i + 1,
+          i == 0 ? List.of() : List.of(chain.get(i - 1).cid()), List.of(),
+          io.relaypinner.ipfs.dagcbor.DagCborValue.map(Map.of("mediaCid",
+              io.relaypinner.ipfs.dagcbor.DagCborValue.of(cid.toString())))));
+      remote.put(entry.cid(), entry.block());
+      chain.add(entry);
+    }
+    // The first entry is synced alone, and the session's first scan is behind it.
+    service.topicListener().onFollow(address.topic());
+    service.topicListener().onMessage(address.topic(), chain.get(0).block(), PEER);
+    final CompletableFuture<SyncOutcome> first = engine.requestSync(address.topic());
+    runUntil(first::isDone);
+    runUntil(() -> engine.stats().syncQueue().queuedTopics() == 0
+        && engine.stats().pinnedMediaCids().size() == 1);
+    final long scans = service.counters().getOrDefault("fallback-scans", 0L);
+
+    // The other 29 come with the second withheld: 28 wait for it, more than the log's 20.
+    withheld.add(chain.get(1).cid());
+    service.topicListener().onMessage(address.topic(), chain.get(29).block(), PEER);
+    final CompletableFuture<SyncOutcome> outcome = engine.requestSync(address.topic());
+    runUntil(() -> log(address) == 29);
+    assertThat(service.replicas().replica(address).get().log().isWalkingHistory()).isTrue();
+    assertThat(engine.stats().pinnedMediaCids()).hasSize(1);
+
+    // It arrives: the walk ends, and every entry's media is reported, by no fallback scan.
+    withheld.clear();
+    runUntil(outcome::isDone);
+
+    assertThat(outcome.get()).isInstanceOf(SyncOutcome.Completed.class);
+    runUntil(() -> engine.stats().pinnedMediaCids().size() == 30);
+    assertThat(engine.stats().pinnedMediaCids()).containsExactlyInAnyOrderElementsOf(
+        media.stream().map(Cid::toString).toList());
+    assertThat(service.counters()).containsEntry("fallback-scans", scans)
+        .containsEntry("log.history-walks", 1L)
+        .containsEntry("log.histories-completed", 1L).containsEntry("history-scans", 1L);
   }
 }

@@ -1,0 +1,105 @@
+package io.relaypinner.orbitdb.log;
+
+import io.relaypinner.ipfs.blockstore.FlatFsBlockstore;
+import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
+import io.relaypinner.ipfs.datastore.MvStoreDatastore;
+import io.relaypinner.multiformats.Cid;
+import io.relaypinner.orbitdb.BlockFetcher;
+import io.relaypinner.orbitdb.BlockstoreFetcher;
+import io.relaypinner.orbitdb.JavaWriter;
+import io.relaypinner.orbitdb.OrbitDbAddress;
+import io.relaypinner.testkit.MutableClock;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.NoSuchElementException;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A first sync of a history longer than a log's budget of incomplete entries (docs/benchmarks.md,
+ * "A history longer than the incomplete entries' budget"): a Java-written log of
+ * {@code bench.entries} entries whose first entry arrives only after the rest were walked back
+ * from the head, then resumed until complete (or 12 rounds). Not a test: surefire's default
+ * includes skip it. Run it with {@code mvn -B -pl orbitdb test -Dtest=HistoryWalkBench
+ * -Djacoco.skip=true -Dsurefire.failIfNoSpecifiedTests=false [-Dbench.entries=250000]}. Uses
+ * only the log's API that predates the walk, so it runs on earlier builds too.
+ */
+class HistoryWalkBench {
+  private final MemoryBlockstore remote = new MemoryBlockstore();
+  /** The relay's own stores, on disk, so that the heap measured is the log's. */
+  private FlatFsBlockstore local;
+  private MvStoreDatastore datastore;
+  private final Set<Cid> withheld = ConcurrentHashMap.newKeySet();
+  private final BlockFetcher fetcher = cid -> withheld.contains(cid)
+      ? CompletableFuture.failedFuture(new NoSuchElementException("withheld"))
+      : new BlockstoreFetcher(remote).fetch(cid);
+  private final ExecutorService pool = Executors.newFixedThreadPool(2);
+  private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+
+  private static long usedAfterGc() throws InterruptedException {
+    long used = Long.MAX_VALUE;
+    for (int i = 0; i < 3; i++) {
+      System.gc();
+      Thread.sleep(100);
+      final Runtime r = Runtime.getRuntime();
+      used = Math.min(used, r.totalMemory() - r.freeMemory());
+    }
+    return used;
+  }
+
+  @Test
+  void walk(@TempDir final Path dir) throws Exception {
+    local = new FlatFsBlockstore(Files.createDirectories(dir.resolve("blocks")));
+    datastore = new MvStoreDatastore(dir.resolve("datastore.mv"));
+    final int entries = Integer.getInteger("bench.entries", 250_000);
+    final JavaWriter writer = new JavaWriter();
+    remote.put(writer.identityCid(), writer.identityBlock());
+    final OrbitDbAddress address = JavaWriter.database(remote, "walk", List.of(writer.id()));
+    long t = System.nanoTime();
+    final List<Entry> chain = writer.chain(remote, address, entries);
+    System.out.printf("wrote %d entries in %d ms%n", entries, (System.nanoTime() - t) / 1_000_000);
+    final Cid head = chain.get(entries - 1).cid();
+    withheld.add(chain.get(0).cid());
+    chain.clear();
+
+    final long base = usedAfterGc();
+    final OrbitDbLog log = new OrbitDbLog(address,
+        TestVerifiers.of(address, remote, local, fetcher, pool), local, fetcher, datastore,
+        LogConfig.DEFAULT, new LogMemory(), pool, clock);
+    t = System.nanoTime();
+    JoinResult result = log.join(head).get(30, TimeUnit.MINUTES);
+    report("join from the head", log, result, t, base);
+    for (int round = 1; round <= 12 && !result.complete(); round++) {
+      if (round == 2) {
+        // The first entry arrives once the rest was walked (or the walk stalled).
+        withheld.clear();
+      }
+      clock.advance(OrbitDbLog.RETRY_MAX);
+      t = System.nanoTime();
+      result = log.resume().get(30, TimeUnit.MINUTES);
+      report("resume " + round, log, result, t, base);
+    }
+    System.out.printf("%s after all rounds: %d of %d entries, complete %s%n",
+        result.complete() ? "COMPLETE" : "INCOMPLETE", log.size(), entries, log.isComplete());
+    pool.shutdownNow();
+    datastore.close();
+  }
+
+  private static void report(final String step, final OrbitDbLog log, final JoinResult result,
+      final long startNanos, final long base) throws InterruptedException {
+    final long ms = (System.nanoTime() - startNanos) / 1_000_000;
+    final long heap = usedAfterGc() - base;
+    System.out.printf("%s: %d ms, added %d, log %d entries, incomplete %d, missing %d, "
+        + "complete %s, heap held beyond the writer's blocks %,d KiB, counters %s%n", step, ms,
+        result.added().size(), log.size(), log.incompleteCount(), log.missing().size(),
+        result.complete(), heap / 1024, log.counters());
+  }
+}
