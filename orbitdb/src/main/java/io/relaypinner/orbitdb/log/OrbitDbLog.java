@@ -94,7 +94,8 @@ import org.slf4j.LoggerFactory;
  * only after every entry they name is durable, and a crash (kill -9 or power loss) in between
  * leaves blocks stored but not marked (the next join reads them locally, no network, and marks
  * them) or, before the barrier, not stored (fetched again). Persisted under {@code /orbitdb/logs/<manifest CID>/}: {@code e/<CID>},
- * {@code count}, {@code heads}, {@code pending}, {@code incomplete/<n>}, {@code walk}.
+ * {@code count}, {@code heads}, {@code pending}, {@code i/<CID>} (an incomplete entry; a
+ * write adds and removes only those that changed), {@code walk}.
  *
  * <p>Limits per join ({@link LogConfig}): concurrent fetches, entries, depth, fetch timeout.
  * Concurrent joins never fetch the same block twice (a block being processed by one join is
@@ -139,10 +140,15 @@ public final class OrbitDbLog {
   private Set<Cid> unpersisted = new HashSet<>();
   /** A join's write failed (datastore unavailable): the next join writes the state. */
   private boolean unsaved;
-  /** The incomplete entries changed since they were last written. */
-  private boolean incompleteDirty;
-  /** Records the incomplete entries were last written in. */
-  private int incompleteRecords;
+  /**
+   * Entries that became incomplete since the state was last written (their {@code i/<CID>} key
+   * is to be written), and entries no longer incomplete whose key is still written: a write
+   * carries what changed, never the whole set.
+   */
+  private Set<Cid> incompleteAdded = new HashSet<>();
+  private Set<Cid> incompleteGone = new HashSet<>();
+  /** Records of the earlier layout ({@code incomplete/<n>}) still stored: removed once. */
+  private int legacyRecords;
   private final Set<Cid> heads = new LinkedHashSet<>();
   /** Block not complete yet (missing, or verified but incomplete) to the entries waiting on it. */
   private Map<Cid, List<Cid>> waiting = new HashMap<>();
@@ -987,13 +993,14 @@ public final class OrbitDbLog {
     for (final Cid parent : open) {
       waiting.computeIfAbsent(parent, k -> new ArrayList<>(2)).add(cid);
     }
-    incompleteDirty = true;
     if (open.isEmpty()) {
-      unresolved.remove(cid);
+      if (unresolved.remove(cid) != null) {
+        leftIncomplete(cid);
+      }
       done.add(cid);
       resolve(cid, done);
-    } else {
-      unresolved.put(cid, open.size());
+    } else if (unresolved.put(cid, open.size()) == null) {
+      becameIncomplete(cid);
     }
     report();
     return null;
@@ -1016,11 +1023,13 @@ public final class OrbitDbLog {
     unnamed = new HashSet<>(missing.keySet());
     unnamed.removeAll(waiting.keySet());
     final int forgotten = unresolved.size();
+    for (final Cid cid : unresolved.keySet()) {
+      leftIncomplete(cid);
+    }
     unresolved = new HashMap<>();
     waiting = new HashMap<>();
     walking = true;
     walkingDirty = true;
-    incompleteDirty = true;
     count("history-walks");
     report();
     LOG.info("{}: {} entries wait for their history: walking it with its frontier alone, complete"
@@ -1032,7 +1041,6 @@ public final class OrbitDbLog {
    * those left with none complete in turn; caller holds {@link #lock}.
    */
   private void resolve(final Cid cid, final List<Cid> done) {
-    incompleteDirty = true;
     final Deque<Cid> stack = new ArrayDeque<>();
     stack.push(cid);
     while (!stack.isEmpty()) {
@@ -1047,6 +1055,7 @@ public final class OrbitDbLog {
         }
         if (left <= 1) {
           unresolved.remove(child);
+          leftIncomplete(child);
           done.add(child);
           stack.push(child);
         } else {
@@ -1054,6 +1063,24 @@ public final class OrbitDbLog {
         }
       }
     }
+  }
+
+  /** {@code cid} became incomplete: its key is to be written; caller holds {@link #lock}. */
+  private void becameIncomplete(final Cid cid) {
+    if (!incompleteGone.remove(cid)) {
+      incompleteAdded.add(cid);
+    }
+  }
+
+  /** {@code cid} is no longer incomplete: its key, if written, goes; caller holds {@link #lock}. */
+  private void leftIncomplete(final Cid cid) {
+    if (!incompleteAdded.remove(cid)) {
+      incompleteGone.add(cid);
+    }
+  }
+
+  private String incompleteKey(final Cid cid) {
+    return keyPrefix + "i/" + cid;
   }
 
   /** Stores a verified identity's block (re-encoded: dag-cbor is canonical) if not held yet. */
@@ -1099,21 +1126,19 @@ public final class OrbitDbLog {
     } else if (walkingDirty) {
       deletes.add(keyPrefix + "walk");
     }
-    int records = incompleteRecords;
-    if (incompleteDirty) {
-      final List<Cid> incomplete = new ArrayList<>(unresolved.keySet());
-      records = 0;
-      for (int from = 0; from < incomplete.size(); from += BATCH) {
-        puts.put(keyPrefix + "incomplete/" + records++, encodeCids(
-            incomplete.subList(from, Math.min(incomplete.size(), from + BATCH))));
-      }
-      for (int i = records; i < incompleteRecords; i++) {
-        deletes.add(keyPrefix + "incomplete/" + i);
-      }
+    for (final Cid cid : incompleteAdded) {
+      puts.put(incompleteKey(cid), MARKER);
+    }
+    for (final Cid cid : incompleteGone) {
+      deletes.add(incompleteKey(cid));
+    }
+    for (int i = 0; i < legacyRecords; i++) {
+      deletes.add(keyPrefix + "incomplete/" + i);
     }
     datastore.write(puts, deletes);
-    incompleteRecords = records;
-    incompleteDirty = false;
+    incompleteAdded = new HashSet<>();
+    incompleteGone = new HashSet<>();
+    legacyRecords = 0;
     walkingDirty = false;
     marked.forEach(unpersisted::remove);
   }
@@ -1146,11 +1171,22 @@ public final class OrbitDbLog {
           }
         }
       });
-      final List<Cid> incomplete = new ArrayList<>();
-      for (final Datastore.Entry e : datastore.scan(keyPrefix + "incomplete/")) {
-        incomplete.addAll(decodeCids(e.value()));
-        incompleteRecords++;
+      final Set<Cid> incomplete = new LinkedHashSet<>();
+      final String incompletePrefix = keyPrefix + "i/";
+      for (final Datastore.Entry e : datastore.scan(incompletePrefix)) {
+        try {
+          incomplete.add(Cid.parse(e.key().substring(incompletePrefix.length())));
+        } catch (final MultiformatException ex) {
+          continue;
+        }
       }
+      // The earlier layout: lists of 10,000 CIDs, rewritten as keys by the next write.
+      final List<Cid> listed = new ArrayList<>();
+      for (final Datastore.Entry e : datastore.scan(keyPrefix + "incomplete/")) {
+        listed.addAll(decodeCids(e.value()));
+        legacyRecords++;
+      }
+      incomplete.addAll(listed);
       // Placeholders first: an incomplete parent re-linked later still counts as open.
       for (final Cid cid : incomplete) {
         unresolved.put(cid, Integer.MAX_VALUE);
@@ -1159,11 +1195,18 @@ public final class OrbitDbLog {
       for (final Cid cid : incomplete) {
         final Optional<byte[]> bytes = blockstore.get(cid);
         if (bytes.isEmpty()) {
-          unresolved.remove(cid);
+          if (unresolved.remove(cid) != null) {
+            leftIncomplete(cid);
+          }
           lost++;
           continue;
         }
         link(Entry.decode(cid, bytes.get()), new ArrayList<>(), new ArrayList<>(), false, false);
+      }
+      for (final Cid cid : listed) {
+        if (unresolved.containsKey(cid)) {
+          becameIncomplete(cid);
+        }
       }
       if (lost > 0) {
         LOG.warn("{}: {} verified entries are no longer in the blockstore", address, lost);

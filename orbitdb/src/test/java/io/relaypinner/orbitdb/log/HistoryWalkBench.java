@@ -20,6 +20,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -63,7 +64,7 @@ class HistoryWalkBench {
     final JavaWriter writer = new JavaWriter();
     remote.put(writer.identityCid(), writer.identityBlock());
     final OrbitDbAddress address = JavaWriter.database(remote, "walk", List.of(writer.id()));
-    long t = System.nanoTime();
+    final long t = System.nanoTime();
     final List<Entry> chain = writer.chain(remote, address, entries);
     System.out.printf("wrote %d entries in %d ms%n", entries, (System.nanoTime() - t) / 1_000_000);
     final Cid head = chain.get(entries - 1).cid();
@@ -74,32 +75,38 @@ class HistoryWalkBench {
     final OrbitDbLog log = new OrbitDbLog(address,
         TestVerifiers.of(address, remote, local, fetcher, pool), local, fetcher, datastore,
         LogConfig.DEFAULT, new LogMemory(), pool, clock);
-    t = System.nanoTime();
-    JoinResult result = log.join(head).get(30, TimeUnit.MINUTES);
-    report("join from the head", log, result, t, base);
-    for (int round = 1; round <= 12 && !result.complete(); round++) {
+    boolean complete = report("join from the head", log, () -> log.join(head), base);
+    for (int round = 1; round <= 12 && !complete; round++) {
       if (round == 2) {
         // The first entry arrives once the rest was walked (or the walk stalled).
         withheld.clear();
       }
       clock.advance(OrbitDbLog.RETRY_MAX);
-      t = System.nanoTime();
-      result = log.resume().get(30, TimeUnit.MINUTES);
-      report("resume " + round, log, result, t, base);
+      complete = report("resume " + round, log, log::resume, base);
     }
-    System.out.printf("%s after all rounds: %d of %d entries, complete %s%n",
-        result.complete() ? "COMPLETE" : "INCOMPLETE", log.size(), entries, log.isComplete());
+    System.out.printf("%s after all rounds: %d of %d entries%n",
+        complete ? "COMPLETE" : "INCOMPLETE", log.size(), entries);
     pool.shutdownNow();
     datastore.close();
   }
 
-  private static void report(final String step, final OrbitDbLog log, final JoinResult result,
-      final long startNanos, final long base) throws InterruptedException {
+  /** Prints what a join did and the heap the log holds after it; returns whether complete. */
+  private static boolean report(final String step, final OrbitDbLog log,
+      final Supplier<CompletableFuture<JoinResult>> start, final long base) throws Exception {
+    final long startNanos = System.nanoTime();
+    CompletableFuture<JoinResult> join = start.get();
+    JoinResult result = join.get(30, TimeUnit.MINUTES);
     final long ms = (System.nanoTime() - startNanos) / 1_000_000;
+    final int added = result.added().size();
+    final boolean complete = result.complete();
+    // The result lists every entry the join added: not the log's to hold.
+    result = null;
+    join = null;
     final long heap = usedAfterGc() - base;
     System.out.printf("%s: %d ms, added %d, log %d entries, incomplete %d, missing %d, "
         + "complete %s, heap held beyond the writer's blocks %,d KiB, counters %s%n", step, ms,
-        result.added().size(), log.size(), log.incompleteCount(), log.missing().size(),
-        result.complete(), heap / 1024, log.counters());
+        added, log.size(), log.incompleteCount(), log.missing().size(), complete, heap / 1024,
+        log.counters());
+    return complete;
   }
 }

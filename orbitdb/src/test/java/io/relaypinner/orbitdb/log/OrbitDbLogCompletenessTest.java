@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
 import io.relaypinner.ipfs.dagcbor.DagCborValue;
+import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.ipfs.datastore.MemoryDatastore;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.BlockFetcher;
@@ -374,5 +375,40 @@ class OrbitDbLogCompletenessTest {
     assertThat(datastore.scan(prefix + "e/")).hasSize(5);
     assertThat(OrbitDbLog.hasStoredEntries(datastore, address)).isTrue();
     assertThat(log(address).size()).isEqualTo(5);
+  }
+
+  @Test
+  void incompleteEntriesInTheEarlierLayout_shouldBeReadAndRewrittenAsKeys() throws Exception {
+    final OrbitDbAddress address = database("earlier-incomplete", writer);
+    final List<Entry> chain = writer.chain(remote, address, 6);
+    withheld.add(chain.get(1).cid());
+    get(log(address).join(chain.get(5).cid()));
+    // Rewrite the incomplete entries as the earlier layout stored them: one list per record.
+    final String prefix = "/orbitdb/logs/"
+        + address.manifest().toString(io.relaypinner.multiformats.Multibase.Base.BASE58BTC) + "/";
+    final List<DagCborValue> listed = new java.util.ArrayList<>();
+    for (final Datastore.Entry e : datastore.scan(prefix + "i/")) {
+      listed.add(DagCborValue.of(e.key().substring(prefix.length() + 2)));
+      datastore.delete(e.key());
+    }
+    assertThat(listed).hasSize(4);
+    datastore.put(prefix + "incomplete/0", io.relaypinner.ipfs.dagcbor.DagCbor.encode(
+        DagCborValue.list(listed)));
+
+    final OrbitDbLog reopened = log(address);
+    assertThat(reopened.incompleteCount()).isEqualTo(4);
+    assertThat(reopened.isComplete(chain.get(5).cid())).isFalse();
+    // The next write replaces the record by a key per entry.
+    final Entry next = put(writer.entry(address, 7, List.of(chain.get(5).cid()),
+        List.of(chain.get(4).cid()), DagCborValue.of("7")));
+    get(reopened.join(next.cid()));
+    assertThat(datastore.scan(prefix + "incomplete/")).isEmpty();
+    assertThat(datastore.scan(prefix + "i/")).hasSize(5);
+
+    withheld.clear();
+    clock.advance(OrbitDbLog.RETRY_MIN);
+    assertThat(get(reopened.resume()).complete()).isTrue();
+    assertThat(datastore.scan(prefix + "i/")).isEmpty();
+    assertThat(log(address).isComplete()).isTrue();
   }
 }

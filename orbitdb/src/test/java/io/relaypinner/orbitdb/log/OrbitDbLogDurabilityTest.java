@@ -92,6 +92,8 @@ class OrbitDbLogDurabilityTest {
   /** Logs every write with the number of blocks still staged at that moment. */
   private final class Recording implements Datastore {
     final MemoryDatastore memory = new MemoryDatastore();
+    /** Bytes (keys and values) of each write. */
+    final List<Integer> writeBytes = Collections.synchronizedList(new ArrayList<>());
 
     @Override
     public Optional<byte[]> get(final String key) {
@@ -112,6 +114,14 @@ class OrbitDbLogDurabilityTest {
     @Override
     public void write(final Map<String, byte[]> puts, final Collection<String> deletes) {
       events.add("datastore write, staged " + local.staged.size());
+      int bytes = 0;
+      for (final Map.Entry<String, byte[]> put : puts.entrySet()) {
+        bytes += put.getKey().length() + put.getValue().length;
+      }
+      for (final String key : deletes) {
+        bytes += key.length();
+      }
+      writeBytes.add(bytes);
       memory.write(puts, deletes);
     }
 
@@ -179,5 +189,37 @@ class OrbitDbLogDurabilityTest {
     assertThat(events).containsExactly("sync 5", "datastore write, staged 0");
     assertThat(log.heads()).containsExactly(chain.get(14).cid());
     assertThat(log.isComplete()).isTrue();
+  }
+
+  @Test
+  void anEntryOnTopOfAGap_shouldWriteWhatChanged_notEveryIncompleteEntry() throws Exception {
+    final JavaWriter writer = new JavaWriter();
+    remote.put(writer.identityCid(), writer.identityBlock());
+    final OrbitDbAddress address = JavaWriter.database(remote, "gap-writes", List.of(writer.id()));
+    final List<Entry> chain = writer.chain(remote, address, 301);
+    final byte[] first = remote.get(chain.get(0).cid()).orElseThrow();
+    remote.delete(chain.get(0).cid());
+    final OrbitDbLog log = log(address);
+    log.join(chain.get(299).cid()).get(10, TimeUnit.SECONDS);
+    assertThat(log.incompleteCount()).isEqualTo(299);
+    datastore.writeBytes.clear();
+
+    // A writer's next entry, on top of 299 incomplete ones: its write carries that one entry.
+    log.joinBlock(chain.get(300).block()).get(10, TimeUnit.SECONDS);
+
+    assertThat(log.incompleteCount()).isEqualTo(300);
+    assertThat(datastore.writeBytes).hasSize(1);
+    // Its marker, its incomplete key, the count, the heads and the frontier: well under the
+    // 300 CIDs (about 15 KB) a write of the whole set would take.
+    assertThat(datastore.writeBytes.get(0)).isLessThan(1_000);
+
+    // The incomplete entries are known again after a restart, and gone once complete.
+    final OrbitDbLog reopened = log(address);
+    assertThat(reopened.incompleteCount()).isEqualTo(300);
+    remote.put(chain.get(0).cid(), first);
+    assertThat(reopened.resume().get(10, TimeUnit.SECONDS).complete()).isTrue();
+    assertThat(datastore.scan("/orbitdb/logs/")).extracting(Datastore.Entry::key)
+        .noneMatch(key -> key.contains("/i/"));
+    assertThat(log(address).isComplete()).isTrue();
   }
 }
