@@ -28,6 +28,7 @@ final class DatabaseSession {
   private final OrbitDbAddress address;
   private final InboxBudget budget;
   private final MediaLedger ledger;
+  private final CountBudget peers;
   private final java.util.concurrent.atomic.AtomicReference<String> rescan =
       new java.util.concurrent.atomic.AtomicReference<>();
   /** When the last fallback scan ran (clock millis); none yet. Guarded by this. */
@@ -41,17 +42,21 @@ final class DatabaseSession {
   private int redialing;
   private boolean closed;
 
-  /** A session whose media ledger has a budget of its own. */
+  /** A session whose media ledger and remembered peers have budgets of their own. */
   DatabaseSession(final OrbitDbAddress address, final InboxBudget budget) {
-    this(address, budget, MediaBudget.defaults());
+    this(address, budget, CountBudget.media(), CountBudget.peers());
   }
 
-  /** @param media the budget every database's media ledger shares */
+  /**
+   * @param media the budget every database's media ledger shares
+   * @param peers the budget of remembered peers (seen, and to dial) every session shares
+   */
   DatabaseSession(final OrbitDbAddress address, final InboxBudget budget,
-      final MediaBudget media) {
+      final CountBudget media, final CountBudget peers) {
     this.address = Objects.requireNonNull(address, "address");
     this.budget = Objects.requireNonNull(budget, "budget");
     this.ledger = new MediaLedger(media);
+    this.peers = Objects.requireNonNull(peers, "peers");
   }
 
   OrbitDbAddress address() {
@@ -158,23 +163,46 @@ final class DatabaseSession {
     }
   }
 
-  /** A peer is on this database's topic (subscribed, or sent heads); {@code dialNext}: dial it. */
-  synchronized void sawPeer(final PeerId peer, final boolean dialNext) {
-    seen.remove(peer);
-    seen.add(peer);
-    if (seen.size() > MAX_SEEN_PEERS) {
-      seen.remove(seen.iterator().next());
-    }
+  /**
+   * A peer is on this database's topic (subscribed, or sent heads); {@code dialNext}: dial it.
+   * Returns false when it could not be remembered: the sessions' shared budget of peers is spent
+   * and this session holds none to make room with.
+   */
+  synchronized boolean sawPeer(final PeerId peer, final boolean dialNext) {
+    boolean remembered = remember(seen, peer);
     if (dialNext) {
-      dial.add(peer);
-      if (dial.size() > MAX_SEEN_PEERS) {
-        dial.remove(dial.iterator().next());
-      }
+      remembered &= remember(dial, peer);
     }
+    return remembered;
+  }
+
+  /**
+   * Adds {@code peer} to {@code set} as its newest member: the set's oldest makes room when it
+   * holds {@link #MAX_SEEN_PEERS} or the shared budget is spent.
+   */
+  private boolean remember(final Set<PeerId> set, final PeerId peer) {
+    if (closed) {
+      return false;
+    }
+    if (set.remove(peer)) {
+      set.add(peer);
+      return true;
+    }
+    if (set.size() < MAX_SEEN_PEERS && peers.reserve(1)) {
+      set.add(peer);
+      return true;
+    }
+    if (set.isEmpty()) {
+      return false;
+    }
+    set.remove(set.iterator().next());
+    set.add(peer);
+    return true;
   }
 
   synchronized List<PeerId> takeDial() {
     final List<PeerId> out = new ArrayList<>(dial);
+    peers.release(dial.size());
     dial.clear();
     return out;
   }
@@ -215,6 +243,11 @@ final class DatabaseSession {
 
   /** Releases the inbox's bytes and the media ledger's CIDs; later offers are dropped. */
   synchronized void close() {
+    if (!closed) {
+      peers.release(seen.size() + dial.size());
+      seen.clear();
+      dial.clear();
+    }
     closed = true;
     ledger.close();
     takeHeads();

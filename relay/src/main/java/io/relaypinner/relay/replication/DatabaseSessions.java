@@ -21,7 +21,9 @@ final class DatabaseSessions {
 
   private final InboxBudget budget;
   /** The media CIDs all sessions' ledgers remember together. */
-  private final MediaBudget media = MediaBudget.defaults();
+  private final CountBudget media = CountBudget.media();
+  /** The peers all sessions remember together (seen on their topics, and to dial). */
+  private final CountBudget peers = CountBudget.peers();
   private final int maxSessions;
   private final Map<OrbitDbAddress, DatabaseSession> sessions = new ConcurrentHashMap<>();
   /** Controller database to the databases using it. Guarded by this. */
@@ -64,7 +66,7 @@ final class DatabaseSessions {
     if (sessions.size() >= maxSessions) {
       return Optional.empty();
     }
-    final DatabaseSession created = new DatabaseSession(address, budget, media);
+    final DatabaseSession created = new DatabaseSession(address, budget, media, peers);
     sessions.put(address, created);
     return Optional.of(created);
   }
@@ -117,8 +119,8 @@ final class DatabaseSessions {
     return sessions.size();
   }
 
-  /** Media CIDs all sessions' ledgers remember now (at most {@link MediaBudget#total()}). */
+  /** Media CIDs all sessions' ledgers remember now (at most {@link CountBudget#total()}). */
   long mediaCids() {
-    return media.usedCids();
+    return media.usedCount();
   }
 }

@@ -18,7 +18,7 @@ import java.util.function.BooleanSupplier;
  *
  * <p>Bounded, per database and in all: at most {@link #MAX_AWAITING} media CIDs named by
  * incomplete entries are remembered (an entry whose media would exceed it, or the shared {@link
- * MediaBudget}, is not remembered: its media is found by the next fallback scan, counted by the
+ * CountBudget}, is not remembered: its media is found by the next fallback scan, counted by the
  * caller), and at most {@link #MAX_REMEMBERED} eligible and reported CIDs each (oldest forgotten
  * first, also when the shared budget is spent; a forgotten reported CID could be reported again,
  * which only adds to {@code totalPinned}; a CID that could not be remembered eligible at all is
@@ -31,7 +31,7 @@ final class MediaLedger {
   /** Eligible (and, separately, reported) media CIDs remembered at most. */
   static final int MAX_REMEMBERED = 10_000;
 
-  private final MediaBudget budget;
+  private final CountBudget budget;
   private final Map<Cid, Set<Cid>> awaiting = new LinkedHashMap<>();
   private int awaitingCids;
   private final Set<Cid> eligible = new LinkedHashSet<>();
@@ -40,10 +40,10 @@ final class MediaLedger {
 
   /** A ledger with a budget of its own. */
   MediaLedger() {
-    this(MediaBudget.defaults());
+    this(CountBudget.media());
   }
 
-  MediaLedger(final MediaBudget budget) {
+  MediaLedger(final CountBudget budget) {
     this.budget = java.util.Objects.requireNonNull(budget, "budget");
   }
 

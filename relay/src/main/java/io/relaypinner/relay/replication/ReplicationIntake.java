@@ -128,17 +128,24 @@ final class ReplicationIntake implements OrbitDbTopics.Listener {
             counter.accept(error == null ? "exchanges-dialled" : "exchanges-failed");
             if (error != null) {
               // The next sync dials it again.
-              session.sawPeer(peer, true);
+              saw(session, peer, true);
               trigger(topic, SyncTrigger.MESSAGE);
             }
           });
       if (replica.get().accessControllerDatabase().isEmpty()) {
-        session.sawPeer(peer, false);
+        saw(session, peer, false);
         return;
       }
     }
-    session.sawPeer(peer, true);
+    saw(session, peer, true);
     trigger(topic, SyncTrigger.MESSAGE);
+  }
+
+  /** Remembers a peer on {@code session}'s topic; counted when no budget is left for it. */
+  private void saw(final DatabaseSession session, final PeerId peer, final boolean dialNext) {
+    if (!session.sawPeer(peer, dialNext)) {
+      counter.accept("bound.peers");
+    }
   }
 
   /** The heads-exchange side of a database with a session (inbound streams and our dials). */
@@ -161,7 +168,7 @@ final class ReplicationIntake implements OrbitDbTopics.Listener {
 
       @Override
       public void onHead(final byte[] block, final PeerId from) {
-        session.sawPeer(from, false);
+        saw(session, from, false);
         if (offer(session, block, "heads-exchange")) {
           trigger(address.topic(), SyncTrigger.MESSAGE);
         }
@@ -186,7 +193,7 @@ final class ReplicationIntake implements OrbitDbTopics.Listener {
       session.get().redialStarted();
       network.redial(peer).whenComplete((connected, error) -> {
         if (Boolean.TRUE.equals(connected)) {
-          session.get().sawPeer(peer, true);
+          saw(session.get(), peer, true);
           trigger(topic, SyncTrigger.MESSAGE);
         }
         session.get().redialEnded();

@@ -8,7 +8,10 @@ import io.relaypinner.orbitdb.log.Entry;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
-/** The inbox is bounded in bytes per database and in total; oversized payloads never enter. */
+/**
+ * The inbox is bounded in bytes per database and in total; oversized payloads never enter; the
+ * peers remembered are bounded per database and in total.
+ */
 class DatabaseSessionTest {
   private static OrbitDbAddress address(final String name) {
     return new OrbitDbAddress(DagCbor.cid(name.getBytes(StandardCharsets.UTF_8)));
@@ -71,5 +74,38 @@ class DatabaseSessionTest {
     // A failed sync (a store outage, a lost lease) may have left pins undone.
     session.scanNext();
     assertThat(session.scanDue(1_000 + 3 * DatabaseSession.SCAN_AGAIN_AFTER_MILLIS)).isTrue();
+  }
+
+  private static io.relaypinner.multiformats.PeerId peer() {
+    return io.relaypinner.libp2p.crypto.Keys.generate(
+        io.relaypinner.libp2p.crypto.KeyType.ED25519, new java.security.SecureRandom())
+        .publicKey().peerId();
+  }
+
+  @Test
+  void rememberedPeers_shouldStayWithinEachSessionsBound_andOneBudgetForAll() {
+    final CountBudget peers = new CountBudget(100);
+    final DatabaseSession a = new DatabaseSession(address("a"), InboxBudget.defaults(),
+        CountBudget.media(), peers);
+    final DatabaseSession b = new DatabaseSession(address("b"), InboxBudget.defaults(),
+        CountBudget.media(), peers);
+
+    // One session: its own bound (64 seen, 64 to dial) makes it forget its oldest.
+    for (int i = 0; i < 80; i++) {
+      assertThat(a.sawPeer(peer(), i % 2 == 0)).isTrue();
+    }
+    assertThat(a.seenPeers()).hasSize(DatabaseSession.MAX_SEEN_PEERS);
+    assertThat(peers.usedCount()).isEqualTo(64 + 36);
+
+    // The budget is spent: another session cannot remember a peer until the first gives back.
+    final io.relaypinner.multiformats.PeerId late = peer();
+    assertThat(b.sawPeer(late, false)).isFalse();
+    assertThat(b.seenPeers()).isEmpty();
+    assertThat(a.takeDial()).hasSize(36);
+    assertThat(b.sawPeer(late, true)).isTrue();
+    a.close();
+    assertThat(peers.usedCount()).isEqualTo(2);
+    b.close();
+    assertThat(peers.usedCount()).isZero();
   }
 }

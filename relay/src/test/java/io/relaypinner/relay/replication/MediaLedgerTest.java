@@ -87,14 +87,14 @@ class MediaLedgerTest {
 
   @Test
   void ledgersOfAllDatabases_shouldShareOneBudget_andGiveItBackWhenClosed() {
-    final MediaBudget budget = new MediaBudget(2_500);
+    final CountBudget budget = new CountBudget(2_500);
     final MediaLedger a = new MediaLedger(budget);
     final MediaLedger b = new MediaLedger(budget);
     assertThat(a.onEntry(cid("a"), media("a/", 2_000), () -> false)).isEmpty();
     // B's entry does not fit in what A left: not remembered (its media waits for a scan).
     assertThat(b.onEntry(cid("b"), media("b/", 1_000), () -> false)).isNull();
     assertThat(b.onEntry(cid("b2"), media("b2/", 500), () -> false)).isEmpty();
-    assertThat(budget.usedCids()).isEqualTo(2_500);
+    assertThat(budget.usedCount()).isEqualTo(2_500);
 
     // Eligible media of A replaces A's own oldest when the budget is spent.
     assertThat(a.onCompleted(List.of(cid("a")))).hasSize(2_000);
@@ -103,12 +103,12 @@ class MediaLedgerTest {
         cid("late"));
     assertThat(a.isEligible(cid("late"))).isTrue();
     assertThat(a.isEligible(cid("a/0"))).isFalse();
-    assertThat(budget.usedCids()).isEqualTo(2_500);
+    assertThat(budget.usedCount()).isEqualTo(2_500);
 
     a.close();
-    assertThat(budget.usedCids()).isEqualTo(500);
+    assertThat(budget.usedCount()).isEqualTo(500);
     b.close();
-    assertThat(budget.usedCids()).isZero();
+    assertThat(budget.usedCount()).isZero();
     assertThat(a.onEntry(cid("after"), Set.of(media), () -> false)).isNull();
   }
 }

@@ -1,0 +1,47 @@
+package io.relaypinner.relay.replication;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A count that all database sessions take from together, bounded in total: each session bounds
+ * what it holds on its own, and this keeps the number of followed databases from multiplying
+ * those bounds. Used for the media CIDs of the {@link MediaLedger}s ({@link #media()}) and the
+ * peers the sessions remember ({@link #peers()}). Thread-safe.
+ *
+ * @param total what all sessions hold together at most
+ */
+record CountBudget(long total, AtomicLong used) {
+  /** 200,000 media CIDs in all (about 130 bytes each). */
+  static CountBudget media() {
+    return new CountBudget(200_000);
+  }
+
+  /** 65,536 remembered (database, peer) pairs in all (about 60 bytes each). */
+  static CountBudget peers() {
+    return new CountBudget(65_536);
+  }
+
+  CountBudget(final long total) {
+    this(total, new AtomicLong());
+  }
+
+  CountBudget {
+    if (total < 1) {
+      throw new IllegalArgumentException("budget must be positive");
+    }
+  }
+
+  /** Takes {@code count} from the budget; false when it would be spent. */
+  boolean reserve(final long count) {
+    return Reservations.reserve(used, total, count);
+  }
+
+  void release(final long count) {
+    used.addAndGet(-count);
+  }
+
+  /** What all sessions hold now. */
+  long usedCount() {
+    return used.get();
+  }
+}
