@@ -31,7 +31,9 @@ import org.junit.jupiter.api.io.TempDir;
  * from the head, then resumed until complete (or 12 rounds). Not a test: surefire's default
  * includes skip it. Run it with {@code mvn -B -pl orbitdb test -Dtest=HistoryWalkBench
  * -Djacoco.skip=true -Dsurefire.failIfNoSpecifiedTests=false [-Dbench.entries=250000]}. Uses
- * only the log's API that predates the walk, so it runs on earlier builds too.
+ * only the log's API that predates the walk, so it runs on earlier builds too. {@link
+ * #onTopOfAGap} ({@code -Dtest=HistoryWalkBench#onTopOfAGap [-Dbench.gap=20000
+ * -Dbench.onTop=200]}) times a writer's entries joined one by one on top of a gap.
  */
 class HistoryWalkBench {
   private final MemoryBlockstore remote = new MemoryBlockstore();
@@ -86,6 +88,41 @@ class HistoryWalkBench {
     }
     System.out.printf("%s after all rounds: %d of %d entries%n",
         complete ? "COMPLETE" : "INCOMPLETE", log.size(), entries);
+    pool.shutdownNow();
+    datastore.close();
+  }
+
+  /**
+   * A writer's entries on top of a log whose first entry is missing ({@code bench.gap} entries
+   * wait for it): the time of each join of one entry, whose write carries the incomplete
+   * entries.
+   */
+  @Test
+  void onTopOfAGap(@TempDir final Path dir) throws Exception {
+    local = new FlatFsBlockstore(Files.createDirectories(dir.resolve("blocks")));
+    datastore = new MvStoreDatastore(dir.resolve("datastore.mv"));
+    final int entries = Integer.getInteger("bench.gap", 20_000);
+    final int rounds = Integer.getInteger("bench.onTop", 200);
+    final JavaWriter writer = new JavaWriter();
+    remote.put(writer.identityCid(), writer.identityBlock());
+    final OrbitDbAddress address = JavaWriter.database(remote, "gap", List.of(writer.id()));
+    final List<Entry> chain = writer.chain(remote, address, entries + rounds);
+    withheld.add(chain.get(0).cid());
+    final OrbitDbLog log = new OrbitDbLog(address,
+        TestVerifiers.of(address, remote, local, fetcher, pool), local, fetcher, datastore,
+        LogConfig.DEFAULT, new LogMemory(), pool, clock);
+    log.join(chain.get(entries - 1).cid()).get(30, TimeUnit.MINUTES);
+    final long[] nanos = new long[rounds];
+    for (int i = 0; i < rounds; i++) {
+      final long t = System.nanoTime();
+      log.joinBlock(chain.get(entries + i).block()).get(1, TimeUnit.MINUTES);
+      nanos[i] = System.nanoTime() - t;
+    }
+    java.util.Arrays.sort(nanos);
+    System.out.printf("%d entries joined one by one on top of %d incomplete ones: median %.2f ms,"
+        + " p90 %.2f ms, max %.2f ms; incomplete now %d%n", rounds, entries - 1,
+        nanos[rounds / 2] / 1e6, nanos[rounds * 9 / 10] / 1e6, nanos[rounds - 1] / 1e6,
+        log.incompleteCount());
     pool.shutdownNow();
     datastore.close();
   }
