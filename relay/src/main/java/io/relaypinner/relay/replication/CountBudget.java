@@ -5,8 +5,9 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A count that all database sessions take from together, bounded in total: each session bounds
  * what it holds on its own, and this keeps the number of followed databases from multiplying
- * those bounds. Used for the media CIDs of the {@link MediaLedger}s ({@link #media()}) and the
- * peers the sessions remember ({@link #peers()}). Thread-safe.
+ * those bounds. Used for the media CIDs of the {@link MediaLedger}s ({@link #media()}), the
+ * peers the sessions remember ({@link #peers()}) and the media their logs name ({@link
+ * #named()}). Thread-safe.
  *
  * @param total what all sessions hold together at most
  */
@@ -19,6 +20,14 @@ record CountBudget(long total, AtomicLong used) {
   /** 65,536 remembered (database, peer) pairs in all (about 60 bytes each). */
   static CountBudget peers() {
     return new CountBudget(65_536);
+  }
+
+  /**
+   * 100,000 media CIDs in all that the sessions keep of their logs' last scans (about 100 bytes
+   * each), so an explicit sync with nothing new answers without walking the history.
+   */
+  static CountBudget named() {
+    return new CountBudget(100_000);
   }
 
   CountBudget(final long total) {

@@ -1,10 +1,12 @@
 package io.relaypinner.relay.replication;
 
+import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.PeerId;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.log.Entry;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Deque;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -29,6 +31,14 @@ final class DatabaseSession {
   private final InboxBudget budget;
   private final MediaLedger ledger;
   private final CountBudget peers;
+  private final CountBudget namedBudget;
+  /**
+   * The media CIDs the log names (at most {@link MediaPath#MAX_NAMED}), as the last fallback scan
+   * found them and the joins since added to them, and the number of entries the log had then;
+   * null when not known (no scan yet, a store failed, the budget was spent). Guarded by this.
+   */
+  private Set<Cid> named;
+  private long namedEntries;
   private final java.util.concurrent.atomic.AtomicReference<String> rescan =
       new java.util.concurrent.atomic.AtomicReference<>();
   /** When the last fallback scan ran (clock millis); none yet. Guarded by this. */
@@ -42,21 +52,23 @@ final class DatabaseSession {
   private int redialing;
   private boolean closed;
 
-  /** A session whose media ledger and remembered peers have budgets of their own. */
+  /** A session whose media ledger, remembered peers and named media have budgets of their own. */
   DatabaseSession(final OrbitDbAddress address, final InboxBudget budget) {
-    this(address, budget, CountBudget.media(), CountBudget.peers());
+    this(address, budget, CountBudget.media(), CountBudget.peers(), CountBudget.named());
   }
 
   /**
    * @param media the budget every database's media ledger shares
    * @param peers the budget of remembered peers (seen, and to dial) every session shares
+   * @param named the budget of the media every session keeps of its log ({@link #named})
    */
   DatabaseSession(final OrbitDbAddress address, final InboxBudget budget,
-      final CountBudget media, final CountBudget peers) {
+      final CountBudget media, final CountBudget peers, final CountBudget named) {
     this.address = Objects.requireNonNull(address, "address");
     this.budget = Objects.requireNonNull(budget, "budget");
     this.ledger = new MediaLedger(media);
     this.peers = Objects.requireNonNull(peers, "peers");
+    this.namedBudget = Objects.requireNonNull(named, "named");
   }
 
   OrbitDbAddress address() {
@@ -69,6 +81,9 @@ final class DatabaseSession {
    */
   void storeFailed(final String store) {
     rescan.set(store);
+    synchronized (this) {
+      forgetNamed();
+    }
   }
 
   /** A media pin of this database failed: a later scan queues it again ({@link #scanDue}). */
@@ -94,12 +109,69 @@ final class DatabaseSession {
    */
   synchronized void scanNext() {
     lastScanMillis = Long.MIN_VALUE;
+    forgetNamed();
   }
 
   /** A fallback scan of the whole log ran at {@code nowMillis}. */
   synchronized void scanned(final long nowMillis) {
     lastScanMillis = nowMillis;
     pinsFailed = false;
+  }
+
+  /**
+   * A fallback scan of the log of {@code entries} entries found {@code media}: kept, within the
+   * sessions' budget, for the explicit syncs that follow ({@link #named(long)}).
+   */
+  synchronized void scannedMedia(final Set<Cid> media, final long entries) {
+    forgetNamed();
+    if (closed || media.size() > MediaPath.MAX_NAMED || !namedBudget.reserve(media.size())) {
+      return;
+    }
+    named = new LinkedHashSet<>(media);
+    namedEntries = entries;
+  }
+
+  /**
+   * A join added {@code entries} entries naming {@code media}: the kept media (if any) follow
+   * the log. A CID beyond {@link MediaPath#MAX_NAMED} is not listed, as a scan would not list it;
+   * one the budget has no room for makes the kept media unknown.
+   */
+  synchronized void joinedMedia(final Collection<Cid> media, final int entries) {
+    if (named == null) {
+      return;
+    }
+    namedEntries += entries;
+    for (final Cid cid : media) {
+      if (named.size() >= MediaPath.MAX_NAMED || named.contains(cid)) {
+        continue;
+      }
+      if (!namedBudget.reserve(1)) {
+        forgetNamed();
+        return;
+      }
+      named.add(cid);
+    }
+  }
+
+  /**
+   * The media the log names when it has {@code entries} entries, as kept since the last scan;
+   * null when not kept, or when entries came by another path than this session's joins (the
+   * counts differ).
+   */
+  synchronized Set<Cid> named(final long entries) {
+    return named == null || namedEntries != entries ? null : new LinkedHashSet<>(named);
+  }
+
+  private void forgetNamed() {
+    if (named != null) {
+      namedBudget.release(named.size());
+      named = null;
+    }
+  }
+
+  /** Whether a media pin failed since the last scan (a scan queues it again). */
+  boolean pinsFailed() {
+    return pinsFailed;
   }
 
   /** The store that failed since the last call, or null (and forgets it). */
@@ -247,6 +319,7 @@ final class DatabaseSession {
       peers.release(seen.size() + dial.size());
       seen.clear();
       dial.clear();
+      forgetNamed();
     }
     closed = true;
     ledger.close();

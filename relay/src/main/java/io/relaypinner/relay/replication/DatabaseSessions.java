@@ -24,6 +24,8 @@ final class DatabaseSessions {
   private final CountBudget media = CountBudget.media();
   /** The peers all sessions remember together (seen on their topics, and to dial). */
   private final CountBudget peers = CountBudget.peers();
+  /** The media all sessions keep of their logs' last scans. */
+  private final CountBudget named = CountBudget.named();
   private final int maxSessions;
   private final Map<OrbitDbAddress, DatabaseSession> sessions = new ConcurrentHashMap<>();
   /** Controller database to the databases using it. Guarded by this. */
@@ -66,7 +68,7 @@ final class DatabaseSessions {
     if (sessions.size() >= maxSessions) {
       return Optional.empty();
     }
-    final DatabaseSession created = new DatabaseSession(address, budget, media, peers);
+    final DatabaseSession created = new DatabaseSession(address, budget, media, peers, named);
     sessions.put(address, created);
     return Optional.of(created);
   }

@@ -197,16 +197,24 @@ final class DatabaseSync {
     });
 
     final boolean receivedUpdate = !added.isEmpty();
-    // A fallback scan reads the whole log: done when the caller asked for the log's media, after
-    // a takeover or a store outage, and otherwise only when the session says one is due (its
-    // first sync, the first after a failed or follower sync, or pins failed a while ago), so that
-    // a topic message or a subscription never
-    // costs a walk of the history.
+    // A fallback scan reads the whole log: done after a takeover or a store outage, when the
+    // session says one is due (its first sync, the first after a failed or follower sync, or
+    // pins failed a while ago), and for an explicit sync when pins failed or the session does
+    // not keep what the last scan found; an explicit sync otherwise answers from that. So a
+    // topic message, a subscription or an explicit sync never costs a walk of the history.
     final SyncTrigger trigger = context.trigger();
-    final boolean scanWanted = trigger == SyncTrigger.HTTP || trigger == SyncTrigger.TAKEOVER
-        || trigger == SyncTrigger.RETRY || session.scanDue(clock.millis());
-    final MediaPath.Named named = media.afterSync(session, replica, added, scanWanted);
-    if (named.scanned()) {
+    final MediaPath.ScanNeed need;
+    if (trigger == SyncTrigger.TAKEOVER || trigger == SyncTrigger.RETRY
+        || session.scanDue(clock.millis())
+        || trigger == SyncTrigger.HTTP && session.pinsFailed()) {
+      need = MediaPath.ScanNeed.DUE;
+    } else if (trigger == SyncTrigger.HTTP) {
+      need = MediaPath.ScanNeed.ASKED;
+    } else {
+      need = MediaPath.ScanNeed.NONE;
+    }
+    final MediaPath.Named named = media.afterSync(session, replica, added, need);
+    if (named.walked()) {
       session.scanned(clock.millis());
     }
     final List<String> extracted = new ArrayList<>(named.cids().size());

@@ -57,43 +57,70 @@ final class MediaPath {
     blocks.databaseOpened(replica);
   }
 
-  /** The media a sync names, and whether they come from a fallback scan of the whole log. */
-  record Named(Set<Cid> cids, boolean scanned) { }
+  /**
+   * The media a sync names, whether they are the whole log's ({@code scanned}: a fallback scan,
+   * or what the last one found kept current since), and whether the log was read for them
+   * ({@code walked}: a scan ran).
+   */
+  record Named(Set<Cid> cids, boolean scanned, boolean walked) { }
+
+  /** What a sync with nothing new wants of the log's media. */
+  enum ScanNeed {
+    /** Nothing: no work that grows with the log (a topic message, a subscription, a resume). */
+    NONE,
+    /**
+     * The log's media (an explicit sync): what the last scan found, kept current by the joins
+     * since, when the session has it; else a scan.
+     */
+    ASKED,
+    /**
+     * A scan of the whole log, whatever is kept: one is due ({@link DatabaseSession#scanDue}),
+     * media pins failed, a takeover, a store retry. It also queues again every pin a failure
+     * may have skipped.
+     */
+    DUE
+  }
 
   /**
-   * The media of the sync that just ended: those named by its new entries; or, after a fallback
-   * scan of the whole log, those of the log, when a store failed during the sync, or when no
-   * update arrived and {@code scanWanted} (a store that fails during the scan fails the sync,
-   * which is retried); else none.
-   *
-   * @param scanWanted the sync's caller wants the log's media (an explicit sync), or a scan is
-   *     due ({@link DatabaseSession#scanDue}): a sync with nothing new that neither asked nor is
-   *     due does no work that grows with the log
+   * The media of the sync that just ended: those named by its new entries; or the log's when a
+   * store failed during the sync or no update arrived and {@code need} asks for them, from a
+   * fallback scan of the whole log (a store that fails during the scan fails the sync, which is
+   * retried) or, for an explicit sync, what the last scan found, kept current; else none.
    */
   Named afterSync(final DatabaseSession session, final OrbitDbReplica replica,
-      final List<Entry> added, final boolean scanWanted) {
+      final List<Entry> added, final ScanNeed need) {
     final String storeFailed = session.takeStoreFailed();
     if (!added.isEmpty() && storeFailed == null) {
-      return new Named(named(added), false);
+      return new Named(named(added), false, false);
     }
-    if (storeFailed == null && !scanWanted) {
-      return new Named(Set.of(), false);
+    if (storeFailed == null && need == ScanNeed.NONE) {
+      return new Named(Set.of(), false, false);
+    }
+    if (storeFailed == null && need == ScanNeed.ASKED) {
+      final Set<Cid> kept = session.named(replica.log().size());
+      if (kept != null) {
+        counter.accept("fallback-scans-kept");
+        return new Named(kept, true, false);
+      }
     }
     counter.accept("fallback-scans");
+    final long entries = replica.log().size();
     final Set<Cid> named = scan(session, replica);
     final String failed = session.takeStoreFailed();
     if (failed != null) {
       throw new StoreUnavailableException(failed, "pins of " + session.address()
           + " failed during the scan; the sync is retried", null);
     }
-    return new Named(named, true);
+    session.scannedMedia(named, entries);
+    return new Named(named, true, true);
   }
 
   /** A join of {@code session}'s database ended (on the replication executor). */
   void onJoin(final DatabaseSession session, final OrbitDbReplica replica,
       final JoinResult result) {
     final List<Cid> eligible = new ArrayList<>();
-    entries(session, replica.log(), result.added(), eligible);
+    session.joinedMedia(entries(session, replica.log(), result.added(), eligible),
+        result.added().size());
     eligible.addAll(session.ledger().onCompleted(result.completed()));
     release(session, eligible);
     if (result.historyCompleted()) {

@@ -86,9 +86,9 @@ class DatabaseSessionTest {
   void rememberedPeers_shouldStayWithinEachSessionsBound_andOneBudgetForAll() {
     final CountBudget peers = new CountBudget(100);
     final DatabaseSession a = new DatabaseSession(address("a"), InboxBudget.defaults(),
-        CountBudget.media(), peers);
+        CountBudget.media(), peers, CountBudget.named());
     final DatabaseSession b = new DatabaseSession(address("b"), InboxBudget.defaults(),
-        CountBudget.media(), peers);
+        CountBudget.media(), peers, CountBudget.named());
 
     // One session: its own bound (64 seen, 64 to dial) makes it forget its oldest.
     for (int i = 0; i < 80; i++) {
@@ -107,5 +107,42 @@ class DatabaseSessionTest {
     assertThat(peers.usedCount()).isEqualTo(2);
     b.close();
     assertThat(peers.usedCount()).isZero();
+  }
+
+  private static io.relaypinner.multiformats.Cid media(final int i) {
+    return DagCbor.cid(("media " + i).getBytes(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void keptMedia_shouldFollowTheJoins_andBeForgottenWhenItCannotBeTrusted() {
+    final CountBudget named = new CountBudget(3);
+    final DatabaseSession session = new DatabaseSession(address("a"), InboxBudget.defaults(),
+        CountBudget.media(), CountBudget.peers(), named);
+    assertThat(session.named(0)).isNull();
+
+    session.scannedMedia(java.util.Set.of(media(1)), 10);
+    assertThat(session.named(10)).containsExactly(media(1));
+    // Entries that came by another path: the counts differ, nothing is answered.
+    assertThat(session.named(11)).isNull();
+    session.joinedMedia(java.util.List.of(media(2)), 2);
+    assertThat(session.named(12)).containsExactlyInAnyOrder(media(1), media(2));
+    assertThat(named.usedCount()).isEqualTo(2);
+
+    // A store failure, a failed or follower sync: the next explicit sync reads the log.
+    session.storeFailed("postgres");
+    assertThat(session.named(12)).isNull();
+    assertThat(named.usedCount()).isZero();
+    session.scannedMedia(java.util.Set.of(media(1), media(2)), 12);
+    session.scanNext();
+    assertThat(session.named(12)).isNull();
+
+    // The budget spent: nothing is kept.
+    session.scannedMedia(java.util.Set.of(media(1), media(2), media(3)), 12);
+    session.joinedMedia(java.util.List.of(media(4)), 1);
+    assertThat(session.named(13)).isNull();
+    assertThat(named.usedCount()).isZero();
+    session.scannedMedia(java.util.Set.of(media(1)), 13);
+    session.close();
+    assertThat(named.usedCount()).isZero();
   }
 }

@@ -26,6 +26,7 @@ import io.relaypinner.relay.sync.ManualTimer;
 import io.relaypinner.relay.sync.SyncEngine;
 import io.relaypinner.relay.sync.SyncHistory;
 import io.relaypinner.relay.sync.SyncOutcome;
+import io.relaypinner.relay.sync.SyncResult;
 import io.relaypinner.relay.sync.SyncTrigger;
 import io.relaypinner.relay.testing.MutableClock;
 import java.io.IOException;
@@ -243,7 +244,7 @@ class ReplicationServiceTest {
   void syncsWithNothingNew_shouldScanTheLogOnlyWhenAskedOrDue_notForEveryTopicMessage()
       throws Exception {
     final OrbitDbAddress address = syncedDatabase("scans", 3);
-    // An explicit sync asks for the log's media: it scans.
+    // An explicit sync asks for the log's media: it scans, or answers from the last scan.
     explicitSync(address);
     final long scans = service.counters().get("fallback-scans");
 
@@ -254,7 +255,8 @@ class ReplicationServiceTest {
     assertThat(service.counters()).containsEntry("fallback-scans", scans);
 
     explicitSync(address);
-    assertThat(service.counters()).containsEntry("fallback-scans", scans + 1);
+    assertThat(service.counters().get("fallback-scans")
+        + service.counters().getOrDefault("fallback-scans-kept", 0L)).isGreaterThan(scans);
   }
 
   private void explicitSync(final OrbitDbAddress address) {
@@ -466,14 +468,16 @@ class ReplicationServiceTest {
     assertThat(service.counters()).containsEntry("bound.inbox-oversized", 1L);
   }
 
-  @Test
-  void mediaOfAHistoryTooLongToTrack_shouldBeReportedOnceItIsComplete() throws Exception {
-    final OrbitDbAddress address = database("long-history", writer);
-    // 30 entries, each naming a media block the relay holds.
-    final List<Cid> media = new java.util.ArrayList<>();
-    final List<Entry> chain = new java.util.ArrayList<>();
-    for (int i = 0; i < 30; i++) {
-      final byte[] file = ("media " + i).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+  /**
+   * Appends {@code count} entries to {@code chain} (a linear log), each naming a media block the
+   * relay holds, whose CIDs are added to {@code media}; returns {@code chain}.
+   */
+  private List<Entry> mediaChain(final OrbitDbAddress address, final int count,
+      final List<Cid> media, final List<Entry> chain) {
+    for (int n = 0; n < count; n++) {
+      final int i = chain.size();
+      final byte[] file = (address + " media " + i).getBytes(
+          java.nio.charset.StandardCharsets.UTF_8);
       final Cid cid = Cid.v1(io.relaypinner.multiformats.Multicodec.RAW,
           io.relaypinner.multiformats.Multihash.sha2_256(file));
       local.put(cid, file);
@@ -485,6 +489,67 @@ class ReplicationServiceTest {
       remote.put(entry.cid(), entry.block());
       chain.add(entry);
     }
+    return chain;
+  }
+
+  private List<Entry> mediaChain(final OrbitDbAddress address, final int count,
+      final List<Cid> media) {
+    return mediaChain(address, count, media, new java.util.ArrayList<>());
+  }
+
+  private SyncResult explicitResult(final OrbitDbAddress address) throws Exception {
+    final CompletableFuture<SyncOutcome> explicit = engine.requestSync(address.topic());
+    await().atMost(Duration.ofSeconds(10)).until(explicit::isDone);
+    assertThat(explicit.get()).isInstanceOf(SyncOutcome.Completed.class);
+    return ((SyncOutcome.Completed) explicit.get()).result();
+  }
+
+  @Test
+  void explicitSyncsWithNothingNew_shouldAnswerWithTheLogsMedia_withoutWalkingItAgain()
+      throws Exception {
+    final OrbitDbAddress address = database("kept-media", writer);
+    final List<Cid> media = new java.util.ArrayList<>();
+    final List<Entry> chain = mediaChain(address, 5, media);
+    service.topicListener().onFollow(address.topic());
+    service.topicListener().onMessage(address.topic(), chain.get(4).block(), PEER);
+    final CompletableFuture<SyncOutcome> first = engine.requestSync(address.topic());
+    runUntil(first::isDone);
+    runUntil(() -> engine.stats().syncQueue().queuedTopics() == 0);
+
+    // The first explicit sync with nothing new reads the log (or the session's first scan did).
+    final SyncResult scanned = explicitResult(address);
+    assertThat(scanned.fallbackScanUsed()).isTrue();
+    assertThat(scanned.extractedMediaCids()).containsExactlyInAnyOrderElementsOf(
+        media.stream().map(Cid::toString).toList());
+    final long scans = service.counters().get("fallback-scans");
+    final long kept0 = service.counters().getOrDefault("fallback-scans-kept", 0L);
+
+    // The next ones answer the same from what that scan found: no walk of the history.
+    final SyncResult kept = explicitResult(address);
+    assertThat(kept.fallbackScanUsed()).isTrue();
+    assertThat(kept.extractedMediaCids()).containsExactlyInAnyOrderElementsOf(
+        scanned.extractedMediaCids());
+    assertThat(service.counters()).containsEntry("fallback-scans", scans)
+        .containsEntry("fallback-scans-kept", kept0 + 1);
+
+    // New entries keep it current.
+    mediaChain(address, 2, media, chain);
+    service.topicListener().onMessage(address.topic(), chain.get(6).block(), PEER);
+    runUntil(() -> log(address) == 7);
+    runUntil(() -> engine.stats().syncQueue().queuedTopics() == 0);
+    final SyncResult after = explicitResult(address);
+    assertThat(after.receivedUpdate()).isFalse();
+    assertThat(after.extractedMediaCids()).containsExactlyInAnyOrderElementsOf(
+        media.stream().map(Cid::toString).toList());
+    assertThat(service.counters()).containsEntry("fallback-scans", scans)
+        .containsEntry("fallback-scans-kept", kept0 + 2);
+  }
+
+  @Test
+  void mediaOfAHistoryTooLongToTrack_shouldBeReportedOnceItIsComplete() throws Exception {
+    final OrbitDbAddress address = database("long-history", writer);
+    final List<Cid> media = new java.util.ArrayList<>();
+    final List<Entry> chain = mediaChain(address, 30, media);
     // The first entry is synced alone, and the session's first scan is behind it.
     service.topicListener().onFollow(address.topic());
     service.topicListener().onMessage(address.topic(), chain.get(0).block(), PEER);
