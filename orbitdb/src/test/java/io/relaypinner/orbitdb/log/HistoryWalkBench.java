@@ -33,7 +33,9 @@ import org.junit.jupiter.api.io.TempDir;
  * -Djacoco.skip=true -Dsurefire.failIfNoSpecifiedTests=false [-Dbench.entries=250000]}. Uses
  * only the log's API that predates the walk, so it runs on earlier builds too. {@link
  * #onTopOfAGap} ({@code -Dtest=HistoryWalkBench#onTopOfAGap [-Dbench.gap=20000
- * -Dbench.onTop=200]}) times a writer's entries joined one by one on top of a gap.
+ * -Dbench.onTop=200]}) times a writer's entries joined one by one on top of a gap; {@link #scan}
+ * ({@code -Dtest=HistoryWalkBench#scan [-Dbench.scan=50000]}) what one fallback scan of a long log
+ * costs.
  */
 class HistoryWalkBench {
   private final MemoryBlockstore remote = new MemoryBlockstore();
@@ -123,6 +125,34 @@ class HistoryWalkBench {
         + " p90 %.2f ms, max %.2f ms; incomplete now %d%n", rounds, entries - 1,
         nanos[rounds / 2] / 1e6, nanos[rounds * 9 / 10] / 1e6, nanos[rounds - 1] / 1e6,
         log.incompleteCount());
+    pool.shutdownNow();
+    datastore.close();
+  }
+
+  /**
+   * What one fallback scan of a complete log of {@code bench.scan} entries costs (the relay's
+   * media scan reads every entry this way): five passes of {@link OrbitDbLog#forEachEntry}.
+   */
+  @Test
+  void scan(@TempDir final Path dir) throws Exception {
+    local = new FlatFsBlockstore(Files.createDirectories(dir.resolve("blocks")));
+    datastore = new MvStoreDatastore(dir.resolve("datastore.mv"));
+    final int entries = Integer.getInteger("bench.scan", 50_000);
+    final JavaWriter writer = new JavaWriter();
+    remote.put(writer.identityCid(), writer.identityBlock());
+    final OrbitDbAddress address = JavaWriter.database(remote, "scan", List.of(writer.id()));
+    final List<Entry> chain = writer.chain(remote, address, entries);
+    final OrbitDbLog log = new OrbitDbLog(address,
+        TestVerifiers.of(address, remote, local, fetcher, pool), local, fetcher, datastore,
+        LogConfig.DEFAULT, new LogMemory(), pool, clock);
+    log.join(chain.get(entries - 1).cid()).get(30, TimeUnit.MINUTES);
+    for (int pass = 1; pass <= 5; pass++) {
+      final long t = System.nanoTime();
+      final long[] seen = new long[1];
+      log.forEachEntry(entry -> seen[0] += entry.payload() == null ? 0 : 1);
+      System.out.printf("scan %d of a log of %d entries: %d ms (%d entries read)%n", pass,
+          log.size(), (System.nanoTime() - t) / 1_000_000, seen[0]);
+    }
     pool.shutdownNow();
     datastore.close();
   }
