@@ -42,6 +42,7 @@ class HistoryWalkBench {
   /** The relay's own stores, on disk, so that the heap measured is the log's. */
   private FlatFsBlockstore local;
   private MvStoreDatastore datastore;
+  private OrbitDbAddress address;
   private final Set<Cid> withheld = ConcurrentHashMap.newKeySet();
   private final BlockFetcher fetcher = cid -> withheld.contains(cid)
       ? CompletableFuture.failedFuture(new NoSuchElementException("withheld"))
@@ -60,25 +61,41 @@ class HistoryWalkBench {
     return used;
   }
 
-  @Test
-  void walk(@TempDir final Path dir) throws Exception {
+  /**
+   * Opens the stores in {@code dir} and writes a linear log of {@code entries} entries into the
+   * writer's store, its first entry withheld when {@code gap}; returns the chain, oldest first.
+   */
+  private List<Entry> setUp(final Path dir, final String name, final int entries,
+      final boolean gap) throws Exception {
     local = new FlatFsBlockstore(Files.createDirectories(dir.resolve("blocks")));
     datastore = new MvStoreDatastore(dir.resolve("datastore.mv"));
-    final int entries = Integer.getInteger("bench.entries", 250_000);
     final JavaWriter writer = new JavaWriter();
     remote.put(writer.identityCid(), writer.identityBlock());
-    final OrbitDbAddress address = JavaWriter.database(remote, "walk", List.of(writer.id()));
+    address = JavaWriter.database(remote, name, List.of(writer.id()));
     final long t = System.nanoTime();
     final List<Entry> chain = writer.chain(remote, address, entries);
     System.out.printf("wrote %d entries in %d ms%n", entries, (System.nanoTime() - t) / 1_000_000);
+    if (gap) {
+      withheld.add(chain.get(0).cid());
+    }
+    return chain;
+  }
+
+  /** The relay's log of {@link #address} on the stores {@link #setUp} opened. */
+  private OrbitDbLog open() {
+    return new OrbitDbLog(address, TestVerifiers.of(address, remote, local, fetcher, pool),
+        local, fetcher, datastore, LogConfig.DEFAULT, new LogMemory(), pool, clock);
+  }
+
+  @Test
+  void walk(@TempDir final Path dir) throws Exception {
+    final int entries = Integer.getInteger("bench.entries", 250_000);
+    final List<Entry> chain = setUp(dir, "walk", entries, true);
     final Cid head = chain.get(entries - 1).cid();
-    withheld.add(chain.get(0).cid());
     chain.clear();
 
     final long base = usedAfterGc();
-    final OrbitDbLog log = new OrbitDbLog(address,
-        TestVerifiers.of(address, remote, local, fetcher, pool), local, fetcher, datastore,
-        LogConfig.DEFAULT, new LogMemory(), pool, clock);
+    final OrbitDbLog log = open();
     boolean complete = report("join from the head", log, () -> log.join(head), base);
     for (int round = 1; round <= 12 && !complete; round++) {
       if (round == 2) {
@@ -101,18 +118,10 @@ class HistoryWalkBench {
    */
   @Test
   void onTopOfAGap(@TempDir final Path dir) throws Exception {
-    local = new FlatFsBlockstore(Files.createDirectories(dir.resolve("blocks")));
-    datastore = new MvStoreDatastore(dir.resolve("datastore.mv"));
     final int entries = Integer.getInteger("bench.gap", 20_000);
     final int rounds = Integer.getInteger("bench.onTop", 200);
-    final JavaWriter writer = new JavaWriter();
-    remote.put(writer.identityCid(), writer.identityBlock());
-    final OrbitDbAddress address = JavaWriter.database(remote, "gap", List.of(writer.id()));
-    final List<Entry> chain = writer.chain(remote, address, entries + rounds);
-    withheld.add(chain.get(0).cid());
-    final OrbitDbLog log = new OrbitDbLog(address,
-        TestVerifiers.of(address, remote, local, fetcher, pool), local, fetcher, datastore,
-        LogConfig.DEFAULT, new LogMemory(), pool, clock);
+    final List<Entry> chain = setUp(dir, "gap", entries + rounds, true);
+    final OrbitDbLog log = open();
     log.join(chain.get(entries - 1).cid()).get(30, TimeUnit.MINUTES);
     final long[] nanos = new long[rounds];
     for (int i = 0; i < rounds; i++) {
@@ -135,16 +144,9 @@ class HistoryWalkBench {
    */
   @Test
   void scan(@TempDir final Path dir) throws Exception {
-    local = new FlatFsBlockstore(Files.createDirectories(dir.resolve("blocks")));
-    datastore = new MvStoreDatastore(dir.resolve("datastore.mv"));
     final int entries = Integer.getInteger("bench.scan", 50_000);
-    final JavaWriter writer = new JavaWriter();
-    remote.put(writer.identityCid(), writer.identityBlock());
-    final OrbitDbAddress address = JavaWriter.database(remote, "scan", List.of(writer.id()));
-    final List<Entry> chain = writer.chain(remote, address, entries);
-    final OrbitDbLog log = new OrbitDbLog(address,
-        TestVerifiers.of(address, remote, local, fetcher, pool), local, fetcher, datastore,
-        LogConfig.DEFAULT, new LogMemory(), pool, clock);
+    final List<Entry> chain = setUp(dir, "scan", entries, false);
+    final OrbitDbLog log = open();
     log.join(chain.get(entries - 1).cid()).get(30, TimeUnit.MINUTES);
     for (int pass = 1; pass <= 5; pass++) {
       final long t = System.nanoTime();
