@@ -2,23 +2,14 @@ package io.relaypinner.orbitdb.log;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
 import io.relaypinner.ipfs.dagcbor.DagCbor;
 import io.relaypinner.ipfs.dagcbor.DagCborValue;
-import io.relaypinner.ipfs.datastore.MemoryDatastore;
 import io.relaypinner.multiformats.Cid;
-import io.relaypinner.orbitdb.BlockFetcher;
-import io.relaypinner.orbitdb.BlockstoreFetcher;
 import io.relaypinner.orbitdb.JavaWriter;
 import io.relaypinner.orbitdb.OrbitDbAddress;
-import io.relaypinner.testkit.MutableClock;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.NoSuchElementException;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -27,21 +18,8 @@ import org.junit.jupiter.api.Test;
  * follows, their incomplete entries, missing blocks and remembered entries stay within one
  * budget, and no single database takes more than half of it.
  */
-class LogMemoryTest {
-  private final MemoryBlockstore remote = new MemoryBlockstore();
-  private final MemoryBlockstore local = new MemoryBlockstore();
-  private final MemoryDatastore datastore = new MemoryDatastore();
-  private final Set<Cid> withheld = ConcurrentHashMap.newKeySet();
-  private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
-  private final BlockFetcher fetcher = cid -> withheld.contains(cid)
-      ? CompletableFuture.failedFuture(new NoSuchElementException("withheld"))
-      : new BlockstoreFetcher(remote).fetch(cid);
+class LogMemoryTest extends WithheldStores {
   private final JavaWriter writer = new JavaWriter();
-
-  private OrbitDbLog log(final OrbitDbAddress address, final LogMemory memory) {
-    return new OrbitDbLog(address, TestVerifiers.of(address, remote, local, fetcher, Runnable::run),
-        local, fetcher, datastore, LogConfig.DEFAULT, memory, Runnable::run, clock);
-  }
 
   private OrbitDbAddress database(final String name) {
     remote.put(writer.identityCid(), writer.identityBlock());

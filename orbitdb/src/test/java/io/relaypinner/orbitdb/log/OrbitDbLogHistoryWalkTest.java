@@ -2,21 +2,11 @@ package io.relaypinner.orbitdb.log;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
 import io.relaypinner.ipfs.dagcbor.DagCborValue;
-import io.relaypinner.ipfs.datastore.MemoryDatastore;
-import io.relaypinner.multiformats.Cid;
-import io.relaypinner.orbitdb.BlockFetcher;
-import io.relaypinner.orbitdb.BlockstoreFetcher;
 import io.relaypinner.orbitdb.JavaWriter;
 import io.relaypinner.orbitdb.OrbitDbAddress;
-import io.relaypinner.testkit.MutableClock;
-import java.time.Instant;
 import java.util.List;
-import java.util.NoSuchElementException;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -25,23 +15,14 @@ import org.junit.jupiter.api.Test;
  * with its frontier alone ({@link OrbitDbLog#isWalkingHistory()}) and completes once the
  * frontier is empty, in bounded memory, across a restart, with the right heads.
  */
-class OrbitDbLogHistoryWalkTest {
-  private final MemoryBlockstore remote = new MemoryBlockstore();
-  private final MemoryBlockstore local = new MemoryBlockstore();
-  private final MemoryDatastore datastore = new MemoryDatastore();
-  private final Set<Cid> withheld = ConcurrentHashMap.newKeySet();
-  private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
-  private final BlockFetcher fetcher = cid -> withheld.contains(cid)
-      ? CompletableFuture.failedFuture(new NoSuchElementException("withheld"))
-      : new BlockstoreFetcher(remote).fetch(cid);
+class OrbitDbLogHistoryWalkTest extends WithheldStores {
   private final JavaWriter writer = new JavaWriter();
   private final JavaWriter other = new JavaWriter();
   /** Ten incomplete entries per log at most, twenty in all. */
   private final LogMemory memory = new LogMemory(64, 64, 20, 1_000);
 
   private OrbitDbLog log(final OrbitDbAddress address) {
-    return new OrbitDbLog(address, TestVerifiers.of(address, remote, local, fetcher, Runnable::run),
-        local, fetcher, datastore, LogConfig.DEFAULT, memory, Runnable::run, clock);
+    return log(address, memory);
   }
 
   private OrbitDbAddress database(final String name) {
