@@ -50,17 +50,6 @@ class HistoryWalkBench {
   private final ExecutorService pool = Executors.newFixedThreadPool(2);
   private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
 
-  private static long usedAfterGc() throws InterruptedException {
-    long used = Long.MAX_VALUE;
-    for (int i = 0; i < 3; i++) {
-      System.gc();
-      Thread.sleep(100);
-      final Runtime r = Runtime.getRuntime();
-      used = Math.min(used, r.totalMemory() - r.freeMemory());
-    }
-    return used;
-  }
-
   /**
    * Opens the stores in {@code dir} and writes a linear log of {@code entries} entries into the
    * writer's store, its first entry withheld when {@code gap}; returns the chain, oldest first.
@@ -94,7 +83,7 @@ class HistoryWalkBench {
     final Cid head = chain.get(entries - 1).cid();
     chain.clear();
 
-    final long base = usedAfterGc();
+    final long base = LogMemoryFootprintBench.usedAfterGc();
     final OrbitDbLog log = open();
     boolean complete = report("join from the head", log, () -> log.join(head), base);
     for (int round = 1; round <= 12 && !complete; round++) {
@@ -171,7 +160,7 @@ class HistoryWalkBench {
     // The result lists every entry the join added: not the log's to hold.
     result = null;
     join = null;
-    final long heap = usedAfterGc() - base;
+    final long heap = LogMemoryFootprintBench.usedAfterGc() - base;
     System.out.printf("%s: %d ms, added %d, log %d entries, incomplete %d, missing %d, "
         + "complete %s, heap held beyond the writer's blocks %,d KiB, counters %s%n", step, ms,
         added, log.size(), log.incompleteCount(), log.missing().size(), complete, heap / 1024,

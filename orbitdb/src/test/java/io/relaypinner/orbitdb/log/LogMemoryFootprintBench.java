@@ -37,7 +37,8 @@ class LogMemoryFootprintBench {
       : new BlockstoreFetcher(remote).fetch(cid);
   private final ExecutorService pool = Executors.newFixedThreadPool(2);
 
-  private static long usedAfterGc() throws InterruptedException {
+  /** The heap in use after full collections (the least of five). */
+  static long usedAfterGc() throws InterruptedException {
     long used = Long.MAX_VALUE;
     for (int i = 0; i < 5; i++) {
       System.gc();
