@@ -11,6 +11,7 @@ import io.relaypinner.orbitdb.log.JoinResult;
 import io.relaypinner.orbitdb.log.OrbitDbLog;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Function;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -38,6 +39,9 @@ public final class OrbitDbReplica {
   private final OrbitDbLog log;
   private final ReplicaContext context;
   private final List<Consumer<JoinResult>> listeners = new CopyOnWriteArrayList<>();
+  /** Refreshes the controller when its database changes; null without an orbitdb controller. */
+  private final Consumer<JoinResult> controllerListener;
+
   private OrbitDbReplica(final Manifest manifest, final AccessController accessController,
       final OrbitDbReplica accessControllerDatabase, final ReplicaContext context) {
     this.manifest = manifest;
@@ -51,13 +55,16 @@ public final class OrbitDbReplica {
         context.executor(), context.clock());
     if (accessController instanceof OrbitDbAccessController orbitdb
         && accessControllerDatabase != null) {
-      accessControllerDatabase.addListener(result -> {
+      controllerListener = result -> {
         if (!result.added().isEmpty()) {
           orbitdb.refresh(accessControllerDatabase.log().entries());
           log.forgetRejections();
         }
-      });
+      };
+      accessControllerDatabase.addListener(controllerListener);
       orbitdb.refresh(accessControllerDatabase.log().entries());
+    } else {
+      controllerListener = null;
     }
   }
 
@@ -68,11 +75,32 @@ public final class OrbitDbReplica {
    */
   public static CompletableFuture<OrbitDbReplica> open(final OrbitDbAddress address,
       final ReplicaContext context) {
-    return open(address, context, true);
+    return open(address, context, a -> openController(a, context));
+  }
+
+  /**
+   * Opens the replica of {@code address} as {@link #open(OrbitDbAddress, ReplicaContext)} does;
+   * an {@code orbitdb} controller's database is asked of {@code controllers} (so that a node
+   * holds one replica of it, whoever opened it first).
+   */
+  public static CompletableFuture<OrbitDbReplica> open(final OrbitDbAddress address,
+      final ReplicaContext context,
+      final Function<OrbitDbAddress, CompletableFuture<OrbitDbReplica>> controllers) {
+    return open(address, context, true, controllers);
+  }
+
+  /**
+   * Opens the replica of an {@code orbitdb} controller's database: its own controller must be an
+   * {@code ipfs} one.
+   */
+  public static CompletableFuture<OrbitDbReplica> openController(final OrbitDbAddress address,
+      final ReplicaContext context) {
+    return open(address, context, false, null);
   }
 
   private static CompletableFuture<OrbitDbReplica> open(final OrbitDbAddress address,
-      final ReplicaContext context, final boolean allowOrbitDbController) {
+      final ReplicaContext context, final boolean allowOrbitDbController,
+      final Function<OrbitDbAddress, CompletableFuture<OrbitDbReplica>> controllers) {
     Objects.requireNonNull(address, "address");
     return context.block(address.manifest()).thenCompose(bytes -> {
       final Manifest manifest = Manifest.decode(address, bytes);
@@ -86,7 +114,7 @@ public final class OrbitDbReplica {
         });
       }
       if (ref.type().equals(AccessControllerRef.ORBITDB) && allowOrbitDbController) {
-        return open(ref.orbitDbAddress(), context, false).thenApply(acDb -> {
+        return controllers.apply(ref.orbitDbAddress()).thenApply(acDb -> {
           if (!(acDb.accessController() instanceof IpfsAccessController acOfAc)) {
             throw new UnsupportedTypeException(UnsupportedTypeException.Kind.ACCESS_CONTROLLER,
                 acDb.accessController().type() + " (inside an orbitdb controller)");
@@ -127,6 +155,17 @@ public final class OrbitDbReplica {
   /** Called after every join with what it added and rejected (on the executor). */
   public void addListener(final Consumer<JoinResult> listener) {
     listeners.add(Objects.requireNonNull(listener, "listener"));
+  }
+
+  /**
+   * This database is no longer followed: it stops listening to its controller's database (which
+   * other databases may share) and gives its log's memory back.
+   */
+  void close() {
+    if (controllerListener != null) {
+      accessControllerDatabase.listeners.remove(controllerListener);
+    }
+    log.release();
   }
 
   /** Joins a head named by CID. */

@@ -62,17 +62,18 @@ public final class OrbitDbReplicas {
     if (raced != null) {
       return raced;
     }
-    OrbitDbReplica.open(address, context).whenComplete((replica, error) -> {
+    OrbitDbReplica.open(address, context, this::controller).whenComplete((opened, error) -> {
+      OrbitDbReplica replica = opened;
       if (error != null) {
         countFailure(address, error);
       } else {
         own.add(address);
-        replicas.put(address, replica);
+        // Opened meanwhile as another database's controller: that one replica serves both.
+        replica = held(address, opened);
         replica.accessControllerDatabase().ifPresent(acDb -> {
           synchronized (controllerUsers) {
             controllerUsers.computeIfAbsent(acDb.address(), k -> new HashSet<>()).add(address);
           }
-          replicas.putIfAbsent(acDb.address(), acDb);
         });
         count("followed");
       }
@@ -84,6 +85,32 @@ public final class OrbitDbReplicas {
       }
     });
     return created;
+  }
+
+  /**
+   * The replica of an {@code orbitdb} controller's database: the one this node holds (followed
+   * for itself, or another database's controller), else opened now and held. One replica per
+   * database, so that two logs never write the same stored state.
+   */
+  private CompletableFuture<OrbitDbReplica> controller(final OrbitDbAddress address) {
+    final OrbitDbReplica held = replicas.get(address);
+    if (held != null) {
+      return CompletableFuture.completedFuture(held);
+    }
+    return OrbitDbReplica.openController(address, context)
+        .thenApply(opened -> held(address, opened));
+  }
+
+  /** Holds {@code opened} unless a replica of {@code address} is held already (then that one). */
+  private OrbitDbReplica held(final OrbitDbAddress address, final OrbitDbReplica opened) {
+    final OrbitDbReplica prior = replicas.putIfAbsent(address, opened);
+    if (prior == null) {
+      return opened;
+    }
+    if (prior != opened) {
+      opened.close();
+    }
+    return prior;
   }
 
   private void countFailure(final OrbitDbAddress address, final Throwable error) {
@@ -144,7 +171,7 @@ public final class OrbitDbReplicas {
 
   /** Gives a dropped replica's log memory back and keeps its counters. */
   private void retire(final OrbitDbReplica replica) {
-    replica.log().release();
+    replica.close();
     replica.log().counters().forEach((k, v) ->
         retiredLogCounters.computeIfAbsent(k, x -> new LongAdder()).add(v));
   }

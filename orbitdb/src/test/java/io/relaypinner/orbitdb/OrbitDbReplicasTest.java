@@ -58,6 +58,32 @@ class OrbitDbReplicasTest {
 
   @ParameterizedTest
   @ValueSource(strings = {"stack-a", "stack-b"})
+  void aControllersDatabaseFollowedFirst_shouldBeTheOneReplicaItsDatabaseUses(final String stack)
+      throws Exception {
+    final JsDump dump = JsDump.resource("orbitdb-vectors-" + stack + ".json");
+    final ReplicasNode replicas = replicas(dump.fetcher());
+    final JsDump.Db db = dump.db("keyvalue-oac");
+    final JsDump.Db acDb = dump.db("keyvalue-oac/access");
+
+    // Anyone may subscribe to the controller's database first: it is followed for itself.
+    final OrbitDbReplica controller = replicas.follow(acDb.address()).get(5, TimeUnit.SECONDS);
+    final OrbitDbReplica replica = replicas.follow(db.address()).get(5, TimeUnit.SECONDS);
+
+    // One replica (one log writing the stored state), not a second one for the database.
+    assertThat(replica.accessControllerDatabase().orElseThrow()).isSameAs(controller);
+    assertThat(replicas.replica(acDb.address()).orElseThrow()).isSameAs(controller);
+    final String did = dump.db("events-did").identityId();
+    controller.join(Cid.parse(acDb.heads().get(0))).get(5, TimeUnit.SECONDS);
+    assertThat(replica.accessController().canWrite(did)).isTrue();
+
+    // Unfollowing the database leaves the controller's, followed for itself, as it was.
+    replicas.replicas().unfollow(db.address());
+    assertThat(replicas.replica(acDb.address()).orElseThrow()).isSameAs(controller);
+    assertThat(replicas.replica(db.address())).isEmpty();
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"stack-a", "stack-b"})
   void onPubsubMessage_shouldJoinEntryBlock_whenTopicIsFollowed(final String stack)
       throws Exception {
     final JsDump dump = JsDump.resource("orbitdb-vectors-" + stack + ".json");
