@@ -55,14 +55,17 @@ public final class OrbitDbReplica {
         context.executor(), context.clock());
     if (accessController instanceof OrbitDbAccessController orbitdb
         && accessControllerDatabase != null) {
+      // The new entries of each join update the capabilities: no pass over the controller's log
+      // (which its writers may make long) but this one, when the database opens.
       controllerListener = result -> {
         if (!result.added().isEmpty()) {
-          orbitdb.refresh(accessControllerDatabase.log().entries());
+          orbitdb.apply(result.added());
           log.forgetRejections();
         }
       };
       accessControllerDatabase.addListener(controllerListener);
-      orbitdb.refresh(accessControllerDatabase.log().entries());
+      accessControllerDatabase.log().forEachEntry(orbitdb::add);
+      orbitdb.publish();
     } else {
       controllerListener = null;
     }

@@ -3,11 +3,9 @@ package io.relaypinner.orbitdb.access;
 import io.relaypinner.ipfs.dagcbor.DagCborValue;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.log.Entry;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -16,8 +14,9 @@ import java.util.Set;
  * OrbitDB's {@code orbitdb} access controller ({@code src/access-controllers/orbitdb.js}): the
  * capabilities live in a separate <em>keyvalue database</em> whose address is the manifest's
  * {@code accessController}. That database has its own manifest and {@code ipfs} controller and
- * must be replicated like any other ({@link #database()}); call {@link #refresh} with its verified
- * entries after each sync.
+ * must be replicated like any other ({@link #database()}); hand it each verified entry of that
+ * database ({@link #add}, {@link #apply}): it keeps the latest {@code write} and {@code admin}
+ * entries only, so an update costs O(the new entries), never a pass over the controller's log.
  *
  * <p>Capabilities: the latest {@code PUT}/{@code DEL} per key in log order (Lamport time, then
  * clock id) gives {@code write} and {@code admin} (arrays of identity ids); the controller
@@ -29,6 +28,8 @@ public final class OrbitDbAccessController implements AccessController {
   private final AccessControllerRef ref;
   private final IpfsAccessController databaseController;
   private volatile Capabilities capabilities;
+  /** The latest entry (log order) of each capability key. Guarded by this. */
+  private final Map<String, Entry> latest = new HashMap<>();
 
   /** The capability sets at one point of the controller database's log. */
   public record Capabilities(Set<String> write, Set<String> admin) {
@@ -50,7 +51,7 @@ public final class OrbitDbAccessController implements AccessController {
       throw new IllegalArgumentException("not an orbitdb access controller: " + ref);
     }
     this.databaseController = Objects.requireNonNull(databaseController, "databaseController");
-    this.capabilities = compute(List.of());
+    this.capabilities = new Capabilities(Set.of(), admins());
   }
 
   /** The keyvalue database holding the capabilities: replicate it like any database. */
@@ -60,10 +61,39 @@ public final class OrbitDbAccessController implements AccessController {
 
   /**
    * Recomputes the capabilities from every verified entry of the controller database (any
-   * order).
+   * order), forgetting those given before.
    */
-  public void refresh(final Collection<Entry> entries) {
-    this.capabilities = compute(entries);
+  public synchronized void refresh(final Collection<Entry> entries) {
+    latest.clear();
+    apply(entries);
+  }
+
+  /** Verified entries of the controller database (any order) update the capabilities. */
+  public synchronized void apply(final Collection<Entry> entries) {
+    for (final Entry entry : entries) {
+      add(entry);
+    }
+    publish();
+  }
+
+  /**
+   * A verified entry of the controller database, not published until {@link #publish()}: for a
+   * pass over its whole log, one entry at a time.
+   */
+  public synchronized void add(final Entry entry) {
+    final String key = entry.payloadKey().orElse(null);
+    if (key == null || !key.equals("write") && !key.equals("admin")) {
+      return;
+    }
+    final Entry known = latest.get(key);
+    if (known == null || Entry.CLOCK_ORDER.compare(entry, known) > 0) {
+      latest.put(key, entry);
+    }
+  }
+
+  /** Makes the capabilities of the entries {@link #add added} so far the current ones. */
+  public synchronized void publish() {
+    this.capabilities = new Capabilities(value("write"), admins());
   }
 
   /** The current capability sets. */
@@ -71,25 +101,19 @@ public final class OrbitDbAccessController implements AccessController {
     return capabilities;
   }
 
-  private Capabilities compute(final Collection<Entry> entries) {
-    final List<Entry> sorted = new ArrayList<>(entries);
-    sorted.sort(Entry.CLOCK_ORDER.reversed());
-    final Map<String, DagCborValue> latest = new HashMap<>();
-    final Set<String> seen = new HashSet<>();
-    for (final Entry entry : sorted) {
-      final String key = entry.payloadKey().orElse(null);
-      final String op = entry.op().orElse("");
-      if (key == null || !seen.add(key)) {
-        continue;
-      }
-      if (op.equals("PUT")) {
-        latest.put(key, entry.payloadValue().orElse(DagCborValue.nullValue()));
-      }
+  /** The ids the latest {@code key} entry puts (none after a {@code DEL}); caller holds this. */
+  private Set<String> value(final String key) {
+    final Entry entry = latest.get(key);
+    if (entry == null || !entry.op().orElse("").equals("PUT")) {
+      return new HashSet<>();
     }
-    final Set<String> write = ids(latest.get("write"));
-    final Set<String> admin = ids(latest.get("admin"));
+    return ids(entry.payloadValue().orElse(DagCborValue.nullValue()));
+  }
+
+  private Set<String> admins() {
+    final Set<String> admin = value("admin");
     admin.addAll(databaseController.write());
-    return new Capabilities(write, admin);
+    return admin;
   }
 
   private static Set<String> ids(final DagCborValue value) {

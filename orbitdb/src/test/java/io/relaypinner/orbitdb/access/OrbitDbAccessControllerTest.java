@@ -17,10 +17,11 @@ class OrbitDbAccessControllerTest {
   private final JavaWriter admin = new JavaWriter();
   private final MemoryBlockstore store = new MemoryBlockstore();
   private final OrbitDbAddress acDb = JavaWriter.database(store, "ac", List.of(admin.id()));
+  private final IpfsAccessController admins = new IpfsAccessController(
+      AccessControllerRef.parse("/ipfs/" + acDb.manifest().toString(
+          io.relaypinner.multiformats.Multibase.Base.BASE58BTC)), List.of(admin.id()));
   private final OrbitDbAccessController controller = new OrbitDbAccessController(
-      AccessControllerRef.parse(acDb.toString()), new IpfsAccessController(
-          AccessControllerRef.parse("/ipfs/" + acDb.manifest().toString(
-              io.relaypinner.multiformats.Multibase.Base.BASE58BTC)), List.of(admin.id())));
+      AccessControllerRef.parse(acDb.toString()), admins);
 
   private Entry op(final long time, final String op, final String key,
       final DagCborValue value) {
@@ -52,5 +53,26 @@ class OrbitDbAccessControllerTest {
 
     controller.refresh(List.of(op(4, "PUT", "admin", ids("*"))));
     assertThat(controller.canWrite("anyone")).isTrue();
+  }
+
+  @Test
+  void apply_shouldUpdateFromTheNewEntriesAlone_asARefreshOfTheWholeLogWould() {
+    controller.apply(List.of(op(2, "PUT", "write", ids("alice", "bob"))));
+    assertThat(controller.canWrite("bob")).isTrue();
+
+    // An older entry arriving late changes nothing; other keys are not capabilities.
+    controller.apply(List.of(op(1, "PUT", "write", ids("carol")),
+        op(9, "PUT", "colour", ids("mallory"))));
+    assertThat(controller.capabilities().write()).containsExactlyInAnyOrder("alice", "bob");
+    assertThat(controller.canWrite("mallory")).isFalse();
+
+    // A later DEL removes the grant, as the whole log in any order would.
+    controller.apply(List.of(op(3, "DEL", "write", DagCborValue.nullValue())));
+    assertThat(controller.canWrite("alice")).isFalse();
+    final OrbitDbAccessController whole = new OrbitDbAccessController(controller.ref(),
+        admins);
+    whole.refresh(List.of(op(3, "DEL", "write", DagCborValue.nullValue()),
+        op(1, "PUT", "write", ids("carol")), op(2, "PUT", "write", ids("alice", "bob"))));
+    assertThat(whole.capabilities()).isEqualTo(controller.capabilities());
   }
 }
