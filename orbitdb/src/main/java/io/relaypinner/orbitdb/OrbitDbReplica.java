@@ -161,10 +161,11 @@ public final class OrbitDbReplica {
   }
 
   /**
-   * This database is no longer followed: it stops listening to its controller's database (which
-   * other databases may share) and gives its log's memory back.
+   * This replica is no longer used (its database is unfollowed, or it served one import): it
+   * stops listening to its controller's database (which other databases may share) and gives its
+   * log's memory back.
    */
-  void close() {
+  public void close() {
     if (controllerListener != null) {
       accessControllerDatabase.listeners.remove(controllerListener);
     }

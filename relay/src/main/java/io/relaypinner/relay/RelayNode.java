@@ -973,7 +973,9 @@ public final class RelayNode implements AutoCloseable {
             payload -> media.extract(payload).cids(), CarPlanner.Limits.DEFAULT),
         new DatabaseImporter(blockstore, datastore, pins, CodecLinkResolver.standard(),
             payload -> media.extract(payload).cids(), replicationExecutor,
-            CarReader.Limits.DEFAULT, REPLICATION_FETCH_TIMEOUT),
+            CarReader.Limits.DEFAULT, REPLICATION_FETCH_TIMEOUT,
+            address -> Optional.ofNullable(replication)
+                .flatMap(service -> service.replicas().replica(address))),
         blockstore, storageExecutor, responses, gatewayMetrics, config.http().apiToken(),
         address -> syncEngine.enqueue(address.toString(), SyncTrigger.HTTP));
   }

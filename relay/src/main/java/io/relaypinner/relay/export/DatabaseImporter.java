@@ -7,6 +7,7 @@ import io.relaypinner.ipfs.car.CarFormatException;
 import io.relaypinner.ipfs.car.CarReader;
 import io.relaypinner.ipfs.dagcbor.DagCborValue;
 import io.relaypinner.ipfs.datastore.Datastore;
+import io.relaypinner.ipfs.datastore.MemoryDatastore;
 import io.relaypinner.ipfs.pin.DagWalker;
 import io.relaypinner.ipfs.pin.LinkResolver;
 import io.relaypinner.ipfs.pin.PinStore;
@@ -36,6 +37,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -45,7 +47,12 @@ import java.util.function.Function;
  * OrbitDB log, which verifies every entry (signature, identity, write access) before it stores
  * it. Only what was verified reaches the node: the manifest and controller blocks, verified
  * entries and their identities, and, for the media CIDs those entries name, their whole DAGs
- * (pinned). Blocks the CAR carries beyond those are dropped. No Netty.
+ * (pinned). Blocks the CAR carries beyond those are dropped.
+ *
+ * <p>A database the node follows already has its one replica, whose log alone writes its stored
+ * state: the CAR is then verified into a scratch state (the verified blocks still reach the
+ * blockstore), and its heads are joined into the followed replica, which finds every verified
+ * block stored and records the entries, heads and media as any join does. No Netty.
  */
 public final class DatabaseImporter {
   /** What an import did. */
@@ -69,11 +76,16 @@ public final class DatabaseImporter {
   private final Executor executor;
   private final CarReader.Limits limits;
   private final Duration timeout;
+  private final Function<OrbitDbAddress, Optional<OrbitDbReplica>> followed;
 
+  /**
+   * @param followed the node's replica of a database it follows, if it does
+   */
   public DatabaseImporter(final Blockstore blockstore, final Datastore datastore,
       final PinStore pins, final LinkResolver resolver,
       final Function<DagCborValue, Set<Cid>> mediaOf, final Executor executor,
-      final CarReader.Limits limits, final Duration timeout) {
+      final CarReader.Limits limits, final Duration timeout,
+      final Function<OrbitDbAddress, Optional<OrbitDbReplica>> followed) {
     this.blockstore = Objects.requireNonNull(blockstore, "blockstore");
     this.datastore = Objects.requireNonNull(datastore, "datastore");
     this.pins = Objects.requireNonNull(pins, "pins");
@@ -82,6 +94,7 @@ public final class DatabaseImporter {
     this.executor = Objects.requireNonNull(executor, "executor");
     this.limits = Objects.requireNonNull(limits, "limits");
     this.timeout = Objects.requireNonNull(timeout, "timeout");
+    this.followed = Objects.requireNonNull(followed, "followed");
   }
 
   /**
@@ -113,14 +126,22 @@ public final class DatabaseImporter {
         .orElseGet(() -> CompletableFuture.failedFuture(
             new IllegalStateException(cid + " is not in the CAR")));
     final LogConfig d = LogConfig.DEFAULT;
-    final ReplicaContext context = new ReplicaContext(blockstore, datastore, fromCar,
+    final Optional<OrbitDbReplica> live = followed.apply(address);
+    // A followed database's stored state is its replica's alone: verify into a scratch one.
+    final ReplicaContext context = new ReplicaContext(blockstore,
+        live.isPresent() ? new MemoryDatastore() : datastore, fromCar,
         new Identities(blockstore, fromCar, IdentityVerifiers.defaults(), executor,
             Identities.DEFAULT_CACHE_SIZE), executor,
         new LogConfig(d.maxConcurrentFetches(), d.maxEntriesPerJoin(), d.maxDepth(), timeout));
     final OrbitDbReplica replica;
     try {
-      replica = OrbitDbReplica.open(address, context).get(timeout.toMillis(),
-          TimeUnit.MILLISECONDS);
+      // An orbitdb controller's database the node holds is the one whose grants apply.
+      replica = OrbitDbReplica.open(address, context, controller -> live
+          .flatMap(OrbitDbReplica::accessControllerDatabase)
+          .filter(acDb -> acDb.address().equals(controller))
+          .map(CompletableFuture::completedFuture)
+          .orElseGet(() -> OrbitDbReplica.openController(controller, context)))
+          .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (final ExecutionException | TimeoutException e) {
       final Throwable cause = e.getCause() != null ? e.getCause() : e;
       throw new BadImportException("the database does not open from the CAR: "
@@ -132,30 +153,37 @@ public final class DatabaseImporter {
     // The database's own blocks stay as long as the import: pinned like replication pins them.
     pins.pin(address.manifest());
     replica.manifest().accessController().blockCid().ifPresent(pins::pin);
-    int added = 0;
+    final int added;
     final Map<String, Integer> rejected = new TreeMap<>();
     final Set<Cid> media = new LinkedHashSet<>();
-    for (final Cid head : reader.roots().subList(1, reader.roots().size())) {
-      JoinResult result;
-      do {
+    final List<Cid> heads;
+    try {
+      final int[] count = new int[1];
+      for (final Cid head : reader.roots().subList(1, reader.roots().size())) {
         try {
-          result = replica.join(head).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+          joinWhole(replica, head, result -> {
+            count[0] += result.added().size();
+            result.rejected().forEach((reason, n) ->
+                rejected.merge(reason.name(), n, Integer::sum));
+            for (final Entry entry : result.added()) {
+              media.addAll(mediaOf.apply(entry.payload()));
+              pins.pin(entry.cid());
+              pins.pin(entry.identity());
+            }
+          });
         } catch (final ExecutionException | TimeoutException e) {
           final Throwable cause = e.getCause() != null ? e.getCause() : e;
           throw new BadImportException("joining head " + head + " failed: "
               + cause.getMessage(), cause);
-        } catch (final InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new IOException("interrupted", e);
         }
-        added += result.added().size();
-        result.rejected().forEach((reason, n) -> rejected.merge(reason.name(), n, Integer::sum));
-        for (final Entry entry : result.added()) {
-          media.addAll(mediaOf.apply(entry.payload()));
-          pins.pin(entry.cid());
-          pins.pin(entry.identity());
-        }
-      } while (result.truncated() && !result.added().isEmpty());
+      }
+      added = count[0];
+      if (live.isPresent()) {
+        joinVerified(live.get(), replica, reader.roots().subList(1, reader.roots().size()));
+      }
+      heads = List.copyOf(live.orElse(replica).log().heads());
+    } finally {
+      replica.close();
     }
     int mediaPinned = 0;
     for (final Cid root : media) {
@@ -177,6 +205,45 @@ public final class DatabaseImporter {
         mediaPinned++;
       }
     }
-    return new Result(address, added, rejected, List.copyOf(replica.log().heads()), mediaPinned);
+    return new Result(address, added, rejected, heads, mediaPinned);
+  }
+
+  /**
+   * Joins the heads the import verified into the node's replica of the followed database: its
+   * blocks are stored now, so it reads them, verifies them and records them as any join does.
+   */
+  private void joinVerified(final OrbitDbReplica live, final OrbitDbReplica imported,
+      final List<Cid> heads) throws IOException {
+    for (final Cid head : heads) {
+      if (!imported.log().contains(head)) {
+        continue;
+      }
+      try {
+        joinWhole(live, head, result -> { });
+      } catch (final ExecutionException | TimeoutException e) {
+        final Throwable cause = e.getCause() != null ? e.getCause() : e;
+        throw new IOException("joining head " + head + " into the followed database failed: "
+            + cause.getMessage(), cause);
+      }
+    }
+  }
+
+  /**
+   * Joins {@code head} into {@code replica}, again while a limit stopped a join that added
+   * entries; each join's result goes to {@code each}.
+   */
+  private void joinWhole(final OrbitDbReplica replica, final Cid head,
+      final Consumer<JoinResult> each)
+      throws IOException, ExecutionException, TimeoutException {
+    JoinResult result;
+    do {
+      try {
+        result = replica.join(head).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (final InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException("interrupted", e);
+      }
+      each.accept(result);
+    } while (result.truncated() && !result.added().isEmpty());
   }
 }

@@ -191,6 +191,54 @@ class ExportImportIT {
     }
   }
 
+  /** A CAR with roots [manifest, head] of every block in {@code store} but {@code left}. */
+  private static byte[] car(final io.relaypinner.ipfs.blockstore.MemoryBlockstore store,
+      final OrbitDbAddress address, final Cid head, final List<Cid> left) throws Exception {
+    final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (CarWriter writer = new CarWriter(out, List.of(address.manifest(), head))) {
+      final List<Cid> all = new ArrayList<>();
+      store.forEachKey(all::add);
+      for (final Cid cid : all) {
+        if (!left.contains(cid)) {
+          writer.write(cid, store.get(cid).orElseThrow());
+        }
+      }
+    }
+    return out.toByteArray();
+  }
+
+  @Test
+  void anImportIntoAFollowedDatabase_reachesTheReplicaTheRelayServes() throws Exception {
+    final io.relaypinner.orbitdb.JavaWriter writer = new io.relaypinner.orbitdb.JavaWriter();
+    final io.relaypinner.ipfs.blockstore.MemoryBlockstore store =
+        new io.relaypinner.ipfs.blockstore.MemoryBlockstore();
+    store.put(writer.identityCid(), writer.identityBlock());
+    final OrbitDbAddress address = io.relaypinner.orbitdb.JavaWriter.database(store,
+        "followed-import", List.of(writer.id()));
+    final List<io.relaypinner.orbitdb.log.Entry> chain = writer.chain(store, address, 4);
+    final RelayNode node = relay("followed");
+
+    // The first two entries: imported, then followed (the import's sync follows it).
+    assertThat(send(node, "POST", "/pinning/import", car(store, address, chain.get(1).cid(),
+        List.of(chain.get(2).cid(), chain.get(3).cid())), TOKEN).statusCode()).isEqualTo(200);
+    final io.relaypinner.orbitdb.OrbitDbReplicas replicas =
+        node.replication().orElseThrow().replicas();
+    await().atMost(Duration.ofSeconds(20)).until(() -> replicas.replica(address)
+        .map(r -> r.log().size() == 2).orElse(false));
+    final io.relaypinner.orbitdb.OrbitDbReplica followed = replicas.replica(address).get();
+
+    // The whole log: the followed replica, the one the relay serves readers from, has it.
+    final HttpResponse<byte[]> second = send(node, "POST", "/pinning/import",
+        car(store, address, chain.get(3).cid(), List.of()), TOKEN);
+    assertThat(second.statusCode()).isEqualTo(200);
+    assertThat(JSON.readTree(second.body()).get("heads").get(0).asText())
+        .isEqualTo(chain.get(3).cid().toString());
+    assertThat(replicas.replica(address).orElseThrow()).isSameAs(followed);
+    assertThat(followed.log().heads()).containsExactly(chain.get(3).cid());
+    assertThat(followed.log().size()).isEqualTo(4);
+    assertThat(followed.log().isComplete()).isTrue();
+  }
+
   @Test
   void anEntryByAnIdentityWithoutWriteAccessIsRejected_andNotStored() throws Exception {
     final JsonNode vectors = vectors();
