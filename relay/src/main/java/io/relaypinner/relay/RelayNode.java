@@ -226,6 +226,8 @@ public final class RelayNode implements AutoCloseable {
   /** Bitswap's own blockstore threads, so peers' wants never crowd out the gateway's reads. */
   private ThreadPoolExecutor bitswapExecutor;
   private volatile ReplicationService replication;
+  /** The identity types this node accepts (passkeys per its configuration): one set for all. */
+  private final IdentityVerifiers identityVerifiers;
   private volatile PinningServiceEngine pinningService;
   /** Joins, verification, entry pins and media pins of the replication service. */
   private ThreadPoolExecutor replicationExecutor;
@@ -257,6 +259,7 @@ public final class RelayNode implements AutoCloseable {
     this.registry = Objects.requireNonNull(registry, "registry");
     this.clock = Objects.requireNonNull(clock, "clock");
     this.sharedLoops = sharedLoops;
+    this.identityVerifiers = IdentityVerifiers.withPasskeys(config.passkeys().toWebAuthnConfig());
     this.httpsEndpoint = MetricsHttpsEndpoint.resolve(config, identity.autoTlsServingZone());
     // Until a certificate is there (and METRICS_HTTPS_ENABLED), the HTTPS listener is down.
     this.metricsHttps = MetricsHttpsStatus.notListening(config.https().enabled(), httpsEndpoint);
@@ -831,8 +834,6 @@ public final class RelayNode implements AutoCloseable {
       }
       return network.fetch(cid, REPLICATION_FETCH_TIMEOUT);
     };
-    final IdentityVerifiers identityVerifiers =
-        IdentityVerifiers.withPasskeys(config.passkeys().toWebAuthnConfig());
     IdentityVerificationMetrics.register(registry, identityVerifiers);
     if (config.passkeys().origins().isEmpty()) {
       LOG.info("passkey identities: webauthn-varsig writers will be refused until"
@@ -973,7 +974,7 @@ public final class RelayNode implements AutoCloseable {
             payload -> media.extract(payload).cids(), CarPlanner.Limits.DEFAULT),
         new DatabaseImporter(blockstore, datastore, pins, CodecLinkResolver.standard(),
             payload -> media.extract(payload).cids(), replicationExecutor,
-            CarReader.Limits.DEFAULT, REPLICATION_FETCH_TIMEOUT,
+            CarReader.Limits.DEFAULT, REPLICATION_FETCH_TIMEOUT, identityVerifiers,
             address -> Optional.ofNullable(replication)
                 .flatMap(service -> service.replicas().replica(address))),
         blockstore, storageExecutor, responses, gatewayMetrics, config.http().apiToken(),

@@ -76,15 +76,17 @@ public final class DatabaseImporter {
   private final Executor executor;
   private final CarReader.Limits limits;
   private final Duration timeout;
+  private final IdentityVerifiers verifiers;
   private final Function<OrbitDbAddress, Optional<OrbitDbReplica>> followed;
 
   /**
+   * @param verifiers the identity types the node accepts (as its replication does)
    * @param followed the node's replica of a database it follows, if it does
    */
   public DatabaseImporter(final Blockstore blockstore, final Datastore datastore,
       final PinStore pins, final LinkResolver resolver,
       final Function<DagCborValue, Set<Cid>> mediaOf, final Executor executor,
-      final CarReader.Limits limits, final Duration timeout,
+      final CarReader.Limits limits, final Duration timeout, final IdentityVerifiers verifiers,
       final Function<OrbitDbAddress, Optional<OrbitDbReplica>> followed) {
     this.blockstore = Objects.requireNonNull(blockstore, "blockstore");
     this.datastore = Objects.requireNonNull(datastore, "datastore");
@@ -94,6 +96,7 @@ public final class DatabaseImporter {
     this.executor = Objects.requireNonNull(executor, "executor");
     this.limits = Objects.requireNonNull(limits, "limits");
     this.timeout = Objects.requireNonNull(timeout, "timeout");
+    this.verifiers = Objects.requireNonNull(verifiers, "verifiers");
     this.followed = Objects.requireNonNull(followed, "followed");
   }
 
@@ -130,7 +133,7 @@ public final class DatabaseImporter {
     // A followed database's stored state is its replica's alone: verify into a scratch one.
     final ReplicaContext context = new ReplicaContext(blockstore,
         live.isPresent() ? new MemoryDatastore() : datastore, fromCar,
-        new Identities(blockstore, fromCar, IdentityVerifiers.defaults(), executor,
+        new Identities(blockstore, fromCar, verifiers, executor,
             Identities.DEFAULT_CACHE_SIZE), executor,
         new LogConfig(d.maxConcurrentFetches(), d.maxEntriesPerJoin(), d.maxDepth(), timeout));
     final OrbitDbReplica replica;
