@@ -1,5 +1,6 @@
 package io.relaypinner.relay.replication;
 
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -47,6 +48,28 @@ record CountBudget(long total, AtomicLong used) {
 
   void release(final long count) {
     used.addAndGet(-count);
+  }
+
+  /**
+   * Adds {@code item} to {@code set} (insertion-ordered) as its newest member, taking one from
+   * this budget for a new member: the set's oldest makes room when it holds {@code max} or the
+   * budget is spent. Returns false when the item could not be added (budget spent, set empty).
+   */
+  <T> boolean addNewest(final Set<T> set, final T item, final int max) {
+    if (set.remove(item)) {
+      set.add(item);
+      return true;
+    }
+    if (set.size() < max && reserve(1)) {
+      set.add(item);
+      return true;
+    }
+    if (set.isEmpty()) {
+      return false;
+    }
+    set.remove(set.iterator().next());
+    set.add(item);
+    return true;
   }
 
   /** What all sessions hold now. */

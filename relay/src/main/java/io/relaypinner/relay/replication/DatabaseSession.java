@@ -253,23 +253,7 @@ final class DatabaseSession {
    * holds {@link #MAX_SEEN_PEERS} or the shared budget is spent.
    */
   private boolean remember(final Set<PeerId> set, final PeerId peer) {
-    if (closed) {
-      return false;
-    }
-    if (set.remove(peer)) {
-      set.add(peer);
-      return true;
-    }
-    if (set.size() < MAX_SEEN_PEERS && peers.reserve(1)) {
-      set.add(peer);
-      return true;
-    }
-    if (set.isEmpty()) {
-      return false;
-    }
-    set.remove(set.iterator().next());
-    set.add(peer);
-    return true;
+    return !closed && peers.addNewest(set, peer, MAX_SEEN_PEERS);
   }
 
   synchronized List<PeerId> takeDial() {

@@ -149,20 +149,8 @@ final class MediaLedger {
    * at its bound or the shared budget is spent; nothing is added when neither allows it.
    */
   private void remember(final Set<Cid> set, final Cid cid) {
-    if (closed) {
-      return;
-    }
-    if (set.remove(cid)) {
-      set.add(cid);
-      return;
-    }
-    if (set.size() < MAX_REMEMBERED && budget.reserve(1)) {
-      set.add(cid);
-      return;
-    }
-    if (!set.isEmpty()) {
-      set.remove(set.iterator().next());
-      set.add(cid);
+    if (!closed) {
+      budget.addNewest(set, cid, MAX_REMEMBERED);
     }
   }
 }
