@@ -120,25 +120,30 @@ final class DatabaseSession {
 
   /**
    * A fallback scan of the log of {@code entries} entries found {@code media}: kept, within the
-   * sessions' budget, for the explicit syncs that follow ({@link #named(long)}).
+   * sessions' budget, for the explicit syncs that follow ({@link #named(long)}). Returns false
+   * when the budget had no room for them (nothing is kept).
    */
-  synchronized void scannedMedia(final Set<Cid> media, final long entries) {
+  synchronized boolean scannedMedia(final Set<Cid> media, final long entries) {
     forgetNamed();
-    if (closed || media.size() > MediaPath.MAX_NAMED || !namedBudget.reserve(media.size())) {
-      return;
+    if (closed) {
+      return true;
+    }
+    if (media.size() > MediaPath.MAX_NAMED || !namedBudget.reserve(media.size())) {
+      return false;
     }
     named = new LinkedHashSet<>(media);
     namedEntries = entries;
+    return true;
   }
 
   /**
    * A join added {@code entries} entries naming {@code media}: the kept media (if any) follow
    * the log. A CID beyond {@link MediaPath#MAX_NAMED} is not listed, as a scan would not list it;
-   * one the budget has no room for makes the kept media unknown.
+   * one the budget has no room for makes the kept media unknown (returns false).
    */
-  synchronized void joinedMedia(final Collection<Cid> media, final int entries) {
+  synchronized boolean joinedMedia(final Collection<Cid> media, final int entries) {
     if (named == null) {
-      return;
+      return true;
     }
     namedEntries += entries;
     for (final Cid cid : media) {
@@ -147,10 +152,11 @@ final class DatabaseSession {
       }
       if (!namedBudget.reserve(1)) {
         forgetNamed();
-        return;
+        return false;
       }
       named.add(cid);
     }
+    return true;
   }
 
   /**

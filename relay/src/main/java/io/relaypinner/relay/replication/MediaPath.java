@@ -111,7 +111,9 @@ final class MediaPath {
       throw new StoreUnavailableException(failed, "pins of " + session.address()
           + " failed during the scan; the sync is retried", null);
     }
-    session.scannedMedia(named, entries);
+    if (!session.scannedMedia(named, entries)) {
+      counter.accept("bound.media-kept");
+    }
     return new Named(named, true, true);
   }
 
@@ -119,8 +121,10 @@ final class MediaPath {
   void onJoin(final DatabaseSession session, final OrbitDbReplica replica,
       final JoinResult result) {
     final List<Cid> eligible = new ArrayList<>();
-    session.joinedMedia(entries(session, replica.log(), result.added(), eligible),
-        result.added().size());
+    if (!session.joinedMedia(entries(session, replica.log(), result.added(), eligible),
+        result.added().size())) {
+      counter.accept("bound.media-kept");
+    }
     eligible.addAll(session.ledger().onCompleted(result.completed()));
     release(session, eligible);
     if (result.historyCompleted()) {

@@ -137,10 +137,13 @@ class DatabaseSessionTest {
     assertThat(session.named(12)).isNull();
 
     // The budget spent: nothing is kept.
-    session.scannedMedia(java.util.Set.of(media(1), media(2), media(3)), 12);
-    session.joinedMedia(java.util.List.of(media(4)), 1);
+    assertThat(session.scannedMedia(java.util.Set.of(media(1), media(2), media(3)), 12)).isTrue();
+    assertThat(session.joinedMedia(java.util.List.of(media(4)), 1)).isFalse();
     assertThat(session.named(13)).isNull();
     assertThat(named.usedCount()).isZero();
+    assertThat(session.scannedMedia(java.util.Set.of(media(1), media(2), media(3), media(4)), 13))
+        .isFalse();
+    assertThat(session.named(13)).isNull();
     session.scannedMedia(java.util.Set.of(media(1)), 13);
     session.close();
     assertThat(named.usedCount()).isZero();
