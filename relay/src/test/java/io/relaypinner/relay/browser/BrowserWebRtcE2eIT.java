@@ -29,6 +29,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -154,8 +155,18 @@ class BrowserWebRtcE2eIT {
       assertThat(m.get("from").asText()).as("the peer that sent B the message").isEqualTo(peerA);
       assertThat(m.get("via").toString()).contains("/webrtc");
     });
-    // And the WebRTC ICE pair between the two browsers carried bytes.
-    assertThat(replicated.get("rtc")).as("B's WebRTC candidate pairs").anySatisfy(pair -> {
+    // And the WebRTC ICE pair between the two browsers carried bytes. Chromium's stats may lag
+    // behind the traffic (one CI run saw 0 bytes on the pair the messages had just crossed), so
+    // the pairs are read again until one shows bytes, within the step's time.
+    final AtomicReference<JsonNode> rtc = new AtomicReference<>(replicated.get("rtc"));
+    await().atMost(STEP).pollInterval(Duration.ofMillis(200)).until(() -> {
+      if (hasBytes(rtc.get())) {
+        return true;
+      }
+      rtc.set(b.eval("snapshot()", STEP).get("rtc"));
+      return hasBytes(rtc.get());
+    });
+    assertThat(rtc.get()).as("B's WebRTC candidate pairs").anySatisfy(pair -> {
       assertThat(pair.get("bytesReceived").asLong()).isPositive();
       // B's end is a host candidate on this machine's own address; A's is its host candidate
       // on the same address, or peer-reflexive when A's check came before its candidate did
@@ -169,6 +180,15 @@ class BrowserWebRtcE2eIT {
     });
     assertThat(a.errors()).noneMatch(e -> e.startsWith("uncaught"));
     assertThat(b.errors()).noneMatch(e -> e.startsWith("uncaught"));
+  }
+
+  private static boolean hasBytes(final JsonNode pairs) {
+    for (final JsonNode pair : pairs) {
+      if (pair.get("bytesReceived").asLong() > 0) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static String encode(final String value) {
