@@ -20,6 +20,9 @@
 //             after the run (and its peak, VmHWM).
 //   relay CPU of the relay process (/proc/<pid>/stat, all threads) from the writer's first append
 //             until the relay has every entry and file, and of its JIT compiler threads.
+// -Dbench.readerDelayMs=N: each reader reaches the relay through a TCP proxy in this JVM that
+// holds every chunk N ms in each direction (a round trip of 2N ms plus loopback's), as a browser
+// far from the relay; loopback has no netem here. Writers and the relay's HTTP stay direct.
 // Each round also records the relay's bitswap and heads-exchange counters (from /metrics; polled
 // with ?name[]= every 5 ms at a round's end, so the polls cost the relay little).
 //   java -Dbench.root=. -cp cli/target/relay-pinner.jar bench/ReplicationLatencyBench.java \
@@ -32,6 +35,7 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -726,8 +730,11 @@ public final class ReplicationLatencyBench {
    */
   private static JsonNode read(final String stack, final Relay relay, final String relayAddress,
       final String address, final int entries) throws Exception {
-    try (Js reader = Js.start(stack, "reader", "--dial", relayAddress, "--open", address,
-        "--entries", String.valueOf(entries))) {
+    final int delayMs = Integer.getInteger("bench.readerDelayMs", 0);
+    try (DelayProxy proxy = delayMs > 0 ? DelayProxy.start(relayAddress, delayMs) : null;
+        Js reader = Js.start(stack, "reader", "--dial",
+            proxy == null ? relayAddress : proxy.address(), "--open", address,
+            "--entries", String.valueOf(entries))) {
       reader.event("started");
       final double[] before = relay.serveTimes();
       final ObjectNode done = (ObjectNode) reader.event("done");
@@ -736,6 +743,103 @@ public final class ReplicationLatencyBench {
       done.put("served", (long) served);
       done.put("serveMeanMs", served > 0 ? 1000 * (after[1] - before[1]) / served : Double.NaN);
       return done;
+    }
+  }
+
+  /**
+   * A TCP proxy in front of the relay's loopback TCP address that delivers every chunk it reads
+   * {@code delayMs} later, in order, in each direction: a fixed one-way delay, as a path across
+   * the internet adds (no bandwidth limit, no loss).
+   */
+  static final class DelayProxy implements AutoCloseable {
+    private final ServerSocket server;
+    private final String address;
+    private final List<Socket> sockets = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    private DelayProxy(final ServerSocket server, final String address) {
+      this.server = server;
+      this.address = address;
+    }
+
+    /** {@code relayAddress}: {@code /ip4/127.0.0.1/tcp/<port>/p2p/<id>}. */
+    static DelayProxy start(final String relayAddress, final int delayMs) throws IOException {
+      final String[] parts = relayAddress.split("/");
+      final int port = Integer.parseInt(parts[4]);
+      final ServerSocket server = new ServerSocket(0, 16, java.net.InetAddress.getLoopbackAddress());
+      final DelayProxy proxy = new DelayProxy(server, relayAddress.replace(
+          "/tcp/" + port + "/", "/tcp/" + server.getLocalPort() + "/"));
+      final Thread acceptor = new Thread(() -> {
+        while (!server.isClosed()) {
+          try {
+            final Socket client = server.accept();
+            final Socket upstream = new Socket(java.net.InetAddress.getLoopbackAddress(), port);
+            client.setTcpNoDelay(true);
+            upstream.setTcpNoDelay(true);
+            proxy.sockets.add(client);
+            proxy.sockets.add(upstream);
+            pump(client, upstream, delayMs);
+            pump(upstream, client, delayMs);
+          } catch (final IOException e) {
+            return;
+          }
+        }
+      }, "delay-proxy-accept");
+      acceptor.setDaemon(true);
+      acceptor.start();
+      return proxy;
+    }
+
+    /** Reads {@code from} and writes each chunk to {@code to} once it is delayMs old. */
+    private static void pump(final Socket from, final Socket to, final int delayMs) {
+      final java.util.concurrent.LinkedBlockingQueue<Object[]> queue =
+          new java.util.concurrent.LinkedBlockingQueue<>();
+      final Thread reader = new Thread(() -> {
+        final byte[] buffer = new byte[64 * 1024];
+        try {
+          int n;
+          while ((n = from.getInputStream().read(buffer)) >= 0) {
+            queue.add(new Object[] {System.nanoTime() + delayMs * 1_000_000L,
+                java.util.Arrays.copyOf(buffer, n)});
+          }
+        } catch (final IOException e) {
+          // closed
+        }
+        queue.add(new Object[] {System.nanoTime() + delayMs * 1_000_000L, null});
+      }, "delay-proxy-read");
+      final Thread writer = new Thread(() -> {
+        try {
+          while (true) {
+            final Object[] item = queue.take();
+            final long wait = (long) item[0] - System.nanoTime();
+            if (wait > 0) {
+              TimeUnit.NANOSECONDS.sleep(wait);
+            }
+            if (item[1] == null) {
+              to.shutdownOutput();
+              return;
+            }
+            to.getOutputStream().write((byte[]) item[1]);
+          }
+        } catch (final IOException | InterruptedException e) {
+          // closed
+        }
+      }, "delay-proxy-write");
+      reader.setDaemon(true);
+      writer.setDaemon(true);
+      reader.start();
+      writer.start();
+    }
+
+    String address() {
+      return address;
+    }
+
+    @Override
+    public void close() throws IOException {
+      server.close();
+      for (final Socket socket : sockets) {
+        socket.close();
+      }
     }
   }
 }

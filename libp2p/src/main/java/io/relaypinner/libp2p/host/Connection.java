@@ -175,13 +175,35 @@ public final class Connection {
    */
   public CompletableFuture<Stream> newStream(final List<String> protocols,
       final ProtocolInstaller installer) {
-    final MultistreamInitiator initiator = new MultistreamInitiator(protocols, installer,
-        multistream);
+    return open(new MultistreamInitiator(protocols, installer, multistream), null, null);
+  }
+
+  /**
+   * Opens a stream with an optimistic (lazy) selection of {@code protocol}: {@code installer}
+   * adds the protocol's handlers at once, right behind the header and the proposal, so what they
+   * write goes out in the same round trip as the proposal instead of one round trip after it;
+   * what they read starts with the first byte after the remote's echo. For a protocol the remote
+   * is expected to support: when it answers {@code na} the stream is closed (nothing written was
+   * read as another protocol by us) and the result fails with {@code NoSuchProtocolException}.
+   *
+   * @return the stream once the remote echoed the protocol
+   */
+  public CompletableFuture<Stream> newLazyStream(final String protocol,
+      final ProtocolInstaller installer) {
+    final MultistreamInitiator initiator = MultistreamInitiator.lazy(protocol, multistream);
+    return open(initiator, installer, protocol);
+  }
+
+  private CompletableFuture<Stream> open(final MultistreamInitiator initiator,
+      final ProtocolInstaller lazyInstaller, final String lazyProtocol) {
     final CompletableFuture<Stream> result = new CompletableFuture<>();
     muxer.newStream(new ChannelInitializer<Channel>() {
       @Override
-      protected void initChannel(final Channel stream) {
+      protected void initChannel(final Channel stream) throws Exception {
         stream.pipeline().addLast("multistream", initiator);
+        if (lazyInstaller != null) {
+          lazyInstaller.install(stream, lazyProtocol);
+        }
       }
     }).addListener(opened -> {
       if (!opened.isSuccess()) {

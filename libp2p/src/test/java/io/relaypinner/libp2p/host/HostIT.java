@@ -128,6 +128,56 @@ class HostIT {
   }
 
   @Test
+  void newLazyStream_shouldSendTheFirstBytesWithTheProposal_andFailForAnUnknownProtocol()
+      throws Exception {
+    final Host server = host(KeyType.ED25519, true);
+    server.protocols().register("/test/echo/1.0.0", (stream, protocol) ->
+        stream.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+          @Override
+          public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
+            ctx.writeAndFlush(msg);
+          }
+        }));
+    final Host client = host(KeyType.ED25519, false);
+    final Connection connection = client.dial(addressOf(server)).get(10, TimeUnit.SECONDS);
+
+    final List<String> order = new CopyOnWriteArrayList<>();
+    final CompletableFuture<String> echoed = new CompletableFuture<>();
+    final CompletableFuture<Stream> opened = connection.newLazyStream("/test/echo/1.0.0",
+        (channel, protocol) -> {
+          channel.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
+              final ByteBuf buf = (ByteBuf) msg;
+              echoed.complete(buf.toString(StandardCharsets.UTF_8));
+              buf.release();
+            }
+          });
+          // Written at once, before the server could have echoed the protocol.
+          channel.writeAndFlush(Unpooled.copiedBuffer("hello", StandardCharsets.UTF_8))
+              .addListener(f -> order.add("written " + f.isSuccess()));
+        });
+    opened.thenRun(() -> order.add("selected"));
+    assertThat(opened.get(10, TimeUnit.SECONDS).protocol()).isEqualTo("/test/echo/1.0.0");
+    // The echo reader saw only the application's bytes: the protocol's echo was consumed.
+    assertThat(echoed.get(10, TimeUnit.SECONDS)).isEqualTo("hello");
+    await().atMost(WAIT).until(() -> order.size() == 2);
+    assertThat(order).containsExactly("written true", "selected");
+
+    final CompletableFuture<Boolean> unknownClosed = new CompletableFuture<>();
+    assertThatThrownBy(() -> connection.newLazyStream("/test/missing/1.0.0",
+        (channel, protocol) -> {
+          channel.closeFuture().addListener(f -> unknownClosed.complete(true));
+          channel.writeAndFlush(Unpooled.copiedBuffer("not a protocol message",
+              StandardCharsets.UTF_8));
+        }).get(10, TimeUnit.SECONDS))
+        .isInstanceOf(ExecutionException.class)
+        .hasCauseInstanceOf(NoSuchProtocolException.class);
+    assertThat(unknownClosed.get(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(connection.isOpen()).isTrue();
+  }
+
+  @Test
   void dial_shouldFail_whenTheRemoteIsNotTheExpectedPeer() throws Exception {
     final Host server = host(KeyType.ED25519, true);
     final Host client = host(KeyType.ED25519, false);

@@ -90,7 +90,11 @@ public final class HeadsExchangeProtocol {
       final OrbitDbAddress address, final HeadsEndpoint endpoint) {
     final CompletableFuture<HeadsExchangeResult> result = new CompletableFuture<>();
     count("streams-outbound");
-    connection.newStream(List.of(address.headsProtocolId()), (channel, protocol) ->
+    // Optimistic selection: our first head goes out with the proposal, one round trip sooner
+    // than after the echo (a fresh reader waits for it). One frame behind the proposal reaches
+    // OrbitDB as one chunk on both JS stacks (the listener hands bytes behind its echo to the
+    // protocol); further heads still wait for the peer's first bytes (HeadsExchangeHandler).
+    connection.newLazyStream(address.headsProtocolId(), (channel, protocol) ->
         install(channel, endpoint).result().whenComplete((r, e) -> {
           if (e != null) {
             result.completeExceptionally(e);
