@@ -321,10 +321,31 @@ public final class Host implements AutoCloseable {
     return Optional.empty();
   }
 
-  /** Opens a stream to {@code connection}'s peer for the first of {@code protocolIds} it has. */
+  /**
+   * Opens a stream to {@code connection}'s peer for the first of {@code protocolIds} it has. When
+   * the peer's identify listed one of them, that one is selected optimistically
+   * ({@link Connection#newLazyStream}): what {@code installer}'s handlers write goes out with the
+   * proposal, a round trip sooner, as go-libp2p does for protocols its peerstore knows. Otherwise
+   * the list is negotiated in order.
+   */
   public CompletableFuture<Stream> newStream(final Connection connection,
       final List<String> protocolIds, final ProtocolInstaller installer) {
-    return connection.newStream(protocolIds, installer);
+    final Optional<String> known = knownProtocol(connection.remotePeer(), protocolIds);
+    return known.isPresent()
+        ? connection.newLazyStream(known.get(), installer)
+        : connection.newStream(protocolIds, installer);
+  }
+
+  /** The first of {@code protocolIds} that {@code peer}'s last identify listed, if any. */
+  public Optional<String> knownProtocol(final PeerId peer, final List<String> protocolIds) {
+    final List<String> listed = peerStore.get(peer).map(PeerStore.PeerInfo::protocols)
+        .orElse(List.of());
+    for (final String protocol : protocolIds) {
+      if (listed.contains(protocol)) {
+        return Optional.of(protocol);
+      }
+    }
+    return Optional.empty();
   }
 
   /** One ping on a fresh stream; completes with the round-trip time. */

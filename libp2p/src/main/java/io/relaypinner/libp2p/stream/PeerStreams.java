@@ -4,6 +4,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.relaypinner.libp2p.host.Connection;
 import io.relaypinner.libp2p.host.Host;
+import io.relaypinner.libp2p.host.Stream;
 import io.relaypinner.libp2p.netty.UvarintFrameEncoder;
 import io.relaypinner.libp2p.netty.WriteOnlyStreamHandler;
 import io.relaypinner.multiformats.PeerId;
@@ -128,6 +129,8 @@ public final class PeerStreams<M> {
     private Channel channel;
     private String protocol;
     private boolean opening;
+    /** The protocol of {@link #channel} was echoed (always, unless opened lazily). */
+    private boolean confirmed;
     private int failedOpens;
     private long lastUseNanos;
     private final ArrayDeque<M> queue = new ArrayDeque<>();
@@ -294,44 +297,114 @@ public final class PeerStreams<M> {
       return;
     }
     stream.opening = true;
-    connection.get().newStream(options.protocolIds(), (channel, protocol) -> {
-      channel.pipeline().addLast(options.name() + "-frame-encoder", UvarintFrameEncoder.INSTANCE);
-      channel.pipeline().addLast(options.name() + "-out", new WriteOnlyStreamHandler(
-          options.name(), c -> onLoop(() -> drain(stream, c)),
-          c -> onLoop(() -> ended(stream, c))));
-    }).whenComplete((opened, error) -> onLoop(() -> {
-      stream.opening = false;
-      if (closed || streams.get(stream.peer) != stream) {
-        if (opened != null) {
-          opened.channel().close();
-        }
-        return;
+    // Optimistic when the peer's identify listed one of our protocols (unless the last open
+    // failed): the stream is ours at once, and what is queued goes out with the proposal, a
+    // round trip sooner (the first block a fresh reader asked for, say).
+    final Optional<String> known = stream.failedOpens == 0
+        ? host.knownProtocol(stream.peer, options.protocolIds()) : Optional.empty();
+    if (known.isPresent()) {
+      connection.get().newLazyStream(known.get(), (channel, protocol) -> {
+        install(stream, channel);
+        onLoop(() -> lazilyOpened(stream, channel, protocol));
+      }).whenComplete((opened, error) -> onLoop(() -> lazilySelected(stream, opened, error)));
+    } else {
+      connection.get().newStream(options.protocolIds(), (channel, protocol) ->
+          install(stream, channel))
+          .whenComplete((opened, error) -> onLoop(() -> opened(stream, opened, error)));
+    }
+  }
+
+  private void install(final PeerStream stream, final Channel channel) {
+    channel.pipeline().addLast(options.name() + "-frame-encoder", UvarintFrameEncoder.INSTANCE);
+    channel.pipeline().addLast(options.name() + "-out", new WriteOnlyStreamHandler(
+        options.name(), c -> onLoop(() -> drain(stream, c)),
+        c -> onLoop(() -> ended(stream, c))));
+  }
+
+  /** A negotiated open ended, with the stream or with {@code error}. */
+  private void opened(final PeerStream stream, final Stream opened, final Throwable error) {
+    stream.opening = false;
+    if (closed || streams.get(stream.peer) != stream) {
+      if (opened != null) {
+        opened.channel().close();
       }
-      if (error != null || !opened.channel().isActive()) {
-        stream.failedOpens++;
-        LOG.debug("{} stream to {} failed: {}", options.name(), stream.peer,
-            error == null ? "closed at once" : error.toString());
-        events.openFailed(stream.peer, error);
-        if (stream.failedOpens >= options.maxOpenAttempts()) {
-          // Give up on what is queued; the owner opens again when the peer is heard from.
-          stream.failedOpens = 0;
-          dropQueue(stream, Drop.OPEN_FAILED);
-        } else {
-          loop.schedule(() -> onLoop(() -> {
-            if (streams.get(stream.peer) == stream) {
-              ensureOpen(stream);
-            }
-          }), options.reopenDelay().toMillis() * stream.failedOpens, TimeUnit.MILLISECONDS);
-        }
-        return;
+      return;
+    }
+    if (error != null || !opened.channel().isActive()) {
+      openFailed(stream, error);
+      return;
+    }
+    use(stream, opened.channel(), opened.protocol(), true);
+  }
+
+  /** A lazy stream is installed: usable at once, its protocol not echoed yet. */
+  private void lazilyOpened(final PeerStream stream, final Channel channel,
+      final String protocol) {
+    stream.opening = false;
+    if (closed || streams.get(stream.peer) != stream) {
+      channel.close();
+      return;
+    }
+    if (!channel.isActive()) {
+      openFailed(stream, null);
+      return;
+    }
+    use(stream, channel, protocol, false);
+  }
+
+  /**
+   * A lazy stream's selection ended. On success the stream is confirmed; on failure (the peer
+   * answered {@code na}: identify was stale) the stream is closed, {@link #ended} counts a failed
+   * open, and the next open negotiates.
+   */
+  private void lazilySelected(final PeerStream stream, final Stream opened,
+      final Throwable error) {
+    if (error == null) {
+      if (stream.channel == opened.channel()) {
+        stream.confirmed = true;
+        stream.failedOpens = 0;
       }
+      return;
+    }
+    if (stream.opening) {
+      // Never installed (the muxer refused the stream): an open that failed.
+      opened(stream, null, error);
+      return;
+    }
+    LOG.debug("{} stream to {}: optimistic selection failed: {}", options.name(), stream.peer,
+        error.toString());
+    events.openFailed(stream.peer, error);
+  }
+
+  private void use(final PeerStream stream, final Channel channel, final String protocol,
+      final boolean confirmed) {
+    if (confirmed) {
       stream.failedOpens = 0;
-      stream.channel = opened.channel();
-      stream.protocol = opened.protocol();
-      stream.lastUseNanos = System.nanoTime();
-      events.opened(stream.peer, opened.protocol());
-      drain(stream, opened.channel());
-    }));
+    }
+    stream.channel = channel;
+    stream.protocol = protocol;
+    stream.confirmed = confirmed;
+    stream.lastUseNanos = System.nanoTime();
+    events.opened(stream.peer, protocol);
+    drain(stream, channel);
+  }
+
+  private void openFailed(final PeerStream stream, final Throwable error) {
+    stream.failedOpens++;
+    LOG.debug("{} stream to {} failed: {}", options.name(), stream.peer,
+        error == null ? "closed at once" : error.toString());
+    events.openFailed(stream.peer, error);
+    if (stream.failedOpens >= options.maxOpenAttempts()) {
+      // Give up on what is queued; the owner opens again when the peer is heard from.
+      stream.failedOpens = 0;
+      dropQueue(stream, Drop.OPEN_FAILED);
+    } else {
+      loop.schedule(() -> onLoop(() -> {
+        if (streams.get(stream.peer) == stream) {
+          ensureOpen(stream);
+        }
+      }), options.reopenDelay().toMillis() * stream.failedOpens, TimeUnit.MILLISECONDS);
+    }
   }
 
   private void drain(final PeerStream stream, final Channel channel) {
@@ -371,6 +444,10 @@ public final class PeerStreams<M> {
       return;
     }
     stream.channel = null;
+    if (!stream.confirmed) {
+      // A lazy stream that ended before its protocol was echoed: the next open negotiates.
+      stream.failedOpens++;
+    }
     if (!options.keepQueueOnEnd()) {
       dropQueue(stream, Drop.STREAM_ENDED);
     }

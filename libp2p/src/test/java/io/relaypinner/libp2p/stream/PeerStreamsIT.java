@@ -11,6 +11,7 @@ import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.EventExecutor;
 import io.relaypinner.libp2p.crypto.KeyType;
 import io.relaypinner.libp2p.crypto.Keys;
+import io.relaypinner.libp2p.host.Connection;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostConfig;
 import io.relaypinner.libp2p.netty.EventLoops;
@@ -189,6 +190,71 @@ class PeerStreamsIT {
     await().atMost(WAIT).until(() -> events.written.get() == 100);
     assertThat(events.opened.get()).isEqualTo(1);
     assertThat(events.dropped).isEmpty();
+  }
+
+  @Test
+  void send_shouldOpenOptimistically_whenIdentifyListedTheProtocol() throws Exception {
+    final Host sender = host(false);
+    final Host reader = host(true);
+    final Connection connection = sender.dial(
+        reader.listenAddresses().get(0).withPeerId(reader.peerId())).get(10, TimeUnit.SECONDS);
+    sender.identify(connection).get(10, TimeUnit.SECONDS);
+    assertThat(sender.knownProtocol(reader.peerId(), List.of(PROTOCOL))).contains(PROTOCOL);
+    final EventExecutor loop = loops.group().next();
+    final Recorder events = new Recorder();
+    final PeerStreams<Message> streams = new PeerStreams<>(sender, loop,
+        options(128, 1 << 20, true), new Policy(PeerStreams.Overflow.DROP_NEW), events);
+
+    // No open first: the messages go out with the proposal.
+    on(loop, () -> {
+      for (int i = 0; i < 50; i++) {
+        streams.send(reader.peerId(), new Message(i, 100, false));
+      }
+      return null;
+    });
+
+    await().atMost(WAIT).until(() -> received.size() == 50);
+    assertThat(received).isSorted().doesNotHaveDuplicates();
+    assertThat(inboundStreams.get()).isEqualTo(1);
+    assertThat(events.opened.get()).isEqualTo(1);
+    assertThat(events.openFailed.get()).isZero();
+    assertThat(events.dropped).isEmpty();
+  }
+
+  @Test
+  void send_shouldNegotiateAgain_whenAnOptimisticSelectionIsRefused() throws Exception {
+    final String gone = "/relay-pinner/test/peer-streams/2.0.0";
+    final Host sender = host(false);
+    final Host reader = host(true);
+    connect(sender, reader);
+    // A stale identify: the reader no longer speaks the protocol we prefer.
+    sender.peerStore().update(reader.peerId(), null, null, List.of(gone, PROTOCOL), null);
+    final EventExecutor loop = loops.group().next();
+    final Recorder events = new Recorder();
+    final PeerStreams<Message> streams = new PeerStreams<>(sender, loop,
+        new PeerStreams.Options("test", List.of(gone, PROTOCOL), 128, 1 << 20, true, true, 3,
+            Duration.ofMillis(50), null, true),
+        new Policy(PeerStreams.Overflow.DROP_NEW), events);
+
+    on(loop, () -> {
+      streams.send(reader.peerId(), new Message(0, 100, false));
+      return null;
+    });
+    // Refused: the lazy stream closes and counts as a failed open; the next open negotiates.
+    await().atMost(WAIT).until(() -> events.openFailed.get() >= 1);
+    await().atMost(WAIT).until(() -> on(loop, () -> !streams.isOpen(reader.peerId())));
+    final AtomicInteger next = new AtomicInteger(1);
+    await().atMost(WAIT).pollInterval(Duration.ofMillis(100)).until(() -> {
+      final int id = next.getAndIncrement();
+      on(loop, () -> {
+        streams.send(reader.peerId(), new Message(id, 100, false));
+        return null;
+      });
+      return !received.isEmpty();
+    });
+    assertThat(inboundStreams.get()).isEqualTo(1);
+    assertThat(received.get(0)).isPositive();
+    assertThat(sender.connection(reader.peerId())).isPresent();
   }
 
   @Test

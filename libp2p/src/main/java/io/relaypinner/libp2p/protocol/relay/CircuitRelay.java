@@ -195,7 +195,9 @@ public final class CircuitRelay implements AutoCloseable {
     final Channel hopStream = hop.context().channel();
     hop.onAbort(() -> stop.result().completeExceptionally(
         new TimeoutException("no answer from the destination within the hop timeout")));
-    target.newStream(List.of(STOP_PROTOCOL_ID), (stream, protocol) ->
+    // Optimistic when the destination's identify listed the stop protocol: the CONNECT goes
+    // with the proposal, a round trip off every relayed dial.
+    host.newStream(target, List.of(STOP_PROTOCOL_ID), (stream, protocol) ->
         stream.pipeline().addLast(stop)).whenComplete((stream, error) -> {
           if (error != null) {
             stop.result().completeExceptionally(error);
