@@ -14,7 +14,9 @@
 # -Dbench.relayWarmupRounds=N: N uncounted writer rounds against the relay first, a relay whose
 # JIT has settled as in the field, instead of a fresh one; -Dbench.relayCpus=0
 # -Dbench.jsCpus=1: the relay and the JS peers on separate CPUs (taskset), no CPU contention
-# between them, as when the relay and its clients are different machines).
+# between them, as when the relay and its clients are different machines;
+# -Dbench.readerDelayMs=N: readers reach the relay through a proxy that delays every chunk N ms
+# each way, a reader 2N ms of round trip away; this kernel has no netem).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jar="$root/cli/target/relay-pinner.jar"
