@@ -93,9 +93,8 @@ class HostIT {
         && client.connectionCount() == 0);
   }
 
-  @Test
-  void newStream_shouldReachARegisteredProtocol_andFailForAnUnknownOne() throws Exception {
-    final Host server = host(KeyType.ED25519, true);
+  /** {@code /test/echo/1.0.0} on {@code server}: every chunk written back. */
+  private static void registerEcho(final Host server) {
     server.protocols().register("/test/echo/1.0.0", (stream, protocol) ->
         stream.pipeline().addLast(new ChannelInboundHandlerAdapter() {
           @Override
@@ -103,6 +102,12 @@ class HostIT {
             ctx.writeAndFlush(msg);
           }
         }));
+  }
+
+  @Test
+  void newStream_shouldReachARegisteredProtocol_andFailForAnUnknownOne() throws Exception {
+    final Host server = host(KeyType.ED25519, true);
+    registerEcho(server);
     final Host client = host(KeyType.ED25519, false);
     final Connection connection = client.dial(addressOf(server)).get(10, TimeUnit.SECONDS);
 
@@ -131,13 +136,7 @@ class HostIT {
   void newLazyStream_shouldSendTheFirstBytesWithTheProposal_andFailForAnUnknownProtocol()
       throws Exception {
     final Host server = host(KeyType.ED25519, true);
-    server.protocols().register("/test/echo/1.0.0", (stream, protocol) ->
-        stream.pipeline().addLast(new ChannelInboundHandlerAdapter() {
-          @Override
-          public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
-            ctx.writeAndFlush(msg);
-          }
-        }));
+    registerEcho(server);
     final Host client = host(KeyType.ED25519, false);
     final Connection connection = client.dial(addressOf(server)).get(10, TimeUnit.SECONDS);
 
