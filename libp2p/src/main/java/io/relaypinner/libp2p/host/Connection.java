@@ -175,7 +175,7 @@ public final class Connection {
    */
   public CompletableFuture<Stream> newStream(final List<String> protocols,
       final ProtocolInstaller installer) {
-    return open(new MultistreamInitiator(protocols, installer, multistream), null, null);
+    return open(new MultistreamInitiator(protocols, installer, multistream), null);
   }
 
   /**
@@ -190,19 +190,19 @@ public final class Connection {
    */
   public CompletableFuture<Stream> newLazyStream(final String protocol,
       final ProtocolInstaller installer) {
-    final MultistreamInitiator initiator = MultistreamInitiator.lazy(protocol, multistream);
-    return open(initiator, installer, protocol);
+    return open(MultistreamInitiator.lazy(protocol, multistream), installer);
   }
 
+  /** {@code lazyInstaller}: a lazy initiator's handlers, added right behind it (else null). */
   private CompletableFuture<Stream> open(final MultistreamInitiator initiator,
-      final ProtocolInstaller lazyInstaller, final String lazyProtocol) {
+      final ProtocolInstaller lazyInstaller) {
     final CompletableFuture<Stream> result = new CompletableFuture<>();
     muxer.newStream(new ChannelInitializer<Channel>() {
       @Override
       protected void initChannel(final Channel stream) throws Exception {
         stream.pipeline().addLast("multistream", initiator);
         if (lazyInstaller != null) {
-          lazyInstaller.install(stream, lazyProtocol);
+          lazyInstaller.install(stream, initiator.protocols().get(0));
         }
       }
     }).addListener(opened -> {

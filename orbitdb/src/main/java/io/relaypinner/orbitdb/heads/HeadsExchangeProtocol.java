@@ -6,7 +6,6 @@ import io.relaypinner.libp2p.host.ProtocolRegistry;
 import io.relaypinner.libp2p.multistream.ProtocolInstaller;
 import io.relaypinner.orbitdb.InvalidAddressException;
 import io.relaypinner.orbitdb.OrbitDbAddress;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
