@@ -52,13 +52,15 @@ import org.slf4j.LoggerFactory;
  * js-libp2p does. FIN and RST are honoured on both DATA and WINDOW_UPDATE; we send them on a
  * zero-length WINDOW_UPDATE, as js-libp2p does.
  *
- * <p><b>Flow control.</b> Every stream starts with the spec's 256 KiB window each way; a larger
- * {@link YamuxConfig#initialStreamWindow()} is announced in the SYN/ACK. We never send beyond the
- * remote's window. We grant window only for bytes delivered to the stream's pipeline, in one
- * WINDOW_UPDATE once half the window is used; the window doubles (up to {@link
- * YamuxConfig#maxStreamWindow()}) when that happened within four round trips, as js-libp2p tunes
- * its own. A DATA frame larger than the stream's remaining window, or a WINDOW_UPDATE taking the
- * send window past 2^32-1, is a protocol violation: GO_AWAY(protocol error), then close.
+ * <p><b>Flow control</b> (the windows and their rules are each stream's {@link YamuxStreamFlow};
+ * the session feeds it frames and sends the updates it asks for). Every stream starts with the
+ * spec's 256 KiB window each way; a larger {@link YamuxConfig#initialStreamWindow()} is announced
+ * in the SYN/ACK. We never send beyond the remote's window. We grant window only for bytes
+ * delivered to the stream's pipeline, in one WINDOW_UPDATE once half the window is used; the window
+ * doubles (up to {@link YamuxConfig#maxStreamWindow()}) when that happened within four round trips,
+ * as js-libp2p tunes its own. A DATA frame larger than the stream's remaining window, or a
+ * WINDOW_UPDATE taking the send window past 2^32-1, is a protocol violation: GO_AWAY(protocol
+ * error), then close.
  *
  * <p><b>Ping and GO_AWAY.</b> A PING with SYN is echoed with ACK and the same value; answers to
  * pings we did not send are ignored. With keep-alive on, we ping at once (for the RTT) and every
@@ -392,23 +394,12 @@ public final class YamuxHandler extends ChannelDuplexHandler {
     final long length = frame.length();
     YamuxStreamChannel stream = streamFor(frame);
     if (stream != null) {
-      if (length > stream.recvCredit) {
-        throw new ProtocolViolationException(
-            "yamux DATA frame of "
-                + length
-                + " bytes exceeds the receive window of "
-                + stream.recvCredit
-                + " on stream "
-                + Integer.toUnsignedString(frame.streamId()));
-      }
-      stream.recvCredit -= length;
+      stream.flow().receiveData(length);
       onAck(stream, frame.flags());
       if (stream.remoteFin && length > 0) {
         LOG.debug("yamux: data after FIN on stream {}, resetting it", stream.id());
         stream.reset();
         stream = null;
-      } else {
-        stream.frameRemaining += length;
       }
     }
     dataStream = stream;
@@ -459,16 +450,7 @@ public final class YamuxHandler extends ChannelDuplexHandler {
     }
     onAck(stream, frame.flags());
     if (frame.length() > 0) {
-      final long window = stream.sendWindow + frame.length();
-      if (window > YamuxFrame.MAX_LENGTH) {
-        throw new ProtocolViolationException(
-            "yamux WINDOW_UPDATE takes the send window of stream "
-                + Integer.toUnsignedString(frame.streamId())
-                + " to "
-                + window
-                + ", beyond 2^32-1");
-      }
-      stream.sendWindow = window;
+      stream.flow().incrementSendWindow(frame.length());
       stream.resumeWrite();
     }
     if (!stream.forgotten) {
@@ -563,7 +545,7 @@ public final class YamuxHandler extends ChannelDuplexHandler {
       return null;
     }
     final YamuxStreamChannel stream =
-        new YamuxStreamChannel(this, ctx.channel(), id, false, config, nanoTime());
+        new YamuxStreamChannel(this, ctx.channel(), id, false, config, newFlow(id));
     streams.put(id, stream);
     activeInbound++;
     inboundOpened++;
@@ -572,7 +554,7 @@ public final class YamuxHandler extends ChannelDuplexHandler {
         YamuxFrameType.WINDOW_UPDATE,
         YamuxFrame.FLAG_ACK,
         id,
-        config.initialStreamWindow() - YamuxConfig.SPEC_INITIAL_WINDOW);
+        stream.flow().initialWindowIncrement());
     flushConnection();
     notifyListener(() -> listener.streamOpened(stream));
     register(stream, inboundStreamInitializer)
@@ -627,7 +609,7 @@ public final class YamuxHandler extends ChannelDuplexHandler {
     final int id = (int) nextStreamId;
     nextStreamId += 2;
     final YamuxStreamChannel stream =
-        new YamuxStreamChannel(this, ctx.channel(), id, true, config, nanoTime());
+        new YamuxStreamChannel(this, ctx.channel(), id, true, config, newFlow(id));
     streams.put(id, stream);
     activeOutbound++;
     unackedOutbound++;
@@ -637,7 +619,7 @@ public final class YamuxHandler extends ChannelDuplexHandler {
         YamuxFrameType.WINDOW_UPDATE,
         YamuxFrame.FLAG_SYN,
         id,
-        config.initialStreamWindow() - YamuxConfig.SPEC_INITIAL_WINDOW);
+        stream.flow().initialWindowIncrement());
     flushConnection();
     notifyListener(() -> listener.streamOpened(stream));
     register(stream, initializer)
@@ -777,29 +759,20 @@ public final class YamuxHandler extends ChannelDuplexHandler {
     }
   }
 
-  /** Payload bytes of the stream left the buffer (delivered or dropped): maybe grant window. */
+  /**
+   * Payload bytes of the stream left its buffer (delivered or dropped, already reported to its
+   * {@link YamuxStreamFlow}): send the WINDOW_UPDATE the flow asks for, if any.
+   */
   void onConsumed(final YamuxStreamChannel stream) {
+    // No DATA can follow a FIN or reset, or arrive on a closed connection: credit would be lost.
     if (stream.forgotten || stream.remoteFin || closed) {
       return;
     }
-    long delta = stream.recvWindow - stream.recvCredit - stream.buffered - stream.frameRemaining;
-    if (delta < stream.recvWindow / 2) {
-      return;
+    final long increment = stream.flow().nextWindowUpdate(rttNanos);
+    if (increment > 0) {
+      writeControl(YamuxFrameType.WINDOW_UPDATE, 0, stream.streamId(), increment);
+      flushConnection();
     }
-    final long now = nanoTime();
-    final long rtt = rttNanos;
-    if (rtt > 0
-        && stream.recvWindow < config.maxStreamWindow()
-        && now - stream.epochNanos < 4 * rtt) {
-      // Half a window was used within four round trips: the window, not the reader, limits.
-      final int grown = (int) Math.min(2L * stream.recvWindow, config.maxStreamWindow());
-      delta += grown - stream.recvWindow;
-      stream.recvWindow = grown;
-    }
-    stream.epochNanos = now;
-    stream.recvCredit += delta;
-    writeControl(YamuxFrameType.WINDOW_UPDATE, 0, stream.streamId(), delta);
-    flushConnection();
   }
 
   /** The stream channel closed: FIN if not sent, then forget it or linger for the remote FIN. */
@@ -1016,6 +989,11 @@ public final class YamuxHandler extends ChannelDuplexHandler {
 
   private long nanoTime() {
     return ctx.executor().ticker().nanoTime();
+  }
+
+  private YamuxStreamFlow newFlow(final int id) {
+    return new YamuxStreamFlow(
+        id, config.initialStreamWindow(), config.maxStreamWindow(), this::nanoTime);
   }
 
   private void runOnLoop(

@@ -59,6 +59,7 @@ public final class YamuxStreamChannel extends AbstractChannel implements DuplexC
   private final int streamId;
   private final boolean outbound;
   private final YamuxStreamChannelConfig config;
+  private final YamuxStreamFlow flow;
   private final ArrayDeque<ByteBuf> inbound = new ArrayDeque<>(4);
   // Kept because Netty detaches it from the channel before doClose() runs.
   private final ChannelOutboundBuffer outboundQueue;
@@ -69,17 +70,11 @@ public final class YamuxStreamChannel extends AbstractChannel implements DuplexC
   private volatile boolean outputShutdown;
 
   // Send side; everything below is touched only on the event loop.
-  long sendWindow = YamuxConfig.SPEC_INITIAL_WINDOW;
   boolean finSent;
   boolean awaitingParent;
   private ChannelPromise finPromise;
 
-  // Receive side. credit + buffered + frameRemaining never exceeds recvWindow.
-  int recvWindow;
-  long recvCredit;
-  long buffered;
-  long frameRemaining;
-  long epochNanos;
+  // Receive side.
   boolean remoteFin;
   private boolean remoteFinDelivered;
   private boolean readPending;
@@ -98,16 +93,14 @@ public final class YamuxStreamChannel extends AbstractChannel implements DuplexC
       final int streamId,
       final boolean outbound,
       final YamuxConfig yamuxConfig,
-      final long nowNanos) {
+      final YamuxStreamFlow flow) {
     super(connection, new YamuxStreamChannelId(connection.id(), streamId));
     this.session = session;
     this.streamId = streamId;
     this.outbound = outbound;
     this.config = new YamuxStreamChannelConfig(this, yamuxConfig);
+    this.flow = flow;
     this.outboundQueue = unsafe().outboundBuffer();
-    this.recvWindow = yamuxConfig.initialStreamWindow();
-    this.recvCredit = recvWindow;
-    this.epochNanos = nowNanos;
   }
 
   /**
@@ -324,12 +317,11 @@ public final class YamuxStreamChannel extends AbstractChannel implements DuplexC
         in.remove();
         continue;
       }
-      if (sendWindow <= 0 || !session.reserveConnectionCapacity(this)) {
+      if (!flow.canSend() || !session.reserveConnectionCapacity(this)) {
         // Resumed by a WINDOW_UPDATE or by the connection turning writable again.
         break;
       }
-      final int n = (int) Math.min(Math.min(readable, sendWindow), maxFrame);
-      sendWindow -= n;
+      final int n = flow.takeSendWindow(Math.min(readable, maxFrame));
       // The frame goes out before removeBytes: that completes the write's promise, and a
       // listener that closes the stream must find its data ahead of the FIN.
       session.writeData(this, buf.retainedSlice(buf.readerIndex(), n));
@@ -364,17 +356,20 @@ public final class YamuxStreamChannel extends AbstractChannel implements DuplexC
 
   // ---- called by the session (event loop only) ----
 
+  /** This stream's windows, shared with the session: it feeds frames, we report consumption. */
+  YamuxStreamFlow flow() {
+    return flow;
+  }
+
   /** A DATA payload slice for this stream; takes ownership. */
   void onData(final ByteBuf payload) {
-    final int n = payload.readableBytes();
-    frameRemaining -= n;
     if (!open || inputShutdown) {
+      flow.consumed(payload.readableBytes());
       payload.release();
       session.onConsumed(this);
       return;
     }
     inbound.add(payload);
-    buffered += n;
     if (readPending) {
       drainInbound();
     }
@@ -518,7 +513,7 @@ public final class YamuxStreamChannel extends AbstractChannel implements DuplexC
     try {
       ByteBuf buf;
       while (readPending && open && (buf = inbound.poll()) != null) {
-        buffered -= buf.readableBytes();
+        flow.consumed(buf.readableBytes());
         if (!config.isAutoRead()) {
           readPending = false;
         }
@@ -576,7 +571,7 @@ public final class YamuxStreamChannel extends AbstractChannel implements DuplexC
     boolean discarded = false;
     ByteBuf buf;
     while ((buf = inbound.poll()) != null) {
-      buffered -= buf.readableBytes();
+      flow.consumed(buf.readableBytes());
       buf.release();
       discarded = true;
     }
