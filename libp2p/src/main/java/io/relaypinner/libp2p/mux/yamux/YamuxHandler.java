@@ -356,14 +356,7 @@ public final class YamuxHandler extends ChannelDuplexHandler {
   @Override
   public void close(final ChannelHandlerContext ctx, final ChannelPromise promise) {
     if (!closed) {
-      closed = true;
-      if (!goAwaySent && ctx.channel().isActive()) {
-        goAwaySent = true;
-        ctx.write(
-            header(YamuxFrameType.GO_AWAY, 0, 0, YamuxFrame.GO_AWAY_NORMAL), ctx.voidPromise());
-      }
-      flushPending = false;
-      ctx.flush();
+      closeSession(YamuxFrame.GO_AWAY_NORMAL);
     }
     ctx.close(promise);
   }
@@ -529,14 +522,12 @@ public final class YamuxHandler extends ChannelDuplexHandler {
 
   private YamuxStreamChannel acceptInbound(final int id) {
     if (goAwaySent) {
-      writeControl(YamuxFrameType.WINDOW_UPDATE, YamuxFrame.FLAG_RST, id, 0);
-      flushConnection();
+      sendRst(id);
       return null;
     }
     if (activeInbound >= config.maxInboundStreams()) {
       inboundRejected++;
-      writeControl(YamuxFrameType.WINDOW_UPDATE, YamuxFrame.FLAG_RST, id, 0);
-      flushConnection();
+      sendRst(id);
       LOG.debug(
           "yamux: inbound stream limit {} reached, reset stream {}",
           config.maxInboundStreams(),
@@ -801,8 +792,7 @@ public final class YamuxHandler extends ChannelDuplexHandler {
     if (stream.forgotten) {
       return;
     }
-    writeControl(YamuxFrameType.WINDOW_UPDATE, YamuxFrame.FLAG_RST, stream.streamId(), 0);
-    flushConnection();
+    sendRst(stream.streamId());
     forget(stream, termination, true);
   }
 
@@ -917,6 +907,15 @@ public final class YamuxHandler extends ChannelDuplexHandler {
     if (closed) {
       return;
     }
+    closeSession(code);
+    ctx.close();
+  }
+
+  /**
+   * Ends the session: no frame but this GO_AWAY (none if {@code code} is negative or one was sent)
+   * goes out any more, and everything written so far is flushed ahead of the close.
+   */
+  private void closeSession(final long code) {
     closed = true;
     if (code >= 0 && !goAwaySent && ctx.channel().isActive()) {
       goAwaySent = true;
@@ -924,7 +923,6 @@ public final class YamuxHandler extends ChannelDuplexHandler {
     }
     flushPending = false;
     ctx.flush();
-    ctx.close();
   }
 
   private void teardown() {
@@ -968,6 +966,12 @@ public final class YamuxHandler extends ChannelDuplexHandler {
     } finally {
       resumingWriters = false;
     }
+  }
+
+  /** RST on a zero-length WINDOW_UPDATE, as js-libp2p sends it. */
+  private void sendRst(final int streamId) {
+    writeControl(YamuxFrameType.WINDOW_UPDATE, YamuxFrame.FLAG_RST, streamId, 0);
+    flushConnection();
   }
 
   private void writeControl(
