@@ -69,12 +69,12 @@ public final class YamuxStreamChannel extends AbstractChannel implements DuplexC
   private volatile boolean inputShutdown;
   private volatile boolean outputShutdown;
 
-  // Send side; everything below is touched only on the event loop.
+  // Send side (its window is in flow); everything below is touched only on the event loop.
   boolean finSent;
   boolean awaitingParent;
   private ChannelPromise finPromise;
 
-  // Receive side.
+  // Receive side (its window and counters are in flow).
   boolean remoteFin;
   private boolean remoteFinDelivered;
   private boolean readPending;
