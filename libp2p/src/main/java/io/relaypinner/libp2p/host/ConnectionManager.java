@@ -71,7 +71,6 @@ final class ConnectionManager {
         counters, ticker);
   }
 
-
   LimitCounters counters() {
     return counters;
   }

@@ -48,7 +48,7 @@ import org.slf4j.LoggerFactory;
  * (monotonic nanoseconds, by default the event loops' own, the one their timers run on) to the
  * Netty side: the connection manager's rates and timeouts, the upgrade deadline, ping round trips
  * and {@link io.relaypinner.libp2p.stream.PeerStreams}. Nothing under the host reads the system
- * time itself.
+ * time itself, except {@link #close()}'s shutdown deadline.
  */
 public final class Host implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Host.class);
