@@ -117,7 +117,7 @@ public final class BitswapThroughput {
             Clock.systemUTC());
         FlatFsBlockstore blocks = new FlatFsBlockstore(tmp.resolve("blocks"))) {
       host.start().get(5, TimeUnit.SECONDS);
-      final Bitswap bitswap = Bitswap.start(host, blocks, storage, config);
+      final Bitswap bitswap = Bitswap.start(host, blocks, storage, config, host.clock());
       final String javaAddress = host.listenAddresses().get(0).withPeerId(host.peerId())
           .toString();
 
@@ -170,7 +170,8 @@ public final class BitswapThroughput {
       final EventLoops greedyLoops = EventLoops.create(1, "greedy");
       try (Host greedy = new Host(Keys.generate(KeyType.ED25519, keys), HostConfig.DEFAULT,
           greedyLoops, Clock.systemUTC())) {
-        final Bitswap sink = Bitswap.start(greedy, new MemoryBlockstore(), storage, config);
+        final Bitswap sink = Bitswap.start(greedy, new MemoryBlockstore(), storage, config,
+            greedy.clock());
         final Connection connection = greedy.dial(Multiaddr.parse(javaAddress))
             .get(10, TimeUnit.SECONDS);
         while (!bitswap.peers().get().contains(greedy.peerId())) {

@@ -97,7 +97,8 @@ class OrbitDbJsInteropIT {
    */
   private ReplicasNode replicas(final Host host) {
     final MemoryBlockstore store = new MemoryBlockstore();
-    final Bitswap bitswap = Bitswap.start(host, store, executor, BitswapConfig.DEFAULT);
+    final Bitswap bitswap = Bitswap.start(host, store, executor, BitswapConfig.DEFAULT,
+        host.clock());
     toClose.add(bitswap);
     final BlockFetcher fetcher = cid -> bitswap.fetch(cid, Duration.ofSeconds(30));
     return new ReplicasNode(new ReplicaContext(store, new MemoryDatastore(), fetcher,

@@ -1010,7 +1010,7 @@ public final class RelayNode implements AutoCloseable {
         new DefaultThreadFactory("relay-bitswap", true), new ThreadPoolExecutor.AbortPolicy());
     // Blocks bitswap stores are pins' and gateway fetches': the quota refuses new ones when full.
     bitswap = Bitswap.start(host, storageGc.quota().guard(blockstore, "bitswap"),
-        bitswapExecutor, BitswapConfig.DEFAULT);
+        bitswapExecutor, BitswapConfig.DEFAULT, clock);
     BitswapMetrics.register(registry, bitswap);
   }
 

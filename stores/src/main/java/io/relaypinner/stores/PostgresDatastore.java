@@ -8,6 +8,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -36,21 +37,29 @@ public final class PostgresDatastore implements Datastore {
 
   private final PostgresStoreConfig config;
   private final HikariDataSource pool;
-  private final StoreAvailability availability = new StoreAvailability(STORE);
+  private final StoreAvailability availability;
 
-  private PostgresDatastore(final PostgresStoreConfig config, final HikariDataSource pool) {
+  private PostgresDatastore(final PostgresStoreConfig config, final HikariDataSource pool,
+      final Clock clock) {
     this.config = config;
     this.pool = pool;
+    this.availability = new StoreAvailability(STORE, clock);
     availability.opened();
+  }
+
+  /** {@link #open(PostgresStoreConfig, Clock)} on the system clock. */
+  public static PostgresDatastore open(final PostgresStoreConfig config) {
+    return open(config, Clock.systemUTC());
   }
 
   /**
    * Connects, migrates the schema and returns the store.
    *
+   * @param clock what {@link #availability()} measures outages on
    * @throws StoreUnavailableException naming the database when it cannot be reached, refuses
    *     the credentials or the migration fails
    */
-  public static PostgresDatastore open(final PostgresStoreConfig config) {
+  public static PostgresDatastore open(final PostgresStoreConfig config, final Clock clock) {
     final HikariConfig hikari = new HikariConfig();
     hikari.setPoolName("relay-postgres");
     hikari.setJdbcUrl(config.jdbcUrl());
@@ -81,7 +90,7 @@ public final class PostgresDatastore implements Datastore {
           "cannot migrate the schema in " + config.safeUrl() + ": " + rootMessage(e), e);
     }
     LOG.info("datastore: PostgreSQL at {}", config.safeUrl());
-    return new PostgresDatastore(config, pool);
+    return new PostgresDatastore(config, pool, clock);
   }
 
   static void migrate(final DataSource source) {

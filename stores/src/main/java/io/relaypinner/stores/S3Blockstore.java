@@ -13,6 +13,7 @@ import io.relaypinner.multiformats.Multihash;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
+import java.time.Clock;
 import java.util.Optional;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -72,16 +73,22 @@ public final class S3Blockstore implements Blockstore, Closeable {
   private final Semaphore inFlight;
   private final AtomicLong blocksWritten = new AtomicLong();
   private final AtomicLong putsRejected = new AtomicLong();
-  private final StoreAvailability availability = new StoreAvailability(STORE);
+  private final StoreAvailability availability;
+
+  /** {@link #open(S3StoreConfig, Clock)} on the system clock. */
+  public static S3Blockstore open(final S3StoreConfig config) {
+    return open(config, Clock.systemUTC());
+  }
 
   /**
    * Connects and checks that the bucket can be listed.
    *
+   * @param clock what {@link #availability()} measures outages on
    * @throws StoreUnavailableException when the service cannot be reached or refuses us (names
    *     the endpoint and bucket)
    */
-  public static S3Blockstore open(final S3StoreConfig config) {
-    final S3Blockstore store = new S3Blockstore(config);
+  public static S3Blockstore open(final S3StoreConfig config, final Clock clock) {
+    final S3Blockstore store = new S3Blockstore(config, clock);
     try {
       store.call(() -> store.s3.listObjectsV2(
           ListObjectsV2Request.builder().bucket(config.bucket()).prefix(config.prefix())
@@ -94,8 +101,9 @@ public final class S3Blockstore implements Blockstore, Closeable {
     }
   }
 
-  private S3Blockstore(final S3StoreConfig config) {
+  private S3Blockstore(final S3StoreConfig config, final Clock clock) {
     this.config = config;
+    this.availability = new StoreAvailability(STORE, clock);
     this.inFlight = new Semaphore(config.maxConnections());
     final AwsCredentialsProvider credentials = config.accessKeyId().isPresent()
         ? StaticCredentialsProvider.create(AwsBasicCredentials.create(

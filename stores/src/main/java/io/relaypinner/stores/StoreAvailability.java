@@ -1,6 +1,8 @@
 package io.relaypinner.stores;
 
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
+import java.time.Clock;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -10,12 +12,14 @@ import org.slf4j.LoggerFactory;
  * unavailable, down until a call succeeds again. An outage is told once: its first failed call
  * logs one WARN line, the first call that succeeds after it one INFO line (with the outage's
  * length and failed calls); the failures in between are only counted ({@link #failures()}, the
- * metric {@code relay_store_failures_total}). Thread-safe.
+ * metric {@code relay_store_failures_total}). An outage's length is measured on the injected
+ * {@link Clock}. Thread-safe.
  */
 public final class StoreAvailability {
   private static final Logger LOG = LoggerFactory.getLogger(StoreAvailability.class);
 
   private final String store;
+  private final Clock clock;
   private final AtomicLong failures = new AtomicLong();
   private final AtomicLong outages = new AtomicLong();
   private volatile boolean up = true;
@@ -23,13 +27,22 @@ public final class StoreAvailability {
       new java.util.concurrent.CopyOnWriteArrayList<>();
   /** Before the store opened, failures are the opener's to report (start-up fails). */
   private volatile boolean opened;
-  /** When the current outage began (System.nanoTime) and the failures before it. */
+  /** When the current outage began (the clock's millis) and the failures before it. */
   private long downSince;
   private long failuresBefore;
 
-  /** @param store the store's name as operators know it ({@code s3}, {@code postgres}) */
+  /** On the system clock: see {@link #StoreAvailability(String, Clock)}. */
   public StoreAvailability(final String store) {
+    this(store, Clock.systemUTC());
+  }
+
+  /**
+   * @param store the store's name as operators know it ({@code s3}, {@code postgres})
+   * @param clock what an outage's length is measured on
+   */
+  public StoreAvailability(final String store, final Clock clock) {
     this.store = store;
+    this.clock = Objects.requireNonNull(clock, "clock");
   }
 
   public String store() {
@@ -56,7 +69,7 @@ public final class StoreAvailability {
    * back): retries waiting for the store can run at once instead of at their next back-off.
    */
   public void onRecovered(final Runnable listener) {
-    recovered.add(java.util.Objects.requireNonNull(listener, "listener"));
+    recovered.add(Objects.requireNonNull(listener, "listener"));
   }
 
   /** The store opened: outages are logged from now on. */
@@ -77,7 +90,7 @@ public final class StoreAvailability {
         return;
       }
       up = true;
-      millis = (System.nanoTime() - downSince) / 1_000_000;
+      millis = clock.millis() - downSince;
       failed = failures.get() - failuresBefore;
     }
     LOG.info("{} available again after {} ms ({} calls failed meanwhile)", store, millis, failed);
@@ -101,7 +114,7 @@ public final class StoreAvailability {
         return e;
       }
       up = false;
-      downSince = System.nanoTime();
+      downSince = clock.millis();
       failuresBefore = failures.get() - 1;
     }
     outages.incrementAndGet();

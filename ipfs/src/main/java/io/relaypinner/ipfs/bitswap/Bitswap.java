@@ -3,6 +3,7 @@ package io.relaypinner.ipfs.bitswap;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.netty.util.concurrent.Ticker;
 import io.relaypinner.ipfs.bitswap.BitswapEngine.Outgoing;
 import io.relaypinner.ipfs.bitswap.BitswapEngine.Turn;
 import io.relaypinner.ipfs.blockstore.Blockstore;
@@ -64,7 +65,7 @@ public final class Bitswap implements AutoCloseable {
   private final EventExecutor loop;
   private final BitswapEngine engine;
   private final PeerStreams<Outgoing> streams;
-  private ScheduledFuture<?> ticker;
+  private ScheduledFuture<?> tick;
   private volatile boolean closed;
 
   private Bitswap(final Host host, final Blockstore blockstore, final Executor storage,
@@ -89,13 +90,9 @@ public final class Bitswap implements AutoCloseable {
    * starts serving {@code blockstore}.
    *
    * @param storage runs blockstore reads and writes; should be bounded (the caller owns it)
+   * @param clock the engine's time (wants' timeouts, back-off, holds): the node's clock, as
+   *     every other protocol on the host gets
    */
-  public static Bitswap start(final Host host, final Blockstore blockstore,
-      final Executor storage, final BitswapConfig config) {
-    return start(host, blockstore, storage, config, Clock.systemUTC());
-  }
-
-  /** Like {@link #start(Host, Blockstore, Executor, BitswapConfig)} on {@code clock}. */
   public static Bitswap start(final Host host, final Blockstore blockstore,
       final Executor storage, final BitswapConfig config, final Clock clock) {
     final Bitswap bitswap = new Bitswap(host, blockstore, storage, config, clock);
@@ -163,7 +160,7 @@ public final class Bitswap implements AutoCloseable {
         onLoop(() -> peerSeen(connection.remotePeer()));
       }
     }
-    ticker = loop.scheduleAtFixedRate(() -> onLoop(() -> {
+    tick = loop.scheduleAtFixedRate(() -> onLoop(() -> {
       engine.tick();
       streams.closeIdle(engine::busy);
     }), TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
@@ -290,6 +287,11 @@ public final class Bitswap implements AutoCloseable {
     return engine.peerCount();
   }
 
+  /** The host's monotonic time, which {@link NetworkPinner}'s deadlines are measured on. */
+  Ticker ticker() {
+    return host.ticker();
+  }
+
   public BitswapConfig config() {
     return config;
   }
@@ -302,8 +304,8 @@ public final class Bitswap implements AutoCloseable {
       host.protocols().unregister(id);
     }
     onLoopAlways(() -> {
-      if (ticker != null) {
-        ticker.cancel(false);
+      if (tick != null) {
+        tick.cancel(false);
       }
       streams.closeAll();
       engine.close();

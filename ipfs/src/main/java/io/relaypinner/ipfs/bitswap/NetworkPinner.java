@@ -25,7 +25,8 @@ import java.util.concurrent.TimeoutException;
  * blockstore lacks over {@link Bitswap} (blocks already held are read, not fetched), then pins
  * the root recursively with {@link PinStore}. Fetches run with bounded concurrency, the walk is
  * capped in blocks and bytes, and the whole operation has a deadline; on failure nothing is
- * pinned (blocks fetched so far stay in the blockstore for a retry, until GC).
+ * pinned (blocks fetched so far stay in the blockstore for a retry, until GC). The deadline is
+ * measured on the host's ticker ({@link io.relaypinner.libp2p.host.Host#ticker()}).
  *
  * <p>Thread-safe; one instance serves any number of concurrent pins.
  */
@@ -125,7 +126,7 @@ public final class NetworkPinner {
     Walk(final Cid root, final Limits limits) {
       this.root = root;
       this.limits = limits;
-      this.deadline = System.nanoTime() + limits.timeout().toNanos();
+      this.deadline = bitswap.ticker().nanoTime() + limits.timeout().toNanos();
     }
 
     CompletableFuture<Fetched> start() {
@@ -172,7 +173,7 @@ public final class NetworkPinner {
     }
 
     private void fetch(final Cid cid) {
-      final long remaining = deadline - System.nanoTime();
+      final long remaining = deadline - bitswap.ticker().nanoTime();
       if (remaining <= 0) {
         result.completeExceptionally(new TimeoutException("network pin of " + root
             + " timed out after " + limits.timeout()));

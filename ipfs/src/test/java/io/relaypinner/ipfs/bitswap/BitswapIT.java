@@ -81,7 +81,7 @@ class BitswapIT {
     hosts.add(host);
     host.start().get(5, TimeUnit.SECONDS);
     final MemoryBlockstore blocks = new MemoryBlockstore();
-    final Bitswap bitswap = Bitswap.start(host, blocks, storage, config);
+    final Bitswap bitswap = Bitswap.start(host, blocks, storage, config, host.clock());
     nodes.add(bitswap);
     return new Node(host, bitswap, blocks);
   }
@@ -551,7 +551,7 @@ class BitswapIT {
     hosts.add(host);
     host.start().get(5, TimeUnit.SECONDS);
     final Node server = new Node(host, Bitswap.start(host, store, storage,
-        BitswapConfig.DEFAULT), null);
+        BitswapConfig.DEFAULT, host.clock()), null);
     nodes.add(server.bitswap());
     final Random data = new Random(11);
     final List<Cid> big = new ArrayList<>();
@@ -619,7 +619,7 @@ class BitswapIT {
       hosts.add(host);
       host.start().get(5, TimeUnit.SECONDS);
       final Bitswap bitswap = Bitswap.start(host, new MemoryBlockstore(), slow,
-          BitswapConfig.DEFAULT);
+          BitswapConfig.DEFAULT, host.clock());
       final CountDownLatch lookups = new CountDownLatch(1);
       slow.execute(() -> {
         try {

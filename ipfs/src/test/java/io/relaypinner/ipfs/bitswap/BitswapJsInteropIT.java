@@ -64,7 +64,7 @@ class BitswapJsInteropIT {
         .listenAddresses(List.of(Multiaddr.parse("/ip4/127.0.0.1/tcp/0")))
         .agentVersion("relay-pinner/interop-test").build(), loops, Clock.systemUTC());
     host.start().get(5, TimeUnit.SECONDS);
-    bitswap = Bitswap.start(host, blocks, storage, BitswapConfig.DEFAULT);
+    bitswap = Bitswap.start(host, blocks, storage, BitswapConfig.DEFAULT, host.clock());
   }
 
   @AfterEach

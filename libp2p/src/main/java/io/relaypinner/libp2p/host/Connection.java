@@ -115,7 +115,8 @@ public final class Connection {
       synchronized (this) {
         if (inboundQueue == null) {
           inboundQueue = new PeerInboundQueue(ConnectionLimits.DEFAULT.peerQueuedMessages(),
-              ConnectionLimits.DEFAULT.peerQueuedBytes(), new LimitCounters());
+              ConnectionLimits.DEFAULT.peerQueuedBytes(), new LimitCounters(),
+              channel.eventLoop().ticker());
         }
         queue = inboundQueue;
       }

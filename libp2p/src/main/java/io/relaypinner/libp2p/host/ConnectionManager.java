@@ -6,6 +6,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.util.AttributeKey;
+import io.netty.util.concurrent.Ticker;
 import io.relaypinner.libp2p.core.BadPeerException;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
 import io.relaypinner.libp2p.host.LimitCounters.Limit;
@@ -29,11 +30,13 @@ import org.slf4j.LoggerFactory;
  * Enforces {@link ConnectionLimits} for one {@link Host} and counts every hit in
  * {@link LimitCounters}: the connection cap at accept, the handshake deadline's start, per
  * connection stream caps (total, per protocol, floods), the idle timeout and the per-peer inbound
- * byte rate. Per-connection state lives on the connection's event loop.
+ * byte rate. Per-connection state lives on the connection's event loop. Elapsed time (rates,
+ * the idle timeout, a stalled budget) is measured on the host's {@link Ticker}, bans on its
+ * {@link Clock}.
  */
 final class ConnectionManager {
   private static final Logger LOG = LoggerFactory.getLogger(ConnectionManager.class);
-  /** When a channel was accepted or dialled ({@link System#nanoTime()}): the handshake start. */
+  /** When a channel was accepted or dialled (the manager's ticker): the handshake start. */
   static final AttributeKey<Long> STARTED_NANOS =
       AttributeKey.valueOf(ConnectionManager.class, "started");
   private static final AttributeKey<ConnectionState> STATE =
@@ -43,6 +46,7 @@ final class ConnectionManager {
       AttributeKey.valueOf(ConnectionManager.class, "settled");
 
   private final ConnectionLimits limits;
+  private final Ticker ticker;
   private final LimitCounters counters = new LimitCounters();
   private final AtomicInteger open = new AtomicInteger();
   private final AtomicInteger openInbound = new AtomicInteger();
@@ -54,11 +58,17 @@ final class ConnectionManager {
   /** All peers' decoded messages together: every peer's budget charges this one too. */
   private final PeerInboundQueue nodeQueue;
 
-  ConnectionManager(final ConnectionLimits limits, final Clock clock) {
+  /**
+   * @param clock the bans' time ({@link PeerBanEngine})
+   * @param ticker elapsed time of rates and timeouts; the one the connections' event loops run
+   *     their timers on
+   */
+  ConnectionManager(final ConnectionLimits limits, final Clock clock, final Ticker ticker) {
     this.limits = limits;
+    this.ticker = ticker;
     this.bans = new PeerBanEngine(limits, clock);
     this.nodeQueue = PeerInboundQueue.node(limits.nodeQueuedMessages(), limits.nodeQueuedBytes(),
-        counters);
+        counters, ticker);
   }
 
   LimitCounters counters() {
@@ -126,7 +136,7 @@ final class ConnectionManager {
    * {@code handshake_timeout} when the deadline closed it, else as {@code handshake_failed}.
    */
   boolean admitInbound(final Channel channel) {
-    channel.attr(STARTED_NANOS).set(System.nanoTime());
+    channel.attr(STARTED_NANOS).set(ticker.nanoTime());
     if (limits.banning() && bans.trackedIps() > 0) {
       final String ip = ip(channel);
       if (ip != null && bans.isBanned(ip)) {
@@ -178,7 +188,7 @@ final class ConnectionManager {
 
   /** Called for every dialled channel: counted, never refused. */
   void trackOutbound(final Channel channel) {
-    channel.attr(STARTED_NANOS).set(System.nanoTime());
+    channel.attr(STARTED_NANOS).set(ticker.nanoTime());
     open.incrementAndGet();
     channel.closeFuture().addListener(f -> open.decrementAndGet());
   }
@@ -226,7 +236,8 @@ final class ConnectionManager {
       final PeerId peer = connection.remotePeer();
       final PeerBudget budget = budgets.compute(peer, (key, existing) -> {
         final PeerBudget b = existing != null ? existing
-            : new PeerBudget(limits.peerInboundBytesPerSecond(), limits.peerInboundBurstBytes());
+            : new PeerBudget(limits.peerInboundBytesPerSecond(), limits.peerInboundBurstBytes(),
+                ticker);
         b.users++;
         return b;
       });
@@ -245,7 +256,7 @@ final class ConnectionManager {
   private void watchStall(final Connection connection, final PeerInboundQueue queue) {
     final long timeout = limits.peerQueueFullTimeout().toNanos();
     final ScheduledFuture<?> check = connection.channel().eventLoop().scheduleAtFixedRate(() -> {
-      if (queue.fullForNanos(System.nanoTime()) >= timeout && connection.isOpen()) {
+      if (queue.fullForNanos(ticker.nanoTime()) >= timeout && connection.isOpen()) {
         counters.hit(Limit.PEER_QUEUE_STALLED);
         LOG.debug("closing {}: its inbound budget stayed full for {} ms", connection,
             limits.peerQueueFullTimeout().toMillis());
@@ -303,11 +314,11 @@ final class ConnectionManager {
     private final Map<String, Integer> perProtocol = new HashMap<>();
     private int streams;
     private long rejected;
-    private long lastChangeNanos = System.nanoTime();
+    private long lastChangeNanos = ticker.nanoTime();
     private ScheduledFuture<?> idleTimer;
     /** Inbound stream opens left in the bucket, and when it was last refilled. */
     private double openTokens = 2.0 * limits.streamOpensPerSecond();
-    private long openRefillNanos = System.nanoTime();
+    private long openRefillNanos = ticker.nanoTime();
 
     ConnectionState(final Channel channel, final YamuxSessionListener user) {
       this.channel = channel;
@@ -326,7 +337,7 @@ final class ConnectionManager {
     }
 
     private void checkIdle() {
-      if (streams == 0 && System.nanoTime() - lastChangeNanos >= limits.idleTimeout().toNanos()
+      if (streams == 0 && ticker.nanoTime() - lastChangeNanos >= limits.idleTimeout().toNanos()
           && channel.isActive()) {
         counters.hit(Limit.IDLE_TIMEOUT);
         LOG.debug("closing {}: no stream for {} ms", channel.remoteAddress(),
@@ -338,7 +349,7 @@ final class ConnectionManager {
 
     /** Takes one inbound stream open from the connection's bucket; false when it is empty. */
     boolean admitOpenRate() {
-      final long now = System.nanoTime();
+      final long now = ticker.nanoTime();
       final int rate = limits.streamOpensPerSecond();
       openTokens = Math.min(2.0 * rate, openTokens + (now - openRefillNanos) / 1e9 * rate);
       openRefillNanos = now;
@@ -364,14 +375,14 @@ final class ConnectionManager {
     @Override
     public void streamOpened(final YamuxStreamChannel stream) {
       streams++;
-      lastChangeNanos = System.nanoTime();
+      lastChangeNanos = ticker.nanoTime();
       user.streamOpened(stream);
     }
 
     @Override
     public void streamClosed(final YamuxStreamChannel stream) {
       streams--;
-      lastChangeNanos = System.nanoTime();
+      lastChangeNanos = ticker.nanoTime();
       user.streamClosed(stream);
     }
 
@@ -407,19 +418,22 @@ final class ConnectionManager {
   private static final class PeerBudget {
     private final long rate;
     private final long burst;
+    private final Ticker ticker;
     private long tokens;
-    private long lastNanos = System.nanoTime();
+    private long lastNanos;
     private int users;
 
-    PeerBudget(final long rate, final long burst) {
+    PeerBudget(final long rate, final long burst, final Ticker ticker) {
       this.rate = rate;
       this.burst = burst;
+      this.ticker = ticker;
       this.tokens = burst;
+      this.lastNanos = ticker.nanoTime();
     }
 
     /** Takes {@code bytes}; returns how long to pause reading (nanoseconds), 0 for not at all. */
     synchronized long take(final long bytes) {
-      final long now = System.nanoTime();
+      final long now = ticker.nanoTime();
       final long refill = (long) ((now - lastNanos) / 1e9 * rate);
       if (refill > 0) {
         tokens = Math.min(burst, tokens + refill);

@@ -6,6 +6,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.netty.util.concurrent.Ticker;
 import io.relaypinner.libp2p.core.BadPeerException;
 import io.relaypinner.libp2p.core.InternalErrorException;
 import io.relaypinner.libp2p.multistream.MultistreamConfig;
@@ -58,19 +59,21 @@ final class ConnectionUpgrader {
   private final YamuxSessionListener sessionListener;
   private final Duration timeout;
   private final Clock clock;
+  private final Ticker ticker;
   private final Listener listener;
   private final ConnectionManager manager;
 
   ConnectionUpgrader(final NoiseProtocol noise, final YamuxConfig yamux,
       final MultistreamConfig multistream, final ProtocolRegistry registry,
       final YamuxSessionListener sessionListener, final Duration timeout, final Clock clock,
-      final Listener listener, final ConnectionManager manager) {
+      final Ticker ticker, final Listener listener, final ConnectionManager manager) {
     this.noise = noise;
     this.yamux = yamux;
     this.multistream = multistream;
     this.sessionListener = sessionListener;
     this.timeout = timeout;
     this.clock = clock;
+    this.ticker = ticker;
     this.listener = listener;
     this.manager = manager;
     this.inboundStreams = new InboundStreamInitializer(registry,
@@ -170,7 +173,7 @@ final class ConnectionUpgrader {
     void start() {
       // One deadline from accept (or connect): TLS and the WebSocket upgrade count too.
       final Long started = channel.attr(ConnectionManager.STARTED_NANOS).get();
-      final long elapsed = started == null ? 0 : System.nanoTime() - started;
+      final long elapsed = started == null ? 0 : ticker.nanoTime() - started;
       deadline = channel.eventLoop().schedule(
           () -> fail(new UpgradeTimeoutException("connection handshake did not finish within "
               + timeout.toMillis() + " ms")), Math.max(0, timeout.toNanos() - elapsed),

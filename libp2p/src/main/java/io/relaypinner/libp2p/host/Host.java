@@ -1,6 +1,7 @@
 package io.relaypinner.libp2p.host;
 
 import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.Ticker;
 import io.relaypinner.libp2p.crypto.PrivateKey;
 import io.relaypinner.libp2p.multistream.ProtocolInstaller;
 import io.relaypinner.libp2p.mux.yamux.YamuxSessionListener;
@@ -22,6 +23,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -41,6 +43,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Runs entirely on the given event loops; every method may be called from any thread and none
  * blocks except {@link #close()}.
+ *
+ * <p>Time: the {@link #clock()} (wall time) goes to engines and timestamps, the {@link #ticker()}
+ * (monotonic nanoseconds, by default the event loops' own, the one their timers run on) to the
+ * Netty side: the connection manager's rates and timeouts, the upgrade deadline, ping round trips
+ * and {@link io.relaypinner.libp2p.stream.PeerStreams}. Nothing under the host reads the system
+ * time itself, except {@link #close()}'s shutdown deadline.
  */
 public final class Host implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Host.class);
@@ -53,6 +61,8 @@ public final class Host implements AutoCloseable {
   private final EventLoops loops;
   private final ProtocolRegistry protocols = new ProtocolRegistry();
   private final PeerStore peerStore;
+  private final Clock clock;
+  private final Ticker ticker;
   private final TcpTransport tcp;
   private final WebSocketTransport websocket;
   private final ConnectionUpgrader upgrader;
@@ -88,24 +98,36 @@ public final class Host implements AutoCloseable {
    */
   public Host(final PrivateKey identity, final HostConfig config, final EventLoops loops,
       final Clock clock, final YamuxSessionListener sessionListener) {
+    this(identity, config, loops, clock, sessionListener, loops.group().ticker());
+  }
+
+  /**
+   * @param sessionListener observes every connection's yamux streams (counts, limits, metrics)
+   * @param ticker the Netty side's time ({@link #ticker()}); the event loops' ticker unless a
+   *     test drives time itself
+   */
+  public Host(final PrivateKey identity, final HostConfig config, final EventLoops loops,
+      final Clock clock, final YamuxSessionListener sessionListener, final Ticker ticker) {
     this.identity = identity;
     this.peerId = identity.publicKey().peerId();
     this.config = config;
     this.loops = loops;
+    this.clock = Objects.requireNonNull(clock, "clock");
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.peerStore = new PeerStore(config.peerStoreCapacity());
     this.tcp = new TcpTransport(loops);
     this.websocket = new WebSocketTransport(loops, config.upgradeTimeout(),
         config.webSocketClientTls());
-    this.manager = new ConnectionManager(config.limits(), clock);
+    this.manager = new ConnectionManager(config.limits(), clock, ticker);
     final NoiseProtocol noise = new NoiseProtocol(identity, config.noise(), new SecureRandom());
     this.upgrader = new ConnectionUpgrader(noise, config.effectiveYamux(), config.multistream(),
-        protocols, sessionListener, config.upgradeTimeout(), clock, new UpgradeListener(),
+        protocols, sessionListener, config.upgradeTimeout(), clock, ticker, new UpgradeListener(),
         manager);
     final IdentifyLocal local = IdentifyLocal.of(identity.publicKey(), config.agentVersion(),
         () -> advertised.get(), protocols::protocols);
     this.identify = new IdentifyProtocol(local, config.identify());
     this.identifyPush = new IdentifyPushProtocol(local, config.identify());
-    this.ping = new PingProtocol(config.ping());
+    this.ping = new PingProtocol(config.ping(), ticker);
     registerBuiltInProtocols();
   }
 
@@ -140,6 +162,20 @@ public final class Host implements AutoCloseable {
 
   public HostConfig config() {
     return config;
+  }
+
+  /** The wall clock of this host's engines (bans, timestamps); what protocols on it should use. */
+  public Clock clock() {
+    return clock;
+  }
+
+  /**
+   * The monotonic time of this host's Netty side; what classes on it that measure elapsed time
+   * ({@link io.relaypinner.libp2p.stream.PeerStreams}, bitswap's network pins) read instead of
+   * the system's.
+   */
+  public Ticker ticker() {
+    return ticker;
   }
 
   /** The protocols this host answers; register application protocols here. */
@@ -211,7 +247,7 @@ public final class Host implements AutoCloseable {
    * loops for every identify message: it must be cheap, thread-safe and non-blocking.
    */
   public void advertise(final Supplier<List<Multiaddr>> addresses) {
-    this.advertised = java.util.Objects.requireNonNull(addresses, "addresses");
+    this.advertised = Objects.requireNonNull(addresses, "addresses");
     addressesChanged();
   }
 
@@ -458,7 +494,8 @@ public final class Host implements AutoCloseable {
 
   /**
    * Starts every close at once, then waits for them together at most {@code timeout} (not
-   * {@code timeout} per connection, one after another).
+   * {@code timeout} per connection, one after another). A shutdown deadline: real time on
+   * purpose, however the host's ticker runs (a mock ticker must not make close wait forever).
    */
   static void closeAll(final List<Supplier<Future<?>>> closes, final Duration timeout) {
     final List<Future<?>> closing = new ArrayList<>();

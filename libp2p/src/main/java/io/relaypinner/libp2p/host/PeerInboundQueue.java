@@ -1,6 +1,7 @@
 package io.relaypinner.libp2p.host;
 
 import io.netty.channel.Channel;
+import io.netty.util.concurrent.Ticker;
 import io.relaypinner.libp2p.host.LimitCounters.Limit;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -31,11 +32,13 @@ public final class PeerInboundQueue {
   private final Limit limit;
   /** The node-wide budget this peer's messages are charged to as well, or null. */
   private final PeerInboundQueue node;
+  /** What {@link #fullForNanos} is measured on. */
+  private final Ticker ticker;
   /** Streams this budget paused, each with the peer budget it delivered through. */
   private final Map<Channel, PeerInboundQueue> paused = new HashMap<>();
   private int messages;
   private long bytes;
-  /** When streams were first paused since the budget last drained ({@link System#nanoTime()}). */
+  /** When streams were first paused since the budget last drained (on {@link #ticker}). */
   private long fullSinceNanos;
   private boolean full;
   /** Connections of the peer using this budget (the connection manager's bookkeeping). */
@@ -47,25 +50,27 @@ public final class PeerInboundQueue {
    * @param maxMessages decoded messages waiting at once before streams pause
    * @param maxBytes their bytes before streams pause
    * @param counters where hits are counted
+   * @param ticker what {@link #fullForNanos} is measured on
    */
   public PeerInboundQueue(final int maxMessages, final long maxBytes,
-      final LimitCounters counters) {
-    this(maxMessages, maxBytes, counters, Limit.PEER_INBOUND_QUEUE, null);
+      final LimitCounters counters, final Ticker ticker) {
+    this(maxMessages, maxBytes, counters, Limit.PEER_INBOUND_QUEUE, null, ticker);
   }
 
   /**
    * A peer's budget whose messages also count against {@code node}, the budget of all peers
    * together (see {@link #node}): a stream pauses when either is full and reads again once
-   * both have drained.
+   * both have drained. Measures time on {@code node}'s ticker.
    */
   public PeerInboundQueue(final int maxMessages, final long maxBytes,
       final LimitCounters counters, final PeerInboundQueue node) {
     this(maxMessages, maxBytes, counters, Limit.PEER_INBOUND_QUEUE,
-        Objects.requireNonNull(node, "node"));
+        Objects.requireNonNull(node, "node"), node.ticker);
   }
 
   private PeerInboundQueue(final int maxMessages, final long maxBytes,
-      final LimitCounters counters, final Limit limit, final PeerInboundQueue node) {
+      final LimitCounters counters, final Limit limit, final PeerInboundQueue node,
+      final Ticker ticker) {
     if (maxMessages < 1 || maxBytes < 1) {
       throw new IllegalArgumentException("limits must be positive");
     }
@@ -74,6 +79,7 @@ public final class PeerInboundQueue {
     this.counters = counters;
     this.limit = limit;
     this.node = node;
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
   }
 
   /**
@@ -81,8 +87,9 @@ public final class PeerInboundQueue {
    * as well; hitting it is counted as {@link Limit#NODE_INBOUND_QUEUE}.
    */
   public static PeerInboundQueue node(final int maxMessages, final long maxBytes,
-      final LimitCounters counters) {
-    return new PeerInboundQueue(maxMessages, maxBytes, counters, Limit.NODE_INBOUND_QUEUE, null);
+      final LimitCounters counters, final Ticker ticker) {
+    return new PeerInboundQueue(maxMessages, maxBytes, counters, Limit.NODE_INBOUND_QUEUE, null,
+        ticker);
   }
 
   /**
@@ -118,7 +125,7 @@ public final class PeerInboundQueue {
         }
         if (!full) {
           full = true;
-          fullSinceNanos = System.nanoTime();
+          fullSinceNanos = ticker.nanoTime();
         }
         // Even when already listed: the other budget may have resumed it meanwhile.
         stream.config().setAutoRead(false);
@@ -168,7 +175,7 @@ public final class PeerInboundQueue {
 
   /**
    * How long streams have been paused by this budget without it draining (0 when none is):
-   * {@code now} is {@link System#nanoTime()}.
+   * {@code now} is a reading of the ticker this budget was made with.
    */
   public synchronized long fullForNanos(final long now) {
     return full ? now - fullSinceNanos : 0;

@@ -2,9 +2,12 @@ package io.relaypinner.libp2p.stream;
 
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.Ticker;
 import io.relaypinner.libp2p.host.Connection;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.Stream;
+import io.relaypinner.libp2p.multistream.ProtocolInstaller;
 import io.relaypinner.libp2p.netty.UvarintFrameEncoder;
 import io.relaypinner.libp2p.netty.WriteOnlyStreamHandler;
 import io.relaypinner.multiformats.PeerId;
@@ -14,6 +17,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
@@ -29,7 +33,8 @@ import org.slf4j.LoggerFactory;
  * choice ({@link Policy}); every drop is reported ({@link Events#dropped}), never silent.
  *
  * <p>Threading: confined to {@code loop}. Every method must be called on it and every event is
- * delivered on it (Netty callbacks of the streams hop there first).
+ * delivered on it (Netty callbacks of the streams hop there first). Idle time is measured on the
+ * host's {@link Host#ticker() ticker}.
  *
  * @param <M> the owner's message type
  */
@@ -123,6 +128,28 @@ public final class PeerStreams<M> {
     }
   }
 
+  /**
+   * What this class uses of the {@link Host}: a peer's open connection and what its identify
+   * listed. The host in production; unit tests open streams on embedded channels instead.
+   */
+  interface Peers {
+    /** How to open streams to {@code peer} on an open connection, if it has one. */
+    Optional<Link> link(PeerId peer);
+
+    /** {@link Host#knownProtocol}. */
+    Optional<String> knownProtocol(PeerId peer, List<String> protocolIds);
+  }
+
+  /**
+   * Opens streams on one connection, as {@link Connection#newStream} and
+   * {@link Connection#newLazyStream} do.
+   */
+  interface Link {
+    CompletableFuture<Stream> newStream(List<String> protocolIds, ProtocolInstaller installer);
+
+    CompletableFuture<Stream> newLazyStream(String protocol, ProtocolInstaller installer);
+  }
+
   /** Our side of one peer. */
   private final class PeerStream {
     private final PeerId peer;
@@ -141,8 +168,9 @@ public final class PeerStreams<M> {
     }
   }
 
-  private final Host host;
-  private final io.netty.util.concurrent.EventExecutor loop;
+  private final Peers peers;
+  private final EventExecutor loop;
+  private final Ticker ticker;
   private final Options options;
   private final Policy<M> policy;
   private final Events<M> events;
@@ -152,18 +180,51 @@ public final class PeerStreams<M> {
   /**
    * @param loop the owner's event loop: all calls and events happen on it
    */
-  public PeerStreams(final Host host, final io.netty.util.concurrent.EventExecutor loop,
+  public PeerStreams(final Host host, final EventExecutor loop, final Options options,
+      final Policy<M> policy, final Events<M> events) {
+    this(peersOf(host), loop, host.ticker(), options, policy, events);
+  }
+
+  /** On {@code peers} and {@code ticker} instead of a host's (unit tests). */
+  PeerStreams(final Peers peers, final EventExecutor loop, final Ticker ticker,
       final Options options, final Policy<M> policy, final Events<M> events) {
-    this.host = host;
+    this.peers = peers;
     this.loop = loop;
+    this.ticker = ticker;
     this.options = options;
     this.policy = policy;
     this.events = events;
   }
 
+  private static Peers peersOf(final Host host) {
+    return new Peers() {
+      @Override
+      public Optional<Link> link(final PeerId peer) {
+        return host.connection(peer).map(connection -> new Link() {
+          @Override
+          public CompletableFuture<Stream> newStream(final List<String> protocolIds,
+              final ProtocolInstaller installer) {
+            return connection.newStream(protocolIds, installer);
+          }
+
+          @Override
+          public CompletableFuture<Stream> newLazyStream(final String protocol,
+              final ProtocolInstaller installer) {
+            return connection.newLazyStream(protocol, installer);
+          }
+        });
+      }
+
+      @Override
+      public Optional<String> knownProtocol(final PeerId peer, final List<String> protocolIds) {
+        return host.knownProtocol(peer, protocolIds);
+      }
+    };
+  }
+
   /** Opens our stream to {@code peer} unless it is open or opening. */
   public void open(final PeerId peer) {
-    if (closed || host.connection(peer).isEmpty()) {
+    if (closed || peers.link(peer).isEmpty()) {
       return;
     }
     ensureOpen(streams.computeIfAbsent(peer, PeerStream::new));
@@ -254,7 +315,7 @@ public final class PeerStreams<M> {
     if (options.idleTimeout() == null) {
       return;
     }
-    final long now = System.nanoTime();
+    final long now = ticker.nanoTime();
     final long idle = options.idleTimeout().toNanos();
     for (final PeerStream stream : streams.values()) {
       if (stream.channel != null && stream.queue.isEmpty() && now - stream.lastUseNanos > idle
@@ -291,7 +352,7 @@ public final class PeerStreams<M> {
     if (stream.channel != null || stream.opening || closed) {
       return;
     }
-    final Optional<Connection> connection = host.connection(stream.peer);
+    final Optional<Link> connection = peers.link(stream.peer);
     if (connection.isEmpty()) {
       dropQueue(stream, Drop.CLOSED);
       return;
@@ -301,7 +362,7 @@ public final class PeerStreams<M> {
     // failed): the stream is ours at once, and what is queued goes out with the proposal, a
     // round trip sooner (the first block a fresh reader asked for, say).
     final Optional<String> known = stream.failedOpens == 0
-        ? host.knownProtocol(stream.peer, options.protocolIds()) : Optional.empty();
+        ? peers.knownProtocol(stream.peer, options.protocolIds()) : Optional.empty();
     if (known.isPresent()) {
       connection.get().newLazyStream(known.get(), (channel, protocol) -> {
         install(stream, channel);
@@ -384,7 +445,7 @@ public final class PeerStreams<M> {
     stream.channel = channel;
     stream.protocol = protocol;
     stream.confirmed = confirmed;
-    stream.lastUseNanos = System.nanoTime();
+    stream.lastUseNanos = ticker.nanoTime();
     events.opened(stream.peer, protocol);
     drain(stream, channel);
   }
@@ -424,7 +485,7 @@ public final class PeerStreams<M> {
 
   private void write(final PeerStream stream, final M message) {
     final byte[] body = policy.encode(message, stream.protocol);
-    stream.lastUseNanos = System.nanoTime();
+    stream.lastUseNanos = ticker.nanoTime();
     final PeerId peer = stream.peer;
     stream.channel.writeAndFlush(Unpooled.wrappedBuffer(body)).addListener(f -> {
       if (f.isSuccess()) {

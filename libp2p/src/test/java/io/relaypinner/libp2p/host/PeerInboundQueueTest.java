@@ -3,9 +3,12 @@ package io.relaypinner.libp2p.host;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.util.concurrent.MockTicker;
+import io.netty.util.concurrent.Ticker;
 import io.relaypinner.libp2p.host.LimitCounters.Limit;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -15,10 +18,11 @@ import org.junit.jupiter.api.Test;
  */
 class PeerInboundQueueTest {
   private final LimitCounters counters = new LimitCounters();
+  private final MockTicker ticker = Ticker.newMockTicker();
 
   @Test
   void budget_isSharedAcrossStreamsOfSeveralProtocols() {
-    final PeerInboundQueue queue = new PeerInboundQueue(8, 1 << 20, counters);
+    final PeerInboundQueue queue = new PeerInboundQueue(8, 1 << 20, counters, ticker);
     final List<EmbeddedChannel> streams = new ArrayList<>();
     final List<Runnable> releases = new ArrayList<>();
     for (int i = 0; i < 4; i++) {
@@ -48,7 +52,7 @@ class PeerInboundQueueTest {
 
   @Test
   void bytes_pauseToo_andAReleaseCountsOnce() {
-    final PeerInboundQueue queue = new PeerInboundQueue(1_000, 4 << 20, counters);
+    final PeerInboundQueue queue = new PeerInboundQueue(1_000, 4 << 20, counters, ticker);
     final EmbeddedChannel bitswap = new EmbeddedChannel();
     final EmbeddedChannel pubsub = new EmbeddedChannel();
     final Runnable big = queue.admit(bitswap, 4 << 20);
@@ -69,7 +73,7 @@ class PeerInboundQueueTest {
   void nodeBudget_pausesPeersThatAreEachWithinTheirOwn_andResumesOnceBothDrain() {
     // Many peers each within their budget filled the relay's heap together (40 hostile peers,
     // 16 MiB each, on a 160 MiB heap): the node's budget bounds them all.
-    final PeerInboundQueue node = PeerInboundQueue.node(1_000, 100, counters);
+    final PeerInboundQueue node = PeerInboundQueue.node(1_000, 100, counters, ticker);
     final List<PeerInboundQueue> peers = new ArrayList<>();
     final List<EmbeddedChannel> streams = new ArrayList<>();
     final List<Runnable> releases = new ArrayList<>();
@@ -103,6 +107,33 @@ class PeerInboundQueueTest {
     streams.forEach(EmbeddedChannel::runPendingTasks);
     assertThat(node.bytes()).isZero();
     assertThat(streams).allSatisfy(s -> assertThat(s.config().isAutoRead()).isTrue());
+  }
+
+  @Test
+  void fullForNanos_countsFromTheFirstPause_andRestartsAfterTheBudgetDrained() {
+    final PeerInboundQueue node = PeerInboundQueue.node(1_000, 1 << 20, counters, ticker);
+    final PeerInboundQueue queue = new PeerInboundQueue(2, 1 << 20, counters, node);
+    final EmbeddedChannel stream = new EmbeddedChannel();
+    final Runnable first = queue.admit(stream, 10);
+    ticker.advance(5, TimeUnit.SECONDS);
+    assertThat(queue.fullForNanos(ticker.nanoTime())).isZero();
+
+    final Runnable second = queue.admit(stream, 10);
+    ticker.advance(3, TimeUnit.SECONDS);
+    // A third message while full does not restart the count.
+    final Runnable third = queue.admit(stream, 10);
+    ticker.advance(1, TimeUnit.SECONDS);
+    assertThat(queue.fullForNanos(ticker.nanoTime())).isEqualTo(TimeUnit.SECONDS.toNanos(4));
+
+    first.run();
+    second.run();
+    third.run();
+    stream.runPendingTasks();
+    assertThat(queue.fullForNanos(ticker.nanoTime())).isZero();
+    queue.admit(stream, 10);
+    queue.admit(stream, 10);
+    ticker.advance(2, TimeUnit.SECONDS);
+    assertThat(queue.fullForNanos(ticker.nanoTime())).isEqualTo(TimeUnit.SECONDS.toNanos(2));
   }
 
   @Test

@@ -195,7 +195,8 @@ public final class HostileLoad implements AutoCloseable {
     toClose.add(host);
     host.start().get(10, TimeUnit.SECONDS);
     final MemoryBlockstore blocks = new MemoryBlockstore();
-    final Bitswap bitswap = Bitswap.start(host, blocks, storage, BitswapConfig.DEFAULT);
+    final Bitswap bitswap = Bitswap.start(host, blocks, storage, BitswapConfig.DEFAULT,
+        host.clock());
     toClose.add(bitswap);
     PubSub topics = null;
     if (pubsub) {

@@ -93,7 +93,8 @@ class ReplicationBoundsIT {
     host.start().get(5, TimeUnit.SECONDS);
     toClose.add(host);
     final MemoryBlockstore blocks = new MemoryBlockstore();
-    final Bitswap bitswap = Bitswap.start(host, blocks, storage, BitswapConfig.DEFAULT);
+    final Bitswap bitswap = Bitswap.start(host, blocks, storage, BitswapConfig.DEFAULT,
+        host.clock());
     toClose.add(bitswap);
     final PubSub pubsub = PubSub.start(host, GossipsubConfig.DEFAULT, Clock.systemUTC(),
         new Random());

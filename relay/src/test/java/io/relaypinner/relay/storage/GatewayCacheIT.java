@@ -93,7 +93,7 @@ class GatewayCacheIT {
     host.start().get(5, TimeUnit.SECONDS);
     toClose.add(host);
     final MemoryBlockstore blocks = new MemoryBlockstore();
-    toClose.add(Bitswap.start(host, blocks, storage, BitswapConfig.DEFAULT));
+    toClose.add(Bitswap.start(host, blocks, storage, BitswapConfig.DEFAULT, host.clock()));
     final Host relayHost = relay.host().orElseThrow();
     final Multiaddr tcp = relayHost.listenAddresses().stream()
         .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow();

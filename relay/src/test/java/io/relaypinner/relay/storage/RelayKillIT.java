@@ -201,7 +201,7 @@ class RelayKillIT {
     host.start().get(5, TimeUnit.SECONDS);
     toClose.add(host);
     final GatedStore blocks = new GatedStore();
-    toClose.add(Bitswap.start(host, blocks, storage, BitswapConfig.DEFAULT));
+    toClose.add(Bitswap.start(host, blocks, storage, BitswapConfig.DEFAULT, host.clock()));
     final PubSub pubsub = PubSub.start(host, GossipsubConfig.DEFAULT, Clock.systemUTC(),
         new Random());
     toClose.add(pubsub::close);

@@ -61,7 +61,7 @@ public final class WriterPeer implements AutoCloseable {
     host = new Host(Keys.generate(KeyType.ED25519, new SecureRandom()),
         HostConfig.builder().listenAddresses(List.of()).build(), loops, Clock.systemUTC());
     host.start().get(5, TimeUnit.SECONDS);
-    bitswap = Bitswap.start(host, blocks, storage, BitswapConfig.DEFAULT);
+    bitswap = Bitswap.start(host, blocks, storage, BitswapConfig.DEFAULT, host.clock());
     pubsub = PubSub.start(host, GossipsubConfig.DEFAULT, Clock.systemUTC(), new Random());
     blocks.put(keys.identityCid(), keys.identityBlock());
     address = JavaWriter.database(blocks, name, List.of(keys.id()));

@@ -2,6 +2,7 @@ package io.relaypinner.libp2p.protocol.ping;
 
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
+import io.netty.util.concurrent.Ticker;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Objects;
@@ -33,9 +34,9 @@ public final class PingProtocol {
   private final RandomGenerator random;
   private final LongSupplier nanoTime;
 
-  /** Payloads from a {@link SecureRandom}, round trips timed with {@link System#nanoTime()}. */
-  public PingProtocol(final PingConfig config) {
-    this(config, new SecureRandom(), System::nanoTime);
+  /** Payloads from a {@link SecureRandom}, round trips timed on {@code ticker} (the host's). */
+  public PingProtocol(final PingConfig config, final Ticker ticker) {
+    this(config, new SecureRandom(), ticker::nanoTime);
   }
 
   /**

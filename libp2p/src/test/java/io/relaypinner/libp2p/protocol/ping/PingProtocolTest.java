@@ -134,7 +134,8 @@ class PingProtocolTest {
   @Test
   void responder_shouldClose_whenOpenLongerThanMaxStreamDurationDespitePings() {
     final PingProtocol shortLived = new PingProtocol(PingConfig.builder()
-        .idleTimeout(Duration.ofSeconds(60)).maxStreamDuration(Duration.ofSeconds(90)).build());
+        .idleTimeout(Duration.ofSeconds(60)).maxStreamDuration(Duration.ofSeconds(90)).build(),
+        stream.eventLoop().ticker());
     shortLived.installResponder(stream);
     stream.advanceTimeBy(50, TimeUnit.SECONDS);
     stream.runScheduledPendingTasks();
