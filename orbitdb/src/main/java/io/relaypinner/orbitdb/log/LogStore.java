@@ -60,7 +60,7 @@ public final class LogStore {
   static final String ROOT = "/orbitdb/logs/";
   /** CIDs per datastore record (a record holds at most 1 MiB). */
   static final int BATCH = 10_000;
-  /** Records read at once by a pass over a log's markers or over every log. */
+  /** Markers read at once by a pass over a log's entries. */
   static final int SCAN_PAGE = 1_000;
   private static final byte[] MARKER = new byte[0];
   private static final String MARKERS = "e/";
@@ -152,6 +152,68 @@ public final class LogStore {
   public static List<Cid> storedHeads(final Datastore datastore, final OrbitDbAddress address) {
     return datastore.get(logPrefix(address) + "heads").map(LogStore::decodeCids)
         .orElse(List.of());
+  }
+
+  /**
+   * Hands every entry the stored log of {@code address} lists as its member to {@code action}:
+   * the verified entries of every node's state of it (shared datastores), and those listed by
+   * the earlier layouts. An entry may be handed more than once (several nodes verified it).
+   * Unreadable records are skipped.
+   *
+   * <p>The records are read in one {@link Datastore#scan(String)}, a consistent snapshot, not
+   * page by page: a log converted from an earlier layout while the pages are read (markers
+   * written before the reader's position, the listed records deleted after it) would hide its
+   * entries from garbage collection.
+   */
+  public static void forEachMember(final Datastore datastore, final OrbitDbAddress address,
+      final Consumer<Cid> action) {
+    members(datastore, logPrefix(address), action);
+  }
+
+  /**
+   * As {@link #forEachMember(Datastore, OrbitDbAddress, Consumer)} for every log stored in
+   * {@code datastore}: the entry blocks some replicated log holds (what garbage collection
+   * keeps).
+   */
+  public static void forEachMember(final Datastore datastore, final Consumer<Cid> action) {
+    members(datastore, ROOT, action);
+  }
+
+  private static void members(final Datastore datastore, final String under,
+      final Consumer<Cid> action) {
+    for (final Datastore.Entry record : datastore.scan(under)) {
+      member(record, action);
+    }
+  }
+
+  /** The members a record lists: none unless it is a marker or an earlier layout's list. */
+  private static void member(final Datastore.Entry record, final Consumer<Cid> action) {
+    // <manifest>/[r/<scope>/]<kind>...
+    final String key = record.key();
+    int at = key.indexOf('/', ROOT.length()) + 1;
+    if (at == 0) {
+      return;
+    }
+    if (key.startsWith(SCOPES, at)) {
+      at = key.indexOf('/', at + SCOPES.length()) + 1;
+      if (at == 0) {
+        return;
+      }
+    }
+    if (key.startsWith(MARKERS, at)) {
+      parse(key.substring(at + MARKERS.length())).ifPresent(action);
+    } else if (key.startsWith(LEGACY_ENTRIES, at)) {
+      parse(key.substring(at + LEGACY_ENTRIES.length())).ifPresent(action);
+    } else if (key.startsWith(LEGACY_BATCHES, at)) {
+      // Each item on its own: one that is not a CID does not hide the others.
+      try {
+        for (final DagCborValue item : DagCbor.decode(record.value()).asList().items()) {
+          parse(item.asText()).ifPresent(action);
+        }
+      } catch (final DagCborException e) {
+        LOG.debug("unreadable log record {}: {}", key, e.getMessage());
+      }
+    }
   }
 
   private static Optional<Cid> parse(final String text) {
