@@ -2,42 +2,23 @@ package io.relaypinner.orbitdb.log;
 
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
-import io.relaypinner.ipfs.dagcbor.DagCbor;
-import io.relaypinner.ipfs.dagcbor.DagCborException;
-import io.relaypinner.ipfs.dagcbor.DagCborValue;
 import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.libp2p.core.BadPeerException;
 import io.relaypinner.multiformats.Cid;
-import io.relaypinner.multiformats.Multibase;
-import io.relaypinner.multiformats.MultiformatException;
 import io.relaypinner.orbitdb.BlockFetcher;
-import io.relaypinner.orbitdb.EntryRejectedException;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.RejectReason;
-import io.relaypinner.orbitdb.identity.Identity;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.Deque;
-import java.util.EnumMap;
-import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -93,98 +74,50 @@ import org.slf4j.LoggerFactory;
  * history, that it does and which blocks of its frontier no entry names). Heads are thus written
  * only after every entry they name is durable, and a crash (kill -9 or power loss) in between
  * leaves blocks stored but not marked (the next join reads them locally, no network, and marks
- * them) or, before the barrier, not stored (fetched again). Persisted under {@code /orbitdb/logs/<manifest CID>/}: {@code e/<CID>},
- * {@code count}, {@code heads}, {@code pending}, {@code i/<CID>} (an incomplete entry; a
- * write adds and removes only those that changed), {@code walk}.
+ * them) or, before the barrier, not stored (fetched again). The datastore layout, and what other
+ * modules may read of it, is {@link LogStore}'s.
  *
  * <p>Limits per join ({@link LogConfig}): concurrent fetches, entries, depth, fetch timeout.
  * Concurrent joins never fetch the same block twice (a block being processed by one join is
  * skipped by the others). Thread-safe.
+ *
+ * <p><b>Parts.</b> This class is the facade: it opens the log and answers for it, under one
+ * lock that guards the {@link LogGraph} (entries, heads, completeness) and its {@link Frontier}
+ * (missing blocks, retries, the history walk); each {@link Join} fetches, verifies and links one
+ * walk; {@link LogStore} reads and writes the records.
  */
 public final class OrbitDbLog {
   private static final Logger LOG = LoggerFactory.getLogger(OrbitDbLog.class);
 
   /** First retry delay of a block whose fetch failed. */
-  public static final Duration RETRY_MIN = Duration.ofSeconds(1);
+  public static final Duration RETRY_MIN = Frontier.RETRY_MIN;
   /** Longest retry delay of a block whose fetch keeps failing. */
-  public static final Duration RETRY_MAX = Duration.ofMinutes(2);
-  /** CIDs per datastore record (a record holds at most 1 MiB). */
-  private static final int BATCH = 10_000;
-  private static final byte[] MARKER = new byte[0];
+  public static final Duration RETRY_MAX = Frontier.RETRY_MAX;
   /** Markers read at once by {@link #forEachEntry}. */
-  static final int SCAN_PAGE = 1_000;
+  static final int SCAN_PAGE = LogStore.SCAN_PAGE;
 
   private final OrbitDbAddress address;
   private final EntryVerifier verifier;
-  private final Blockstore blockstore;
-  private final BlockFetcher fetcher;
-  private final Datastore datastore;
-  private final LogConfig config;
-  private final Executor executor;
-  private final Clock clock;
-  private final String keyPrefix;
-  /** The heads key every node sharing the datastore reads ({@link #storedHeads()}). */
-  private final String sharedHeadsKey;
-  /** The state is under a node's scope ({@link LogConfig#stateScope()}). */
-  private final boolean scoped;
-  private final Object lock = new Object();
-  /** The number of verified entries. */
-  private long size;
+  final Blockstore blockstore;
+  final BlockFetcher fetcher;
+  final LogConfig config;
+  final Executor executor;
+  final Clock clock;
+  private final LogStore store;
+  /** Guards {@link #graph}, {@link #processing} and {@link #unsaved}. */
+  final Object lock = new Object();
   /**
    * This log's part of the node's {@link LogMemory}: the recently verified and rejected entries,
    * and the budget of incomplete entries and missing blocks. Every verified entry has a marker in
    * the datastore, read when the cache misses, so memory does not grow with the log.
    */
-  private final LogMemory.Share memory;
-  /** Verified by a join that has not written their markers yet. */
-  private Set<Cid> unpersisted = new HashSet<>();
+  final LogMemory.Share memory;
+  final Counters counters = new Counters();
+  final LogGraph graph;
+  /** Blocks some join processes now (others skip them). */
+  final Set<Cid> processing = new HashSet<>();
   /** A join's write failed (datastore unavailable): the next join writes the state. */
   private boolean unsaved;
-  /**
-   * Entries that became incomplete since the state was last written (their {@code i/<CID>} key
-   * is to be written), and entries no longer incomplete whose key is still written: a write
-   * carries what changed, never the whole set.
-   */
-  private Set<Cid> incompleteAdded = new HashSet<>();
-  private Set<Cid> incompleteGone = new HashSet<>();
-  /** Records of the earlier layout ({@code incomplete/<n>}) still stored: removed once. */
-  private int legacyRecords;
-  private final Set<Cid> heads = new LinkedHashSet<>();
-  /** Block not complete yet (missing, or verified but incomplete) to the entries waiting on it. */
-  private Map<Cid, List<Cid>> waiting = new HashMap<>();
-  /** Incomplete verified entry to the number of its parents not complete yet. */
-  private Map<Cid, Integer> unresolved = new HashMap<>();
-  /** The frontier: blocks named and not verified, with their retry schedule. */
-  private Map<Cid, Retry> missing = new LinkedHashMap<>();
-  /**
-   * While the log walks a history: the blocks of the frontier that no verified entry names (a
-   * peer's head whose fetch failed), each a head once verified. Otherwise empty: {@link #waiting}
-   * tells.
-   */
-  private Set<Cid> unnamed = new HashSet<>();
-  /**
-   * The log walks a history too long to track entry by entry: no entry is incomplete in
-   * {@link #unresolved}, and the log is complete once its frontier is empty.
-   */
-  private boolean walking;
-  /** Whether {@link #walking} changed since it was last written. */
-  private boolean walkingDirty;
-  /** Blocks some join processes now (others skip them). */
-  private final Set<Cid> processing = new HashSet<>();
-  private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
-
-  /** When a missing block may be fetched again. */
-  private record Retry(int attempts, long notBeforeMillis) {
-    static Retry now() {
-      return new Retry(0, Long.MIN_VALUE);
-    }
-
-    Retry failed(final long nowMillis) {
-      final long delay = Math.min(RETRY_MAX.toMillis(),
-          RETRY_MIN.toMillis() << Math.min(attempts, 20));
-      return new Retry(attempts + 1, nowMillis + delay);
-    }
-  }
 
   /**
    * Opens the replica on the system clock, loading its persisted state.
@@ -229,20 +162,17 @@ public final class OrbitDbLog {
     }
     this.blockstore = Objects.requireNonNull(blockstore, "blockstore");
     this.fetcher = Objects.requireNonNull(fetcher, "fetcher");
-    this.datastore = Objects.requireNonNull(datastore, "datastore");
+    Objects.requireNonNull(datastore, "datastore");
     this.config = Objects.requireNonNull(config, "config");
     this.executor = Objects.requireNonNull(executor, "executor");
     this.clock = Objects.requireNonNull(clock, "clock");
-    this.sharedHeadsKey = keyPrefix(address) + "heads";
-    this.scoped = !config.stateScope().isEmpty();
-    // Nodes sharing one datastore keep their own state of the log (what each verified, its
-    // count, frontier and heads): a marker another node wrote says nothing of this node's heads.
-    this.keyPrefix = keyPrefix(address)
-        + (scoped ? "r/" + config.stateScope() + "/" : "");
+    this.store = new LogStore(datastore, address, config.stateScope());
+    // The share is given back when this log (not one of its parts) is garbage-collected.
     this.memory = Objects.requireNonNull(memory, "memory").share(this);
+    this.graph = new LogGraph(address, this.memory, counters, store::isMarked);
     load();
     synchronized (lock) {
-      report();
+      graph.report();
     }
   }
 
@@ -252,21 +182,11 @@ public final class OrbitDbLog {
 
   /**
    * Whether a log of {@code address} with at least one verified entry is stored in
-   * {@code datastore}, without opening it.
+   * {@code datastore}, without opening it ({@link LogStore#hasStoredEntries}).
    */
   public static boolean hasStoredEntries(final Datastore datastore,
       final OrbitDbAddress address) {
-    final Optional<byte[]> count = datastore.get(keyPrefix(address) + "count");
-    if (count.isPresent()) {
-      return !new String(count.get(), StandardCharsets.US_ASCII).equals("0");
-    }
-    // The earlier layout.
-    return datastore.get(keyPrefix(address) + "heads").map(h -> !decodeCids(h).isEmpty())
-        .orElse(false);
-  }
-
-  private static String keyPrefix(final OrbitDbAddress address) {
-    return "/orbitdb/logs/" + address.manifest().toString(Multibase.Base.BASE58BTC) + "/";
+    return LogStore.hasStoredEntries(datastore, address);
   }
 
   public EntryVerifier verifier() {
@@ -276,7 +196,7 @@ public final class OrbitDbLog {
   /** The current heads. */
   public Set<Cid> heads() {
     synchronized (lock) {
-      return Set.copyOf(heads);
+      return Set.copyOf(graph.heads());
     }
   }
 
@@ -286,7 +206,7 @@ public final class OrbitDbLog {
    * with what the other node replicated.
    */
   public List<Cid> storedHeads() {
-    return datastore.get(sharedHeadsKey).map(OrbitDbLog::decodeCids).orElse(List.of());
+    return store.sharedHeads();
   }
 
   /** The block bytes of the current heads, oldest clock first (what a heads exchange sends). */
@@ -306,7 +226,7 @@ public final class OrbitDbLog {
   /** Whether the entry was verified into this log. */
   public boolean contains(final Cid cid) {
     synchronized (lock) {
-      return isVerified(cid);
+      return graph.isVerified(cid);
     }
   }
 
@@ -316,7 +236,7 @@ public final class OrbitDbLog {
    */
   public boolean isComplete(final Cid cid) {
     synchronized (lock) {
-      return !walking && !unresolved.containsKey(cid) && isVerified(cid);
+      return graph.isComplete(cid);
     }
   }
 
@@ -326,8 +246,13 @@ public final class OrbitDbLog {
    */
   public boolean isComplete() {
     synchronized (lock) {
-      return !walking && unresolved.isEmpty() && missing.isEmpty() && !unsaved;
+      return isCompleteHeld();
     }
+  }
+
+  /** {@link #isComplete()}; caller holds {@link #lock}. */
+  boolean isCompleteHeld() {
+    return graph.isComplete() && !unsaved;
   }
 
   /**
@@ -337,14 +262,14 @@ public final class OrbitDbLog {
    */
   public boolean isWalkingHistory() {
     synchronized (lock) {
-      return walking;
+      return graph.isWalking();
     }
   }
 
   /** The number of verified entries. */
   public int size() {
     synchronized (lock) {
-      return (int) Math.min(Integer.MAX_VALUE, size);
+      return (int) Math.min(Integer.MAX_VALUE, graph.size());
     }
   }
 
@@ -354,7 +279,7 @@ public final class OrbitDbLog {
    */
   public int entriesInMemory() {
     synchronized (lock) {
-      return unpersisted.size() + unresolved.size() + heads.size() + missing.size();
+      return graph.entriesInMemory();
     }
   }
 
@@ -369,7 +294,7 @@ public final class OrbitDbLog {
   /** The number of verified entries that wait for a parent. */
   public int incompleteCount() {
     synchronized (lock) {
-      return unresolved.size();
+      return graph.incompleteCount();
     }
   }
 
@@ -393,40 +318,28 @@ public final class OrbitDbLog {
    * not be seen.
    */
   public void forEachEntry(final Consumer<Entry> action) {
-    final String markers = keyPrefix + "e/";
     final List<Cid> recent;
     synchronized (lock) {
-      recent = new ArrayList<>(unpersisted);
+      recent = graph.unpersisted();
     }
     for (final Cid cid : recent) {
       blockstore.get(cid).ifPresent(bytes -> action.accept(Entry.decode(cid, bytes)));
     }
     final Set<Cid> seen = new HashSet<>(recent);
     String after = null;
-    while (true) {
-      final List<Datastore.Entry> page = datastore.scan(markers, after, SCAN_PAGE);
-      for (final Datastore.Entry e : page) {
-        final Cid cid;
-        try {
-          cid = Cid.parse(e.key().substring(markers.length()));
-        } catch (final MultiformatException ex) {
-          continue;
-        }
+    do {
+      after = store.markers(after, cid -> {
         if (!seen.contains(cid)) {
           blockstore.get(cid).ifPresent(bytes -> action.accept(Entry.decode(cid, bytes)));
         }
-      }
-      if (page.size() < SCAN_PAGE) {
-        return;
-      }
-      after = page.get(page.size() - 1).key();
-    }
+      });
+    } while (after != null);
   }
 
   /** The frontier: blocks named by verified entries or peers' heads, not verified yet. */
   public Set<Cid> missing() {
     synchronized (lock) {
-      return Set.copyOf(missing.keySet());
+      return Set.copyOf(graph.frontier().blocks());
     }
   }
 
@@ -441,7 +354,7 @@ public final class OrbitDbLog {
    */
   public void retryMissingNow() {
     synchronized (lock) {
-      missing.replaceAll((cid, retry) -> new Retry(retry.attempts(), Long.MIN_VALUE));
+      graph.frontier().retryAllNow();
     }
   }
 
@@ -455,17 +368,7 @@ public final class OrbitDbLog {
    * {@code histories-completed}, {@code identity-not-stored}.
    */
   public Map<String, Long> counters() {
-    final Map<String, Long> out = new java.util.TreeMap<>();
-    counters.forEach((k, v) -> out.put(k, v.sum()));
-    return out;
-  }
-
-  private void count(final String name) {
-    count(name, 1);
-  }
-
-  private void count(final String name, final long n) {
-    counters.computeIfAbsent(name, k -> new LongAdder()).add(n);
+    return counters.snapshot();
   }
 
   /**
@@ -478,7 +381,7 @@ public final class OrbitDbLog {
 
   /** Joins the entry with this CID (a head a peer named) and everything it links to. */
   public CompletableFuture<JoinResult> join(final Cid head) {
-    final Join join = new Join();
+    final Join join = new Join(this);
     join.enqueue(head, 0);
     return join.start(false);
   }
@@ -498,11 +401,11 @@ public final class OrbitDbLog {
    * one datastore write for all of them instead of one each.
    */
   public CompletableFuture<JoinResult> joinBlocks(final List<byte[]> blocks) {
-    final Join join = new Join();
+    final Join join = new Join(this);
     for (final byte[] block : blocks) {
       if (block.length > Entry.MAX_BLOCK_SIZE) {
         join.reject(null, RejectReason.MALFORMED_ENTRY);
-        count("oversized");
+        counters.count("oversized");
         continue;
       }
       try {
@@ -517,582 +420,24 @@ public final class OrbitDbLog {
 
   /** Fetches the missing blocks whose back-off has passed, and what they link to. */
   public CompletableFuture<JoinResult> resume() {
-    return new Join().start(true);
+    return new Join(this).start(true);
   }
 
-  /** One walk from some heads; single-use. */
-  private final class Join {
-    private final Deque<Item> queue = new ArrayDeque<>();
-    private final Set<Cid> seen = new HashSet<>();
-    private final List<Entry> added = new ArrayList<>();
-    private final List<Cid> completed = new ArrayList<>();
-    private final Map<RejectReason, Integer> rejected = new EnumMap<>(RejectReason.class);
-    private final List<Cid> unavailable = new ArrayList<>();
-    private final CompletableFuture<JoinResult> result = new CompletableFuture<>();
-    private int inFlight;
-    private int processed;
-    private boolean truncated;
-
-    private record Item(Cid cid, Entry entry, int depth) {}
-
-    synchronized void enqueue(final Cid cid, final int depth) {
-      if (seen.add(cid)) {
-        queue.add(new Item(cid, null, depth));
-      }
-    }
-
-    synchronized void enqueueDecoded(final Entry entry, final int depth) {
-      if (seen.add(entry.cid())) {
-        queue.add(new Item(entry.cid(), entry, depth));
-      }
-    }
-
-    synchronized void reject(final Cid cid, final RejectReason reason) {
-      rejected.merge(reason, 1, Integer::sum);
-      count("rejected." + reason.label());
-      if (cid != null && reason != RejectReason.IDENTITY_UNAVAILABLE) {
-        memory.rejected(cid);
-        final List<Cid> done = new ArrayList<>();
-        synchronized (lock) {
-          missing.remove(cid);
-          unnamed.remove(cid);
-          // A refused block resolves the entries waiting on it: nothing more can come.
-          resolve(cid, done);
-          report();
-        }
-        completed.addAll(done);
-      }
-    }
-
-    CompletableFuture<JoinResult> start(final boolean frontier) {
-      if (frontier) {
-        final long now = clock.millis();
-        int deferred = 0;
-        final List<Cid> due = new ArrayList<>();
-        synchronized (lock) {
-          for (final Map.Entry<Cid, Retry> e : missing.entrySet()) {
-            if (e.getValue().notBeforeMillis() > now) {
-              deferred++;
-            } else {
-              due.add(e.getKey());
-            }
-          }
-        }
-        for (final Cid cid : due) {
-          enqueue(cid, 0);
-        }
-        if (deferred > 0) {
-          count("deferred", deferred);
-        }
-      }
-      pump();
-      return result;
-    }
-
-    private void pump() {
-      final List<Item> toStart = new ArrayList<>();
-      boolean finished = false;
-      synchronized (this) {
-        while (inFlight < config.maxConcurrentFetches() && !queue.isEmpty()) {
-          final Item item = queue.poll();
-          if (memory.isRejected(item.cid())) {
-            continue;
-          }
-          if (processed >= config.maxEntriesPerJoin() || item.depth() > config.maxDepth()) {
-            truncated = true;
-            queue.addFirst(item);
-            break;
-          }
-          synchronized (lock) {
-            final boolean verified;
-            try {
-              verified = isVerified(item.cid());
-            } catch (final StoreUnavailableException e) {
-              // The datastore is down: the block stays on the frontier, tried again later.
-              storeDown(item.cid(), e);
-              continue;
-            }
-            if (verified) {
-              count("duplicate");
-              continue;
-            }
-            if (!processing.add(item.cid())) {
-              // Another join has it; it follows its links too.
-              continue;
-            }
-          }
-          processed++;
-          inFlight++;
-          toStart.add(item);
-        }
-        if (inFlight == 0 && toStart.isEmpty()) {
-          finished = true;
-        }
-      }
-      for (final Item item : toStart) {
-        process(item).whenComplete((ignored, error) -> {
-          if (error != null) {
-            LOG.warn("{}: join step for {} failed", address, item.cid(), error);
-          }
-          synchronized (lock) {
-            processing.remove(item.cid());
-          }
-          synchronized (this) {
-            inFlight--;
-          }
-          pump();
-        });
-      }
-      if (finished) {
-        finish();
-      }
-    }
-
-    private CompletableFuture<Void> process(final Item item) {
-      final CompletableFuture<Entry> entry;
-      if (item.entry() != null) {
-        entry = CompletableFuture.completedFuture(item.entry());
-      } else {
-        entry = bytes(item.cid()).thenApplyAsync(bytes -> Entry.decode(item.cid(), bytes),
-            executor);
-      }
-      final CompletableFuture<Object[]> verified = entry.thenCompose(e -> verifier.verify(e)
-          .thenApply(identity -> new Object[] {e, identity}));
-      return verified.handle((pair, error) -> {
-        if (error == null) {
-          try {
-            accept((Entry) pair[0], (Identity) pair[1], item.depth());
-            return null;
-          } catch (final StoreUnavailableException e) {
-            storeDown(item.cid(), e);
-            return null;
-          }
-        }
-        final Throwable cause = unwrap(error);
-        if (cause instanceof StoreUnavailableException down) {
-          storeDown(item.cid(), down);
-          return null;
-        }
-        if (cause instanceof EntryRejectedException rejection
-            && rejection.reason() != RejectReason.IDENTITY_UNAVAILABLE) {
-          LOG.debug("{}: rejected {}: {}", address, item.cid(), rejection.getMessage());
-          reject(item.cid(), rejection.reason());
-        } else if (cause instanceof BadPeerException) {
-          LOG.debug("{}: malformed {}: {}", address, item.cid(), cause.getMessage());
-          reject(item.cid(), RejectReason.MALFORMED_ENTRY);
-        } else {
-          LOG.debug("{}: could not fetch {}: {}", address, item.cid(), cause.toString());
-          synchronized (this) {
-            unavailable.add(item.cid());
-          }
-          count("unavailable");
-          final long now = clock.millis();
-          synchronized (lock) {
-            final Retry retry = missing.get(item.cid());
-            if (retry != null) {
-              missing.put(item.cid(), retry.failed(now));
-            } else {
-              addMissing(item.cid(), Retry.now().failed(now));
-            }
-          }
-        }
-        return null;
-      });
-    }
-
-    /**
-     * A store (block or data) could not be reached for {@code cid}: it stays on the frontier and
-     * is tried again after {@link #RETRY_MIN}, without growing its back-off (the peer is not at
-     * fault); the store logs its outage once.
-     */
-    private void storeDown(final Cid cid, final StoreUnavailableException e) {
-      LOG.debug("{}: {} not stored now: {}", address, cid, e.getMessage());
-      synchronized (this) {
-        unavailable.add(cid);
-      }
-      count("store-unavailable");
-      final long now = clock.millis();
-      synchronized (lock) {
-        final Retry retry = missing.get(cid);
-        final Retry next = new Retry(retry == null ? 0 : retry.attempts(),
-            now + RETRY_MIN.toMillis());
-        if (retry != null) {
-          missing.put(cid, next);
-        } else {
-          addMissing(cid, next);
-        }
-      }
-    }
-
-    private CompletableFuture<byte[]> bytes(final Cid cid) {
-      final Optional<byte[]> held;
+  /**
+   * Writes the state when a join ended: if it changed anything, or the last write failed, or the
+   * walk began or ended. A store that is down keeps it in memory for the next join (the log is
+   * not complete until then); caller holds {@link #lock}.
+   */
+  void save(final boolean changed) {
+    if (changed || unsaved || graph.frontier().walkChanged()) {
       try {
-        held = blockstore.get(cid);
-      } catch (final RuntimeException e) {
-        return CompletableFuture.failedFuture(e);
+        persist();
+        unsaved = false;
+      } catch (final StoreUnavailableException e) {
+        unsaved = true;
+        counters.count("store-unavailable");
+        LOG.debug("{}: log state not written now: {}", address, e.getMessage());
       }
-      if (held.isPresent()) {
-        return CompletableFuture.completedFuture(held.get());
-      }
-      return fetcher.fetch(cid).orTimeout(config.fetchTimeout().toMillis(),
-          TimeUnit.MILLISECONDS);
-    }
-
-    private void accept(final Entry entry, final Identity identity, final int depth) {
-      final Cid cid = entry.cid();
-      final List<Cid> done = new ArrayList<>();
-      final List<Cid> follow = new ArrayList<>();
-      final boolean duplicate;
-      synchronized (lock) {
-        duplicate = isVerified(cid);
-      }
-      if (duplicate) {
-        count("duplicate");
-        return;
-      }
-      // Staged before it is linked, and only now: the entry passed every check, the access
-      // controller included. Staged blocks are readable at once and made durable by the join's
-      // one barrier (persist) before any datastore write names them. A store that fails here
-      // (StoreUnavailableException) leaves the entry unlinked, on the frontier: the log never
-      // counts or heads an entry it lacks.
-      if (!blockstore.has(cid)) {
-        blockstore.stage(cid, entry.block());
-      }
-      storeIdentity(identity);
-      final String refused;
-      synchronized (lock) {
-        if (isVerified(cid)) {
-          refused = "duplicate";
-        } else {
-          refused = link(entry, done, follow, true, true);
-        }
-      }
-      if (refused != null) {
-        count(refused);
-        if (!refused.equals("duplicate")) {
-          // A bound was hit: the entry stays on the frontier and is tried again later.
-          synchronized (this) {
-            unavailable.add(cid);
-          }
-          final long now = clock.millis();
-          synchronized (lock) {
-            final Retry retry = missing.get(cid);
-            if (retry != null) {
-              missing.put(cid, retry.failed(now));
-            } else {
-              addMissing(cid, Retry.now().failed(now));
-            }
-          }
-        }
-        return;
-      }
-      count("accepted");
-      if (!done.isEmpty()) {
-        count("completed", done.size());
-      }
-      synchronized (this) {
-        added.add(entry);
-        completed.addAll(done);
-        for (final Cid parent : follow) {
-          enqueue(parent, depth + 1);
-        }
-      }
-    }
-
-    private void finish() {
-      final Set<Cid> headsNow;
-      final boolean complete;
-      boolean historyCompleted = false;
-      synchronized (this) {
-        if (truncated) {
-          count("truncated");
-        }
-        synchronized (lock) {
-          if (truncated) {
-            for (final Item item : queue) {
-              if (!missing.containsKey(item.cid()) && !isVerified(item.cid())) {
-                addMissing(item.cid(), Retry.now());
-              }
-            }
-          }
-          if (walking && missing.isEmpty()) {
-            // Every block a verified entry names is verified or refused: all are complete.
-            // (An entry another join links after this point is tracked one by one again.)
-            walking = false;
-            walkingDirty = true;
-            historyCompleted = true;
-            count("histories-completed");
-            LOG.info("{}: history of {} entries complete", address, size);
-          }
-          if (!added.isEmpty() || !unavailable.isEmpty() || !rejected.isEmpty() || truncated
-              || unsaved || walkingDirty) {
-            try {
-              persist();
-              unsaved = false;
-            } catch (final StoreUnavailableException e) {
-              // Kept in memory; the next join writes it (the log is not complete until then).
-              unsaved = true;
-              count("store-unavailable");
-              LOG.debug("{}: log state not written now: {}", address, e.getMessage());
-            }
-          }
-          report();
-          compact();
-          headsNow = Set.copyOf(heads);
-          complete = !walking && unresolved.isEmpty() && missing.isEmpty() && !unsaved;
-        }
-      }
-      result.complete(new JoinResult(added, rejected, unavailable, truncated, headsNow,
-          completed, complete, historyCompleted));
-    }
-  }
-
-  /**
-   * Whether {@code cid} is a verified entry of this log: in memory (recent, not yet persisted,
-   * incomplete) or marked in the datastore; caller holds {@link #lock}.
-   */
-  private boolean isVerified(final Cid cid) {
-    if (unpersisted.contains(cid) || unresolved.containsKey(cid) || memory.isVerified(cid)) {
-      return true;
-    }
-    if (datastore.get(entryKey(cid)).isPresent()) {
-      memory.verified(cid);
-      return true;
-    }
-    return false;
-  }
-
-  /**
-   * Puts {@code cid} on the frontier if this log's and all logs' budget of missing blocks allow,
-   * else counts the bound; caller holds {@link #lock}.
-   */
-  private void addMissing(final Cid cid, final Retry retry) {
-    report();
-    final String bound = memory.missingBound(missing.size() + 1);
-    if (bound == null) {
-      missing.put(cid, retry);
-      if (walking) {
-        // Not named by a verified entry (those are put on the frontier by link).
-        unnamed.add(cid);
-      }
-      report();
-    } else {
-      count(bound);
-    }
-  }
-
-  /**
-   * Replaces the empty maps and sets by new ones: a hash table never shrinks, and one long join
-   * (a first sync walks the whole history back from its head, every entry incomplete until the
-   * first one arrives) would leave each with room for the whole history; caller holds
-   * {@link #lock}.
-   */
-  private void compact() {
-    if (unresolved.isEmpty()) {
-      unresolved = new HashMap<>();
-    }
-    if (waiting.isEmpty()) {
-      waiting = new HashMap<>();
-    }
-    if (missing.isEmpty()) {
-      missing = new LinkedHashMap<>();
-    }
-    if (unnamed.isEmpty()) {
-      unnamed = new HashSet<>();
-    }
-    if (unpersisted.isEmpty()) {
-      unpersisted = new HashSet<>();
-    }
-  }
-
-  /** Tells the node's {@link LogMemory} this log's sizes; caller holds {@link #lock}. */
-  private void report() {
-    memory.report(unresolved.size(), missing.size());
-  }
-
-  private String entryKey(final Cid cid) {
-    return keyPrefix + "e/" + cid;
-  }
-
-  /**
-   * Adds a verified entry to the log, the heads and the completeness bookkeeping; caller holds
-   * {@link #lock}. Returns the counter naming why it was not added (a bound), or null.
-   *
-   * @param done receives the entries this one completes (itself included)
-   * @param follow receives the parents to fetch
-   * @param fresh a newly verified entry (counted, a head, its marker to write); false: an
-   *     incomplete entry of the stored log, re-linked at load
-   */
-  private String link(final Entry entry, final List<Cid> done, final List<Cid> follow,
-      final boolean bounded, final boolean fresh) {
-    final Cid cid = entry.cid();
-    final Set<Cid> parents = new LinkedHashSet<>(entry.next());
-    parents.addAll(entry.refs());
-    final List<Cid> open = new ArrayList<>(parents.size());
-    final List<Cid> absent = new ArrayList<>();
-    int newMissing = 0;
-    for (final Cid parent : parents) {
-      if (parent.equals(cid) || memory.isRejected(parent)) {
-        continue;
-      }
-      if (unresolved.containsKey(parent)) {
-        open.add(parent);
-        continue;
-      }
-      if (isVerified(parent)) {
-        continue;
-      }
-      open.add(parent);
-      absent.add(parent);
-      if (!missing.containsKey(parent)) {
-        newMissing++;
-      }
-    }
-    if (bounded && !open.isEmpty()) {
-      report();
-      final String missingBound = memory.missingBound(
-          missing.size() + newMissing - (missing.containsKey(cid) ? 1 : 0));
-      if (missingBound != null) {
-        return missingBound;
-      }
-      if (!walking) {
-        final String incompleteBound = memory.incompleteBound(unresolved.size() + 1);
-        if (incompleteBound != null) {
-          count(incompleteBound);
-          walkHistory();
-        }
-      }
-    }
-    final boolean named = missing.remove(cid) != null && !unnamed.remove(cid);
-    if (fresh) {
-      size++;
-      memory.verified(cid);
-      unpersisted.add(cid);
-      for (final Cid parent : parents) {
-        heads.remove(parent);
-      }
-      // A head unless a verified entry names it: one waits on it, or, while the history is
-      // walked (nothing waits), it was put on the frontier by one.
-      if (walking ? !named : !waiting.containsKey(cid)) {
-        heads.add(cid);
-      }
-    }
-    for (final Cid parent : absent) {
-      if (!missing.containsKey(parent) && (!bounded || memory.missingBound(missing.size() + 1)
-          == null)) {
-        missing.put(parent, Retry.now());
-      }
-      // Named by a verified entry now, whoever put it on the frontier.
-      unnamed.remove(parent);
-      follow.add(parent);
-    }
-    if (walking) {
-      report();
-      return null;
-    }
-    for (final Cid parent : open) {
-      waiting.computeIfAbsent(parent, k -> new ArrayList<>(2)).add(cid);
-    }
-    if (open.isEmpty()) {
-      if (unresolved.remove(cid) != null) {
-        leftIncomplete(cid);
-      }
-      done.add(cid);
-      resolve(cid, done);
-    } else if (unresolved.put(cid, open.size()) == null) {
-      becameIncomplete(cid);
-    }
-    report();
-    return null;
-  }
-
-  /**
-   * The incomplete entries would exceed their budget: the log forgets them and walks the history
-   * with its frontier alone, complete once the frontier is empty; caller holds {@link #lock}.
-   */
-  private void walkHistory() {
-    // Every block an incomplete entry waits on is verified and incomplete, or on the frontier;
-    // one left off it (restored over a smaller share) goes back, or the walk could end early.
-    for (final Cid block : waiting.keySet()) {
-      if (!unresolved.containsKey(block) && !missing.containsKey(block)) {
-        missing.put(block, Retry.now());
-      }
-    }
-    // A block of the frontier is named by a verified entry exactly when one waits on it (an
-    // entry with an absent parent is incomplete).
-    unnamed = new HashSet<>(missing.keySet());
-    unnamed.removeAll(waiting.keySet());
-    final int forgotten = unresolved.size();
-    for (final Cid cid : unresolved.keySet()) {
-      leftIncomplete(cid);
-    }
-    unresolved = new HashMap<>();
-    waiting = new HashMap<>();
-    walking = true;
-    walkingDirty = true;
-    count("history-walks");
-    report();
-    LOG.info("{}: {} entries wait for their history: walking it with its frontier alone, complete"
-        + " once the frontier is empty", address, forgotten);
-  }
-
-  /**
-   * {@code cid} is complete (or refused): the entries waiting on it count one parent less, and
-   * those left with none complete in turn; caller holds {@link #lock}.
-   */
-  private void resolve(final Cid cid, final List<Cid> done) {
-    final Deque<Cid> stack = new ArrayDeque<>();
-    stack.push(cid);
-    while (!stack.isEmpty()) {
-      final List<Cid> children = waiting.remove(stack.pop());
-      if (children == null) {
-        continue;
-      }
-      for (final Cid child : children) {
-        final Integer left = unresolved.get(child);
-        if (left == null) {
-          continue;
-        }
-        if (left <= 1) {
-          unresolved.remove(child);
-          leftIncomplete(child);
-          done.add(child);
-          stack.push(child);
-        } else {
-          unresolved.put(child, left - 1);
-        }
-      }
-    }
-  }
-
-  /** {@code cid} became incomplete: its key is to be written; caller holds {@link #lock}. */
-  private void becameIncomplete(final Cid cid) {
-    if (!incompleteGone.remove(cid)) {
-      incompleteAdded.add(cid);
-    }
-  }
-
-  /** {@code cid} is no longer incomplete: its key, if written, goes; caller holds {@link #lock}. */
-  private void leftIncomplete(final Cid cid) {
-    if (!incompleteAdded.remove(cid)) {
-      incompleteGone.add(cid);
-    }
-  }
-
-  private String incompleteKey(final Cid cid) {
-    return keyPrefix + "i/" + cid;
-  }
-
-  /** Stores a verified identity's block (re-encoded: dag-cbor is canonical) if not held yet. */
-  private void storeIdentity(final Identity identity) {
-    if (identity == null || blockstore.has(identity.hash())) {
-      return;
-    }
-    final byte[] block = identity.encode();
-    if (DagCbor.cid(block).equals(identity.hash())) {
-      blockstore.stage(identity.hash(), block);
-    } else {
-      count("identity-not-stored");
     }
   }
 
@@ -1104,43 +449,9 @@ public final class OrbitDbLog {
    */
   private void persist() {
     blockstore.sync();
-    final Map<String, byte[]> puts = new LinkedHashMap<>();
-    final List<String> deletes = new ArrayList<>();
-    // Every verified entry not marked yet: this join's, and those of a join whose write failed.
-    final List<Cid> marked = new ArrayList<>(unpersisted);
-    for (final Cid cid : marked) {
-      puts.put(entryKey(cid), MARKER);
-    }
-    puts.put(keyPrefix + "count", Long.toString(size).getBytes(StandardCharsets.US_ASCII));
-    puts.put(keyPrefix + "heads", encodeCids(heads.stream().limit(BATCH).toList()));
-    if (scoped) {
-      puts.put(sharedHeadsKey, encodeCids(heads.stream().limit(BATCH).toList()));
-    }
-    if (missing.isEmpty()) {
-      deletes.add(keyPrefix + "pending");
-    } else {
-      puts.put(keyPrefix + "pending", encodeCids(missing.keySet()));
-    }
-    if (walking) {
-      puts.put(keyPrefix + "walk", encodeCids(unnamed));
-    } else if (walkingDirty) {
-      deletes.add(keyPrefix + "walk");
-    }
-    for (final Cid cid : incompleteAdded) {
-      puts.put(incompleteKey(cid), MARKER);
-    }
-    for (final Cid cid : incompleteGone) {
-      deletes.add(incompleteKey(cid));
-    }
-    for (int i = 0; i < legacyRecords; i++) {
-      deletes.add(keyPrefix + "incomplete/" + i);
-    }
-    datastore.write(puts, deletes);
-    incompleteAdded = new HashSet<>();
-    incompleteGone = new HashSet<>();
-    legacyRecords = 0;
-    walkingDirty = false;
-    marked.forEach(unpersisted::remove);
+    final LogStore.Write write = graph.changes();
+    store.write(write);
+    graph.written(write);
   }
 
   /**
@@ -1150,148 +461,36 @@ public final class OrbitDbLog {
    * converted once.
    */
   private void load() {
-    final Optional<byte[]> count = datastore.get(keyPrefix + "count");
-    if (count.isEmpty()) {
+    final Optional<LogStore.Stored> stored = store.read();
+    if (stored.isEmpty()) {
       loadListed();
       return;
     }
+    final int lost;
     synchronized (lock) {
-      size = Long.parseLong(new String(count.get(), StandardCharsets.US_ASCII));
-      datastore.get(keyPrefix + "heads").ifPresent(bytes -> heads.addAll(decodeCids(bytes)));
-      datastore.get(keyPrefix + "walk").ifPresent(bytes -> {
-        walking = true;
-        unnamed.addAll(decodeCids(bytes));
-      });
-      datastore.get(keyPrefix + "pending").ifPresent(bytes -> {
-        for (final Cid cid : decodeCids(bytes)) {
-          // Restored as written (it was within the bounds then), up to this log's share; whole
-          // while a history is walked, which ends when the frontier is empty.
-          if (walking || missing.size() < memory.missingShare()) {
-            missing.putIfAbsent(cid, Retry.now());
-          }
-        }
-      });
-      final Set<Cid> incomplete = new LinkedHashSet<>();
-      final String incompletePrefix = keyPrefix + "i/";
-      for (final Datastore.Entry e : datastore.scan(incompletePrefix)) {
-        try {
-          incomplete.add(Cid.parse(e.key().substring(incompletePrefix.length())));
-        } catch (final MultiformatException ex) {
-          continue;
-        }
-      }
-      // The earlier layout: lists of 10,000 CIDs, rewritten as keys by the next write.
-      final List<Cid> listed = new ArrayList<>();
-      for (final Datastore.Entry e : datastore.scan(keyPrefix + "incomplete/")) {
-        listed.addAll(decodeCids(e.value()));
-        legacyRecords++;
-      }
-      incomplete.addAll(listed);
-      // Placeholders first: an incomplete parent re-linked later still counts as open.
-      for (final Cid cid : incomplete) {
-        unresolved.put(cid, Integer.MAX_VALUE);
-      }
-      int lost = 0;
-      for (final Cid cid : incomplete) {
-        final Optional<byte[]> bytes = blockstore.get(cid);
-        if (bytes.isEmpty()) {
-          if (unresolved.remove(cid) != null) {
-            leftIncomplete(cid);
-          }
-          lost++;
-          continue;
-        }
-        link(Entry.decode(cid, bytes.get()), new ArrayList<>(), new ArrayList<>(), false, false);
-      }
-      for (final Cid cid : listed) {
-        if (unresolved.containsKey(cid)) {
-          becameIncomplete(cid);
-        }
-      }
-      if (lost > 0) {
-        LOG.warn("{}: {} verified entries are no longer in the blockstore", address, lost);
-      }
+      lost = graph.restore(stored.get(), blockstore::get);
+    }
+    if (lost > 0) {
+      LOG.warn("{}: {} verified entries are no longer in the blockstore", address, lost);
     }
   }
 
   /** The earlier layout: every entry listed; re-linked once and written in this layout. */
   private void loadListed() {
-    final List<Cid> listed = new ArrayList<>();
-    final List<String> old = new ArrayList<>();
-    final String entriesPrefix = keyPrefix + "entries/";
-    for (final Datastore.Entry e : datastore.scan(entriesPrefix)) {
-      old.add(e.key());
-      try {
-        listed.add(Cid.parse(e.key().substring(entriesPrefix.length())));
-      } catch (final MultiformatException ex) {
-        continue;
-      }
-    }
-    for (final Datastore.Entry e : datastore.scan(keyPrefix + "batches/")) {
-      old.add(e.key());
-      listed.addAll(decodeCids(e.value()));
-    }
-    if (listed.isEmpty()) {
+    final LogStore.Listed listed = store.readListed();
+    if (listed.entries().isEmpty()) {
       return;
     }
-    int lost = 0;
+    final int lost;
     synchronized (lock) {
-      final List<Entry> relinked = new ArrayList<>();
-      for (final Cid cid : listed) {
-        if (isVerified(cid)) {
-          continue;
-        }
-        final Optional<byte[]> bytes = blockstore.get(cid);
-        if (bytes.isEmpty()) {
-          // The block was garbage-collected or lost: a later join fetches it again.
-          lost++;
-          continue;
-        }
-        final Entry entry = Entry.decode(cid, bytes.get());
-        link(entry, new ArrayList<>(), new ArrayList<>(), false, true);
-        relinked.add(entry);
-      }
-      datastore.get(keyPrefix + "pending").ifPresent(bytes -> {
-        for (final Cid cid : decodeCids(bytes)) {
-          if (missing.size() < memory.missingShare() && !isVerified(cid)) {
-            missing.putIfAbsent(cid, Retry.now());
-          }
-        }
-      });
+      // The block was garbage-collected or lost: a later join fetches it again.
+      lost = graph.relink(listed.entries(), store.pending(), blockstore::get);
       persist();
-      datastore.write(Map.of(), old);
+      store.deleteListed(listed);
     }
     if (lost > 0) {
       LOG.warn("{}: {} verified entries are no longer in the blockstore", address, lost);
     }
-    LOG.info("{}: log of {} entries converted to per-entry markers", address, size);
-  }
-
-  private static byte[] encodeCids(final Collection<Cid> cids) {
-    final List<DagCborValue> items = new ArrayList<>(cids.size());
-    for (final Cid cid : cids) {
-      items.add(DagCborValue.of(cid.toString(Multibase.Base.BASE58BTC)));
-    }
-    return DagCbor.encode(DagCborValue.list(items));
-  }
-
-  private static List<Cid> decodeCids(final byte[] bytes) {
-    final List<Cid> out = new ArrayList<>();
-    try {
-      for (final DagCborValue item : DagCbor.decode(bytes).asList().items()) {
-        out.add(Cid.parse(item.asText()));
-      }
-    } catch (final DagCborException | MultiformatException e) {
-      LOG.warn("unreadable persisted CID list: {}", e.getMessage());
-    }
-    return out;
-  }
-
-  private static Throwable unwrap(final Throwable error) {
-    Throwable t = error;
-    while (t instanceof CompletionException && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
+    LOG.info("{}: log of {} entries converted to per-entry markers", address, graph.size());
   }
 }
