@@ -5,6 +5,7 @@ import io.relaypinner.multiformats.Multibase;
 import io.relaypinner.multiformats.Multicodec;
 import io.relaypinner.multiformats.MultiformatException;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * An OrbitDB database address, {@code /orbitdb/<manifest CID>} ({@code src/address.js}): the CID
@@ -13,7 +14,12 @@ import java.util.Objects;
  * suffix of the heads exchange protocol id.
  *
  * <p>Parsing is strict: exactly {@code /orbitdb/} followed by a base58btc CIDv1 with the dag-cbor
- * codec, nothing after it. (OrbitDB itself also strips extra slashes; no peer sends those.)
+ * codec, nothing after it. (OrbitDB itself also strips extra slashes; no peer sends those.) This
+ * is the relay's one rule for a database address, applied by every route, the sync engine, the
+ * topic admission and the stored state alike: @orbitdb/core parses the CID with
+ * {@code CID.parse(text, base58btc)}, so an address in another base ({@code /orbitdb/bafy…}) is
+ * not one a JS peer can open or announce, and the relay refuses it rather than syncing something
+ * no peer would ever serve.
  */
 public record OrbitDbAddress(Cid manifest) {
   /** The path prefix. */
@@ -61,14 +67,24 @@ public record OrbitDbAddress(Cid manifest) {
     }
   }
 
-  /** Whether {@code text} parses. */
-  public static boolean isValid(final String text) {
-    try {
-      parse(text);
-      return true;
-    } catch (final InvalidAddressException e) {
-      return false;
+  /**
+   * Parses {@code /orbitdb/zdpu…} when it is exactly that form: the address, or empty (also for
+   * {@code null}) where {@link #parse} would throw.
+   */
+  public static Optional<OrbitDbAddress> tryParse(final String text) {
+    if (text == null) {
+      return Optional.empty();
     }
+    try {
+      return Optional.of(parse(text));
+    } catch (final InvalidAddressException e) {
+      return Optional.empty();
+    }
+  }
+
+  /** Whether {@code text} parses ({@link #tryParse}). */
+  public static boolean isValid(final String text) {
+    return tryParse(text).isPresent();
   }
 
   /** The heads exchange protocol id: {@code /orbitdb/heads/orbitdb/zdpu…}. */

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.relaypinner.ipfs.dagcbor.DagCbor;
 import io.relaypinner.ipfs.dagcbor.DagCborValue;
 import io.relaypinner.multiformats.Cid;
+import io.relaypinner.multiformats.Multibase;
+import io.relaypinner.multiformats.Multicodec;
 import io.relaypinner.orbitdb.access.AccessControllerRef;
 import io.relaypinner.orbitdb.access.IpfsAccessController;
 import java.util.List;
@@ -40,6 +42,46 @@ class OrbitDbAddressTest {
     assertThatThrownBy(() -> OrbitDbAddress.parse(text))
         .isInstanceOf(InvalidAddressException.class);
     assertThat(OrbitDbAddress.isValid(text)).isFalse();
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"/orbitdb/zzz", "/orbitdb/z", "/orbitdb/z0OIl", "/orbitdb/not-a-cid",
+      "/orbitdb/zdpuAt1bxvUFGeudCxwY4ovUjFZ6CfmAvG4z8ibP3qbVpZMAW?x", "/orbitdb/\u00e9",
+      "/orbitdb/ zdpuAt1bxvUFGeudCxwY4ovUjFZ6CfmAvG4z8ibP3qbVpZMAW",
+      "/orbitdb/zdpuAt1bxvUFGeudCxwY4ovUjFZ6CfmAvG4z8ibP3qbVpZMAW "})
+  void tryParse_shouldBeEmpty_whenTheCidIsGarbage(final String text) {
+    assertThat(OrbitDbAddress.tryParse(text)).isEmpty();
+    assertThat(OrbitDbAddress.isValid(text)).isFalse();
+    assertThatThrownBy(() -> OrbitDbAddress.parse(text))
+        .isInstanceOf(InvalidAddressException.class);
+  }
+
+  @Test
+  void tryParse_shouldRefuseEveryOtherBase_ofTheSameManifest() {
+    final OrbitDbAddress address = OrbitDbAddress.parse(ADDRESS);
+    final Cid manifest = address.manifest();
+    // JS OrbitDB parses the CID with base58btc only, so no other text names an address.
+    for (final Multibase.Base base : Multibase.Base.values()) {
+      final String text = OrbitDbAddress.PREFIX + manifest.toString(base);
+      if (base == Multibase.Base.BASE58BTC) {
+        assertThat(OrbitDbAddress.tryParse(text)).contains(address);
+      } else {
+        assertThat(OrbitDbAddress.tryParse(text)).as(base.multibaseName()).isEmpty();
+      }
+    }
+    // Cid.toString() is base32 for a CIDv1: the canonical text is the address's own.
+    assertThat(OrbitDbAddress.isValid(OrbitDbAddress.PREFIX + manifest)).isFalse();
+    assertThat(new OrbitDbAddress(manifest).toString()).isEqualTo(ADDRESS);
+  }
+
+  @Test
+  void tryParse_shouldRefuseABase58CidThatIsNotDagCbor() {
+    final Cid raw = Cid.v1(Multicodec.RAW, OrbitDbAddress.parse(ADDRESS).manifest().multihash());
+    final String text = OrbitDbAddress.PREFIX + raw.toString(Multibase.Base.BASE58BTC);
+    assertThat(OrbitDbAddress.tryParse(text)).isEmpty();
+    assertThatThrownBy(() -> new OrbitDbAddress(raw)).isInstanceOf(InvalidAddressException.class);
+    assertThat(OrbitDbAddress.tryParse(null)).isEmpty();
+    assertThat(OrbitDbAddress.tryParse(OrbitDbAddress.PREFIX + "z" + "2".repeat(200))).isEmpty();
   }
 
   @ParameterizedTest

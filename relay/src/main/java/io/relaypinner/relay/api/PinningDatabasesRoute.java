@@ -3,6 +3,7 @@ package io.relaypinner.relay.api;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.relay.http.ErrorCodes;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RouteHandler;
@@ -18,7 +19,9 @@ import java.util.concurrent.CompletableFuture;
  * {@code GET /pinning/databases}, spec 2.5 and 4.4: the databases synced successfully at least
  * once, most recently synced first. With the query parameter {@code address} (or
  * {@code dbAddress}; percent-decoded, compared exactly) only that database, or 404
- * {@code database_not_found}. Answered from memory on the event loop.
+ * {@code database_not_found}; a value that is not a database address by the one rule of
+ * {@link OrbitDbAddress#parse} (base58btc dag-cbor) is 400 {@code invalid_address}, as on every
+ * route that takes an address. Answered from memory on the event loop.
  */
 public final class PinningDatabasesRoute implements RouteHandler {
   /** One entry of spec 2.5. */
@@ -47,7 +50,11 @@ public final class PinningDatabasesRoute implements RouteHandler {
         .or(() -> request.queryParameter("dbAddress"))
         .filter(value -> !value.isEmpty());
     if (wanted.isPresent()) {
-      final Optional<SyncHistory.Entry> entry = history.get(wanted.get());
+      final Optional<OrbitDbAddress> address = OrbitDbAddress.tryParse(wanted.get());
+      if (address.isEmpty()) {
+        return responses.invalidAddress(wanted.get());
+      }
+      final Optional<SyncHistory.Entry> entry = history.get(address.get().toString());
       if (entry.isEmpty()) {
         return responses.error(HttpResponseStatus.NOT_FOUND, ErrorCodes.DATABASE_NOT_FOUND,
             "database " + wanted.get() + " is not in the sync history");

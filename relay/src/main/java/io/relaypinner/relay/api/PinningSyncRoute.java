@@ -9,11 +9,11 @@ import io.netty.buffer.ByteBufInputStream;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.relay.http.ErrorCodes;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RouteHandler;
 import io.relaypinner.relay.http.RouteRequest;
-import io.relaypinner.relay.pubsub.OrbitDbTopics;
 import io.relaypinner.relay.sync.SyncEngine;
 import io.relaypinner.relay.sync.SyncOutcome;
 import io.relaypinner.relay.sync.SyncResult;
@@ -36,8 +36,9 @@ import java.util.concurrent.CompletableFuture;
  * {@code unauthorized}, compared in constant time), body size (413 {@code payload_too_large}
  * above {@link #MAX_BODY}), JSON (400 {@code invalid_json}), address (the body's
  * {@code dbAddress} when it is a non-empty string after trimming, else the query's
- * {@code dbAddress} or {@code address}; none: 400 {@code missing_db_address}; not
- * {@code /orbitdb/<valid CID>}: 400 {@code invalid_address}). Then 200 with the result, 500
+ * {@code dbAddress} or {@code address}; none: 400 {@code missing_db_address}; not a database
+ * address by the one rule of {@link OrbitDbAddress#parse}, base58btc dag-cbor: 400
+ * {@code invalid_address}, never queued nor counted). Then 200 with the result, 500
  * {@code sync_failed}, or 504 {@code sync_timeout} while the sync keeps running.
  */
 public final class PinningSyncRoute implements RouteHandler {
@@ -118,11 +119,11 @@ public final class PinningSyncRoute implements RouteHandler {
       return error(HttpResponseStatus.BAD_REQUEST, ErrorCodes.MISSING_DB_ADDRESS,
           "dbAddress is required (JSON body {\"dbAddress\":…} or query ?dbAddress=…)");
     }
-    if (!OrbitDbTopics.isDatabaseAddress(address)) {
-      return error(HttpResponseStatus.BAD_REQUEST, ErrorCodes.INVALID_ADDRESS,
-          "not an OrbitDB address /orbitdb/<CID>: " + abbreviate(address));
+    final Optional<OrbitDbAddress> parsed = OrbitDbAddress.tryParse(address);
+    if (parsed.isEmpty()) {
+      return CompletableFuture.completedFuture(responses.invalidAddress(address));
     }
-    final String dbAddress = address;
+    final String dbAddress = parsed.get().toString();
     return engine.requestSync(dbAddress).thenApply(outcome -> answer(dbAddress, outcome));
   }
 
@@ -175,9 +176,5 @@ public final class PinningSyncRoute implements RouteHandler {
       }
     }
     return true;
-  }
-
-  private static String abbreviate(final String text) {
-    return text.length() <= 120 ? text : text.substring(0, 120) + "…";
   }
 }

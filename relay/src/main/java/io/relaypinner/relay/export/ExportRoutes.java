@@ -97,13 +97,11 @@ public final class ExportRoutes {
       return done(responses.error(HttpResponseStatus.BAD_REQUEST, ErrorCodes.MISSING_DB_ADDRESS,
           "use /pinning/export?address=/orbitdb/<cid>[&media=true]"));
     }
-    final OrbitDbAddress address;
-    try {
-      address = OrbitDbAddress.parse(text.get().trim());
-    } catch (final RuntimeException e) {
-      return done(responses.error(HttpResponseStatus.BAD_REQUEST, ErrorCodes.INVALID_ADDRESS,
-          "not an OrbitDB address: " + e.getMessage()));
+    final Optional<OrbitDbAddress> parsed = OrbitDbAddress.tryParse(text.get().trim());
+    if (parsed.isEmpty()) {
+      return done(responses.invalidAddress(text.get().trim()));
     }
+    final OrbitDbAddress address = parsed.get();
     final boolean media = "true".equalsIgnoreCase(request.queryParameter("media").orElse(""));
     try {
       return CompletableFuture.supplyAsync(() -> {

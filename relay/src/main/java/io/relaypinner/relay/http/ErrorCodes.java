@@ -42,7 +42,10 @@ public final class ErrorCodes {
   public static final String INVALID_JSON = "invalid_json";
   /** 400: {@code POST /pinning/sync} without an address in body or query. */
   public static final String MISSING_DB_ADDRESS = "missing_db_address";
-  /** 400: an address that is not {@code /orbitdb/<valid CID>}. */
+  /**
+   * 400: an address that is not a database address, {@code /orbitdb/<base58btc dag-cbor CID>}
+   * ({@code OrbitDbAddress.parse}, the one rule).
+   */
   public static final String INVALID_ADDRESS = "invalid_address";
   /** 401: {@code RELAY_API_TOKEN} is set and the bearer token is missing or wrong. */
   public static final String UNAUTHORIZED = "unauthorized";

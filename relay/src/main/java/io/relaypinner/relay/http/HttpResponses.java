@@ -113,6 +113,17 @@ public final class HttpResponses {
     return json(status, new ErrorBody(false, code, message));
   }
 
+  /**
+   * 400 {@code invalid_address}: {@code text} is not a database address by the one rule of
+   * {@code OrbitDbAddress.parse} (base58btc dag-cbor); every route that takes an address answers
+   * so, with the same words.
+   */
+  public FullHttpResponse invalidAddress(final String text) {
+    final String shown = text.length() <= 120 ? text : text.substring(0, 120) + "…";
+    return error(HttpResponseStatus.BAD_REQUEST, ErrorCodes.INVALID_ADDRESS,
+        "not an OrbitDB address /orbitdb/<base58btc dag-cbor CID> (zdpu…): " + shown);
+  }
+
   /** Spec 4: any unknown path gets {@code 404} with the plain-text body {@code Not found}. */
   public static FullHttpResponse notFound() {
     return bytes(HttpResponseStatus.NOT_FOUND, TEXT_PLAIN, NOT_FOUND_BODY);

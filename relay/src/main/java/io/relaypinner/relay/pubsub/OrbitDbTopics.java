@@ -2,9 +2,9 @@ package io.relaypinner.relay.pubsub;
 
 import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.libp2p.pubsub.PubSub;
-import io.relaypinner.multiformats.Cid;
-import io.relaypinner.multiformats.MultiformatException;
 import io.relaypinner.multiformats.PeerId;
+import io.relaypinner.orbitdb.OrbitDbAddress;
+import io.relaypinner.relay.sync.SyncEngine;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,6 +20,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,8 +31,11 @@ import org.slf4j.LoggerFactory;
  * follows such a topic when a connected peer subscribes to it <em>and the database exists</em>:
  *
  * <ul>
- *   <li><b>Admission.</b> A subscription to an unfollowed {@code /orbitdb/<valid CID>} topic that
- *       the operator's {@link TopicPolicy} permits starts an admission: the database's manifest
+ *   <li><b>Admission.</b> A subscription to an unfollowed topic that is a database address
+ *       ({@link OrbitDbAddress#tryParse}: base58btc dag-cbor, the one rule; any other
+ *       {@code /orbitdb/…} topic, {@code /orbitdb/bafy…} included, is counted
+ *       {@code not-an-address} and ignored) and that the operator's {@link TopicPolicy} permits
+ *       starts an admission: the database's manifest
  *       and access controller must resolve from connected peers within
  *       {@link Limits#admissionTimeout()} ({@link Admission}). At most
  *       {@link Limits#maxPendingPerPeer()} admissions per peer and {@link Limits#maxPending()} in
@@ -50,13 +54,15 @@ import org.slf4j.LoggerFactory;
  *       {@link Listener} (replication); nothing else does.
  * </ul>
  *
- * <p>At most {@link #MAX_TOPICS} databases are followed. Thread-safe; pubsub calls arrive on
- * event loops and only queue work.
+ * <p>At most {@link #MAX_TOPICS} databases are followed. Persisted topics that are not database
+ * addresses (written before the rule was one) are skipped at start, with one log line. Timeouts
+ * and retries run on a {@link SyncEngine.Timer}, probation on the {@link Clock}. Thread-safe;
+ * pubsub calls arrive on event loops and only queue work.
  */
 public final class OrbitDbTopics {
   private static final Logger LOG = LoggerFactory.getLogger(OrbitDbTopics.class);
   /** The topic prefix of OrbitDB database addresses. */
-  public static final String PREFIX = "/orbitdb/";
+  public static final String PREFIX = OrbitDbAddress.PREFIX;
   /** Datastore key prefix; the key is this followed by the topic. */
   static final String KEY_PREFIX = "/relay/topics";
   /** Upper bound of followed databases. */
@@ -95,6 +101,50 @@ public final class OrbitDbTopics {
     void onPeerSubscribed(String topic, PeerId peer);
   }
 
+  /** The pubsub calls the topics make ({@link #of(PubSub)} in the relay; a fake in tests). */
+  interface Gossip {
+    void addSubscriptionListener(PubSub.SubscriptionListener listener);
+
+    void addMessageHandler(PubSub.MessageHandler handler);
+
+    CompletableFuture<Void> subscribe(String topic);
+
+    CompletableFuture<Void> unsubscribe(String topic);
+
+    /** Peers subscribed to {@code topic} now. */
+    Set<PeerId> peers(String topic);
+
+    static Gossip of(final PubSub pubsub) {
+      Objects.requireNonNull(pubsub, "pubsub");
+      return new Gossip() {
+        @Override
+        public void addSubscriptionListener(final PubSub.SubscriptionListener listener) {
+          pubsub.addSubscriptionListener(listener);
+        }
+
+        @Override
+        public void addMessageHandler(final PubSub.MessageHandler handler) {
+          pubsub.addMessageHandler(handler);
+        }
+
+        @Override
+        public CompletableFuture<Void> subscribe(final String topic) {
+          return pubsub.subscribe(topic);
+        }
+
+        @Override
+        public CompletableFuture<Void> unsubscribe(final String topic) {
+          return pubsub.unsubscribe(topic);
+        }
+
+        @Override
+        public Set<PeerId> peers(final String topic) {
+          return pubsub.peers(topic);
+        }
+      };
+    }
+  }
+
   /** Whether a database exists as far as the relay can tell. */
   public interface Admission {
     /** Completes true once the manifest and the access controller of {@code topic} resolved. */
@@ -127,12 +177,13 @@ public final class OrbitDbTopics {
     }
   }
 
-  private final PubSub pubsub;
+  private final Gossip pubsub;
   private final Datastore datastore;
   private final Executor storage;
   private final TopicPolicy policy;
   private final Limits limits;
   private final Clock clock;
+  private final SyncEngine.Timer timer;
   private final Set<String> followed = ConcurrentHashMap.newKeySet();
   /** Topics being admitted, with the peer whose subscription started it. Guarded by this. */
   private final Map<String, PeerId> pending = new HashMap<>();
@@ -168,16 +219,33 @@ public final class OrbitDbTopics {
    */
   public OrbitDbTopics(final PubSub pubsub, final Datastore datastore, final Executor storage,
       final TopicPolicy policy, final Limits limits, final Clock clock) {
+    this(Gossip.of(pubsub), datastore, storage, policy, limits, clock, (task, delay) -> {
+      // The JDK's shared delay thread (orTimeout's) hands each task to the common pool.
+      final CompletableFuture<Void> due = CompletableFuture.runAsync(task,
+          CompletableFuture.delayedExecutor(delay.toNanos(), TimeUnit.NANOSECONDS));
+      return () -> due.cancel(false);
+    });
+  }
+
+  /**
+   * @param storage runs datastore writes (they may fsync); never an event loop
+   * @param timer runs admission timeouts and retries (tasks must not block)
+   */
+  OrbitDbTopics(final Gossip pubsub, final Datastore datastore, final Executor storage,
+      final TopicPolicy policy, final Limits limits, final Clock clock,
+      final SyncEngine.Timer timer) {
     this.pubsub = Objects.requireNonNull(pubsub, "pubsub");
     this.datastore = Objects.requireNonNull(datastore, "datastore");
     this.storage = Objects.requireNonNull(storage, "storage");
     this.policy = Objects.requireNonNull(policy, "policy");
     this.limits = Objects.requireNonNull(limits, "limits");
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.timer = Objects.requireNonNull(timer, "timer");
   }
 
   /**
-   * Resubscribes the persisted topics the policy still permits, then listens to pubsub.
+   * Resubscribes the persisted topics the policy still permits (skipping, with one log line,
+   * any that is not a database address), then listens to pubsub.
    *
    * @param events told about followed topics
    * @param check decides admissions
@@ -185,13 +253,20 @@ public final class OrbitDbTopics {
   public void start(final Listener events, final Admission check) {
     this.listener = Objects.requireNonNull(events, "events");
     this.admission = Objects.requireNonNull(check, "check");
+    int invalid = 0;
     for (final Datastore.Entry entry : datastore.scan(KEY_PREFIX + PREFIX)) {
       final String topic = entry.key().substring(KEY_PREFIX.length());
-      if (policy.permits(topic)) {
+      if (!OrbitDbAddress.isValid(topic)) {
+        invalid++;
+      } else if (policy.permits(topic)) {
         follow(topic, false);
       } else {
         count("denied");
       }
+    }
+    if (invalid > 0) {
+      LOG.warn("not following {} persisted topics under {}: not OrbitDB addresses "
+          + "/orbitdb/<base58btc dag-cbor CID>", invalid, KEY_PREFIX);
     }
     pubsub.addSubscriptionListener(this::onSubscriptionChange);
     pubsub.addMessageHandler(message -> {
@@ -256,7 +331,7 @@ public final class OrbitDbTopics {
       listener.onPeerSubscribed(topic, peer);
       return;
     }
-    if (!isDatabaseAddress(topic)) {
+    if (!OrbitDbAddress.isValid(topic)) {
       count("not-an-address");
       LOG.debug("peer {} subscribed to {}, which is not an OrbitDB address; not following",
           peer, topic);
@@ -318,8 +393,19 @@ public final class OrbitDbTopics {
     } catch (final RuntimeException e) {
       check = CompletableFuture.failedFuture(e);
     }
-    check.orTimeout(limits.admissionTimeout().toMillis(), TimeUnit.MILLISECONDS)
-        .whenComplete((ok, error) -> {
+    final CompletableFuture<Boolean> bounded = new CompletableFuture<>();
+    final Runnable cancelTimeout = timer.schedule(() -> bounded.completeExceptionally(
+        new TimeoutException("admission of " + topic + " took over "
+            + limits.admissionTimeout())), limits.admissionTimeout());
+    check.whenComplete((ok, error) -> {
+      cancelTimeout.run();
+      if (error != null) {
+        bounded.completeExceptionally(error);
+      } else {
+        bounded.complete(ok);
+      }
+    });
+    bounded.whenComplete((ok, error) -> {
           synchronized (this) {
             pending.remove(topic);
             pendingPerPeer.computeIfPresent(peer, (p, n) -> n <= 1 ? null : n - 1);
@@ -347,15 +433,25 @@ public final class OrbitDbTopics {
                 + "controller did not resolve: {}", topic, peer, attempt,
                 error == null ? "refused" : error.toString());
             if (attempt < ADMISSION_ATTEMPTS) {
-              CompletableFuture.runAsync(() -> {
-                if (!followed.contains(topic) && pubsub.peers(topic).contains(peer)) {
-                  admit(topic, peer, attempt + 1);
-                }
-              }, CompletableFuture.delayedExecutor(
-                  ADMISSION_RETRY_DELAY.toMillis() * attempt, TimeUnit.MILLISECONDS, storage));
+              timer.schedule(() -> retry(topic, peer, attempt + 1),
+                  ADMISSION_RETRY_DELAY.multipliedBy(attempt));
             }
           }
         });
+  }
+
+  /** The next check of a subscription's database, on the storage executor. */
+  private void retry(final String topic, final PeerId peer, final int attempt) {
+    try {
+      storage.execute(() -> {
+        if (!followed.contains(topic) && pubsub.peers(topic).contains(peer)) {
+          admit(topic, peer, attempt);
+        }
+      });
+    } catch (final RejectedExecutionException e) {
+      // The storage queue is full: a later subscription checks it again.
+      LOG.debug("check {} of {} not retried: the storage queue is full", attempt, topic);
+    }
   }
 
   /**
@@ -401,7 +497,7 @@ public final class OrbitDbTopics {
    * (now or already), false when it is not (policy, {@link #MAX_TOPICS}, storage).
    */
   public CompletableFuture<Boolean> followAdmitted(final String topic) {
-    if (!isDatabaseAddress(topic) || !policy.permits(topic)) {
+    if (!OrbitDbAddress.isValid(topic) || !policy.permits(topic)) {
       return CompletableFuture.completedFuture(false);
     }
     if (followed.contains(topic)) {
@@ -448,23 +544,6 @@ public final class OrbitDbTopics {
       count("persist-rejected");
     }
     listener.onUnfollow(topic);
-  }
-
-  /** {@code /orbitdb/<CID>} with nothing after the CID: the only topics followed and synced. */
-  public static boolean isDatabaseAddress(final String topic) {
-    if (!topic.startsWith(PREFIX)) {
-      return false;
-    }
-    final String rest = topic.substring(PREFIX.length());
-    if (rest.isEmpty() || rest.indexOf('/') >= 0) {
-      return false;
-    }
-    try {
-      Cid.parse(rest);
-      return true;
-    } catch (final MultiformatException e) {
-      return false;
-    }
   }
 
   /**

@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -87,11 +88,12 @@ final class ReplicationCoordinator {
       }
     });
     coordination.heads().onAnnounced((address, heads) -> {
-      if (!OrbitDbAddress.isValid(address)) {
+      final Optional<OrbitDbAddress> parsed = OrbitDbAddress.tryParse(address);
+      if (parsed.isEmpty()) {
         return;
       }
       counter.accept("heads-announced-heard");
-      final var replica = replicas.replica(OrbitDbAddress.parse(address));
+      final var replica = replicas.replica(parsed.get());
       if (replica.isEmpty()) {
         coordination.ownership().standBy(address);
         // Follow it (to take it over if its owner dies); the sync opens it from the stores.

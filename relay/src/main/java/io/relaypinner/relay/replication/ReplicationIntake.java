@@ -68,10 +68,11 @@ final class ReplicationIntake implements OrbitDbTopics.Listener {
 
   @Override
   public void onFollow(final String topic) {
-    if (!OrbitDbAddress.isValid(topic)) {
+    final Optional<OrbitDbAddress> parsed = OrbitDbAddress.tryParse(topic);
+    if (parsed.isEmpty()) {
       return;
     }
-    final OrbitDbAddress address = OrbitDbAddress.parse(topic);
+    final OrbitDbAddress address = parsed.get();
     if (sessions.open(address).isPresent()) {
       // With shared stores: this relay wants to own it, and the others hear of it.
       coordinator.followed(address);
@@ -83,10 +84,11 @@ final class ReplicationIntake implements OrbitDbTopics.Listener {
 
   @Override
   public void onUnfollow(final String topic) {
-    if (!OrbitDbAddress.isValid(topic)) {
+    final Optional<OrbitDbAddress> parsed = OrbitDbAddress.tryParse(topic);
+    if (parsed.isEmpty()) {
       return;
     }
-    final OrbitDbAddress address = OrbitDbAddress.parse(topic);
+    final OrbitDbAddress address = parsed.get();
     sessions.close(address);
     if (!sessions.has(address)) {
       replicas.unfollow(address);
@@ -218,10 +220,7 @@ final class ReplicationIntake implements OrbitDbTopics.Listener {
   }
 
   private Optional<DatabaseSession> known(final String topic) {
-    if (!OrbitDbAddress.isValid(topic)) {
-      return Optional.empty();
-    }
-    return sessions.get(OrbitDbAddress.parse(topic));
+    return OrbitDbAddress.tryParse(topic).flatMap(sessions::get);
   }
 
   void trigger(final String topic, final SyncTrigger trigger) {

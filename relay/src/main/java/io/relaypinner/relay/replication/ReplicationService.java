@@ -146,21 +146,17 @@ public final class ReplicationService implements AutoCloseable {
     return new OrbitDbTopics.Admission() {
       @Override
       public CompletableFuture<Boolean> admit(final String topic) {
-        if (!OrbitDbAddress.isValid(topic)) {
-          return CompletableFuture.completedFuture(false);
-        }
-        return replicas.follow(OrbitDbAddress.parse(topic)).thenApply(replica -> true);
+        return OrbitDbAddress.tryParse(topic)
+            .map(address -> replicas.follow(address).thenApply(replica -> true))
+            .orElseGet(() -> CompletableFuture.completedFuture(false));
       }
 
       @Override
       public boolean hasEntries(final String topic) {
-        if (!OrbitDbAddress.isValid(topic)) {
-          return false;
-        }
-        final OrbitDbAddress address = OrbitDbAddress.parse(topic);
-        return replicas.replica(address).map(replica -> replica.log().size() > 0)
+        return OrbitDbAddress.tryParse(topic).map(address -> replicas.replica(address)
+            .map(replica -> replica.log().size() > 0)
             .orElseGet(() -> OrbitDbLog.hasStoredEntries(replicas.context().datastore(),
-                address));
+                address))).orElse(false);
       }
     };
   }

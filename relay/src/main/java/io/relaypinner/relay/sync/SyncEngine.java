@@ -3,6 +3,7 @@ package io.relaypinner.relay.sync;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
+import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.relay.config.SyncConfig;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
 import java.time.Clock;
@@ -249,7 +250,8 @@ public final class SyncEngine implements AutoCloseable {
    * queued or running already, in cooldown, or the engine is closing.
    *
    * @return whether a new sync was queued
-   * @throws IllegalArgumentException when {@code address} is not {@code /orbitdb/<CID>}
+   * @throws IllegalArgumentException when {@code address} is not a database address
+   *     ({@link OrbitDbAddress#parse})
    */
   public boolean enqueue(final String address, final SyncTrigger trigger) {
     checkAddress(address);
@@ -309,7 +311,8 @@ public final class SyncEngine implements AutoCloseable {
    * future never completes exceptionally; it completes with {@link SyncOutcome.TimedOut} when
    * {@code RELAY_PINNING_SYNC_TIMEOUT_MS} passes first.
    *
-   * @throws IllegalArgumentException when {@code address} is not {@code /orbitdb/<CID>}
+   * @throws IllegalArgumentException when {@code address} is not a database address
+   *     ({@link OrbitDbAddress#parse})
    */
   public CompletableFuture<SyncOutcome> requestSync(final String address) {
     checkAddress(address);
@@ -445,9 +448,15 @@ public final class SyncEngine implements AutoCloseable {
     return skippedInCooldown.get();
   }
 
+  /**
+   * The one rule ({@link OrbitDbAddress#parse}), before anything is queued, counted, cooled down
+   * or recorded: an address no JS peer can open would otherwise fail, cool down and be resumed
+   * for good.
+   */
   private void checkAddress(final String address) {
-    if (address == null || !OrbitDbTopics.isDatabaseAddress(address)) {
-      throw new IllegalArgumentException("not an OrbitDB address /orbitdb/<CID>: " + address);
+    if (!OrbitDbAddress.isValid(address)) {
+      throw new IllegalArgumentException("not an OrbitDB address /orbitdb/<base58btc dag-cbor "
+          + "CID>: " + address);
     }
   }
 

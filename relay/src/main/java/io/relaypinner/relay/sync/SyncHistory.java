@@ -1,6 +1,7 @@
 package io.relaypinner.relay.sync;
 
 import io.relaypinner.ipfs.datastore.Datastore;
+import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -20,7 +21,8 @@ import org.slf4j.LoggerFactory;
  * memory for the HTTP routes and in the datastore so that a restart keeps them: key
  * {@code /relay/sync/history/<manifest CID>}, value the ISO 8601 UTC time of the last successful
  * sync as UTF-8 text. At most {@code maxEntries} databases are kept; beyond that the one synced
- * longest ago is forgotten.
+ * longest ago is forgotten. Only database addresses ({@link OrbitDbAddress#parse}) are recorded;
+ * a stored entry that is not one (written before the rule was one) is skipped when loaded.
  */
 public final class SyncHistory {
   private static final Logger LOG = LoggerFactory.getLogger(SyncHistory.class);
@@ -32,7 +34,7 @@ public final class SyncHistory {
   /**
    * One synced database as {@code GET /pinning/databases} lists it.
    *
-   * @param address {@code /orbitdb/<manifest CID>}
+   * @param address {@code /orbitdb/<manifest CID>}, canonical ({@link OrbitDbAddress})
    * @param lastSyncedAt end of the last successful sync
    */
   public record Entry(String address, Instant lastSyncedAt) {
@@ -54,14 +56,17 @@ public final class SyncHistory {
     this.maxEntries = maxEntries;
   }
 
-  /** Reads the stored history (blocks on the datastore). Unreadable entries are skipped. */
+  /**
+   * Reads the stored history (blocks on the datastore). Unreadable entries and entries that are
+   * not database addresses are skipped, with one log line.
+   */
   public void load() {
     int skipped = 0;
     for (final Datastore.Entry stored : datastore.scan(KEY_PREFIX)) {
-      final String address = OrbitDbTopics.PREFIX + stored.key().substring(KEY_PREFIX.length());
+      final String address = OrbitDbAddress.PREFIX + stored.key().substring(KEY_PREFIX.length());
       try {
         final Instant at = Instant.parse(new String(stored.value(), StandardCharsets.UTF_8));
-        if (OrbitDbTopics.isDatabaseAddress(address)) {
+        if (OrbitDbAddress.isValid(address)) {
           entries.put(address, at);
           continue;
         }
@@ -71,7 +76,8 @@ public final class SyncHistory {
       skipped++;
     }
     if (skipped > 0) {
-      LOG.warn("skipped {} unreadable sync history entries under {}", skipped, KEY_PREFIX);
+      LOG.warn("skipped {} sync history entries under {}: unreadable, or not an OrbitDB address "
+          + "/orbitdb/<base58btc dag-cbor CID>", skipped, KEY_PREFIX);
     }
     if (!entries.isEmpty()) {
       LOG.info("sync history: {} databases", entries.size());
@@ -81,10 +87,11 @@ public final class SyncHistory {
   /**
    * Records a successful sync, durably (blocks on the datastore; never call on an event loop).
    *
-   * @throws IllegalArgumentException when {@code address} is not {@code /orbitdb/<CID>}
+   * @throws IllegalArgumentException when {@code address} is not a database address
+   *     ({@link OrbitDbAddress#parse})
    */
   public void record(final String address, final Instant at) {
-    if (!OrbitDbTopics.isDatabaseAddress(address)) {
+    if (!OrbitDbAddress.isValid(address)) {
       throw new IllegalArgumentException("not a database address: " + address);
     }
     datastore.put(key(address), at.toString().getBytes(StandardCharsets.UTF_8));
@@ -120,6 +127,6 @@ public final class SyncHistory {
   }
 
   private static String key(final String address) {
-    return KEY_PREFIX + address.substring(OrbitDbTopics.PREFIX.length());
+    return KEY_PREFIX + address.substring(OrbitDbAddress.PREFIX.length());
   }
 }

@@ -332,15 +332,29 @@ class RelayConfigTest {
     @Test
     void fromEnvironment_shouldReadTheDatabaseAllowAndDenyLists() {
       final String db = "/orbitdb/zdpuAkstgbTVGHQmMi5TC84auhJ8rL5qoaNEtXo2d5PHXs2To";
-      final String other = "/orbitdb/" + io.relaypinner.ipfs.dagcbor.DagCbor.cid(new byte[] {1});
+      final io.relaypinner.multiformats.Cid otherManifest =
+          io.relaypinner.ipfs.dagcbor.DagCbor.cid(new byte[] {1});
+      final String other = new io.relaypinner.orbitdb.OrbitDbAddress(otherManifest).toString();
       assertThat(env("RELAY_ORBITDB_DENY", db).sync().topicPolicy().permits(db)).isFalse();
       assertThat(env("RELAY_ORBITDB_DENY", db).sync().topicPolicy().permits(other)).isTrue();
       final var allowBare = env("RELAY_ORBITDB_ALLOW", db.substring("/orbitdb/".length()))
           .sync().topicPolicy();
       assertThat(allowBare.permits(db)).isTrue();
       assertThat(allowBare.permits(other)).isFalse();
+      // A bare manifest CID may be in any base; an address only in the one form.
+      final var allowBase32 = env("RELAY_ORBITDB_ALLOW", otherManifest.toString())
+          .sync().topicPolicy();
+      assertThat(allowBase32.permits(other)).isTrue();
+      assertThat(allowBase32.permits(db)).isFalse();
+      assertThat(allowBase32.permits("/orbitdb/" + otherManifest)).isFalse();
       assertThat(rejected("RELAY_ORBITDB_ALLOW", "/orbitdb/nope").variable())
           .isEqualTo("RELAY_ORBITDB_ALLOW");
+      assertThat(rejected("RELAY_ORBITDB_ALLOW", "/orbitdb/" + otherManifest).variable())
+          .isEqualTo("RELAY_ORBITDB_ALLOW");
+      // A raw CID is no manifest.
+      assertThat(rejected("RELAY_ORBITDB_DENY", io.relaypinner.multiformats.Cid.v1(
+          io.relaypinner.multiformats.Multicodec.RAW, otherManifest.multihash()).toString())
+          .variable()).isEqualTo("RELAY_ORBITDB_DENY");
       assertThat(rejected("RELAY_ORBITDB_DENY", "x y").variable())
           .isEqualTo("RELAY_ORBITDB_DENY");
     }

@@ -13,6 +13,7 @@ import io.relaypinner.libp2p.crypto.KeyType;
 import io.relaypinner.libp2p.crypto.Keys;
 import io.relaypinner.libp2p.crypto.PrivateKey;
 import io.relaypinner.multiformats.Cid;
+import io.relaypinner.multiformats.Multibase;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.relay.RelayNode;
 import io.relaypinner.relay.config.RelayConfig;
@@ -340,6 +341,19 @@ class ExportImportIT {
     assertThat(send(node, "GET", "/pinning/export", null, null).statusCode()).isEqualTo(400);
     assertThat(send(node, "GET", "/pinning/export?address=nope", null, null).statusCode())
         .isEqualTo(400);
+    // A base32 address of a well-formed manifest CID (no JS OrbitDB peer opens it) and a
+    // garbage CID: 400 invalid_address, as on every route that takes an address.
+    final Cid manifest = Cid.parse("zdpuApKrGrgmyK4NNmE1JBX3nz6SJDgGLo7kkkchqzQV7E4nA");
+    for (final String refused : List.of("/orbitdb/" + manifest.toString(Multibase.Base.BASE32),
+        "/orbitdb/zdpuGarbage0OIl")) {
+      final HttpResponse<byte[]> response = send(node, "GET", "/pinning/export?address="
+          + URLEncoder.encode(refused, StandardCharsets.UTF_8), null, null);
+      assertThat(response.statusCode()).isEqualTo(400);
+      final JsonNode body = JSON.readTree(response.body());
+      assertThat(body.get("ok").asBoolean()).isFalse();
+      assertThat(body.get("code").asText()).isEqualTo("invalid_address");
+      assertThat(body.get("error").asText()).contains("base58btc");
+    }
     final HttpResponse<byte[]> unknown = send(node, "GET", "/pinning/export?address="
         + URLEncoder.encode("/orbitdb/zdpuApKrGrgmyK4NNmE1JBX3nz6SJDgGLo7kkkchqzQV7E4nA",
             StandardCharsets.UTF_8), null, null);

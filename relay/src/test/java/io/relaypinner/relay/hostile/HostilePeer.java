@@ -21,6 +21,7 @@ import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.multiformats.Multicodec;
 import io.relaypinner.multiformats.Multihash;
+import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.heads.HeadsExchangeProtocol;
 import java.security.SecureRandom;
 import java.time.Clock;
@@ -250,7 +251,7 @@ final class HostilePeer implements AutoCloseable {
   }
 
   private String randomAddress() {
-    return "/orbitdb/" + randomCid();
+    return new OrbitDbAddress(randomCid()).toString();
   }
 
   private static ByteBuf framed(final byte[] message) {

@@ -202,7 +202,8 @@ class ReplicationBoundsIT {
       for (int i = 0; i < perPeer; i++) {
         final byte[] bytes = new byte[16];
         random.nextBytes(bytes);
-        flooder.pubsub().subscribe("/orbitdb/" + DagCbor.cid(bytes));
+        // Database addresses (base58btc): each one costs an admission check, not a counter.
+        flooder.pubsub().subscribe(new OrbitDbAddress(DagCbor.cid(bytes)).toString());
       }
     }
     final var topics = relay.orbitDbTopics().orElseThrow();

@@ -337,8 +337,52 @@ class PinningHttpIT {
     assertError(get("/pinning/databases?address="
         + URLEncoder.encode(SyncEngineTest.address("never"), StandardCharsets.UTF_8)), 404,
         "database_not_found");
-    // Exact match only.
-    assertError(get("/pinning/databases?address=" + encoded + "%20"), 404, "database_not_found");
+    // Exact match only: with a trailing space it is no address at all.
+    assertError(get("/pinning/databases?address=" + encoded + "%20"), 400, "invalid_address");
+  }
+
+  /**
+   * A base32 address of a real manifest ({@code /orbitdb/bafy…}, well-formed, but not one JS
+   * OrbitDB opens) and a garbage CID: both refused by the one rule, as on every address route.
+   */
+  private static List<String> refusedAddresses() {
+    return List.of(SyncEngineTest.base32Address("http-a"),
+        "/orbitdb/zdpuGarbage0OIl", "/orbitdb/" + "z".repeat(60));
+  }
+
+  @Test
+  void sync_shouldAnswer400InvalidAddress_whenTheCidIsBase32OrGarbage() throws Exception {
+    syncer.release(A);
+    for (final String address : refusedAddresses()) {
+      assertError(send(post("/pinning/sync", "{\"dbAddress\":\"" + address + "\"}")), 400,
+          "invalid_address");
+      assertError(send(post("/pinning/sync?dbAddress="
+          + URLEncoder.encode(address, StandardCharsets.UTF_8), null)), 400, "invalid_address");
+    }
+
+    // Refused before the engine: not synced, not failed, no cooldown, nothing to resume.
+    final JsonNode stats = json(get("/pinning/stats"));
+    assertThat(stats.get("syncOperations").asInt()).isZero();
+    assertThat(stats.get("failedSyncs").asInt()).isZero();
+    assertThat(stats.get("syncQueue").get("cooldownTopics").asInt()).isZero();
+    assertThat(stats.get("syncQueue").get("queuedTopics").asInt()).isZero();
+    assertThat(engine.recentProblems()).isEmpty();
+    assertThat(engine.history().all()).isEmpty();
+  }
+
+  @Test
+  void databases_shouldAnswer400InvalidAddress_whenTheCidIsBase32OrGarbage() throws Exception {
+    syncer.release(A);
+    assertThat(send(post("/pinning/sync", "{\"dbAddress\":\"" + A + "\"}")).statusCode())
+        .isEqualTo(200);
+
+    // The base32 text of A's own manifest included: it is not A's address.
+    for (final String address : refusedAddresses()) {
+      final String encoded = URLEncoder.encode(address, StandardCharsets.UTF_8);
+      assertError(get("/pinning/databases?address=" + encoded), 400, "invalid_address");
+      assertError(get("/pinning/databases?dbAddress=" + encoded), 400, "invalid_address");
+    }
+    assertThat(json(get("/pinning/databases")).get("total").asInt()).isEqualTo(1);
   }
 
   @Test

@@ -1,6 +1,7 @@
 package io.relaypinner.relay.sync;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -12,6 +13,7 @@ import io.relaypinner.ipfs.datastore.MvStoreDatastore;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multicodec;
 import io.relaypinner.multiformats.Multihash;
+import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.relay.config.SyncConfig;
 import io.relaypinner.relay.testing.MutableClock;
 import java.nio.charset.StandardCharsets;
@@ -55,9 +57,21 @@ class SyncEngineTest {
     }
   }
 
+  /** A database address ({@code /orbitdb/zdpu…}) made from {@code seed}. */
   static String address(final String seed) {
-    return "/orbitdb/" + Cid.v1(Multicodec.DAG_CBOR,
-        Multihash.sha2_256(seed.getBytes(StandardCharsets.UTF_8)));
+    return new OrbitDbAddress(manifest(seed)).toString();
+  }
+
+  /**
+   * The same manifest as {@link #address} in base32, {@code /orbitdb/bafy…}: a well-formed CID
+   * that no JS OrbitDB peer opens, refused by the one rule.
+   */
+  static String base32Address(final String seed) {
+    return OrbitDbAddress.PREFIX + manifest(seed);
+  }
+
+  private static Cid manifest(final String seed) {
+    return Cid.v1(Multicodec.DAG_CBOR, Multihash.sha2_256(seed.getBytes(StandardCharsets.UTF_8)));
   }
 
   private SyncEngine engine(final int slots, final DatabaseSyncer databaseSyncer,
@@ -264,6 +278,9 @@ class SyncEngineTest {
         "2026-11-22T09:00:00Z".getBytes(StandardCharsets.UTF_8));
     datastore.put(SyncHistory.KEY_PREFIX + "not-a-cid",
         "2026-11-22T09:00:00Z".getBytes(StandardCharsets.UTF_8));
+    // Stored before the address rule was one: a base32 manifest CID is not an address.
+    datastore.put(SyncHistory.KEY_PREFIX + base32Address("old").substring(9),
+        "2026-11-22T09:00:00Z".getBytes(StandardCharsets.UTF_8));
     datastore.put(SyncHistory.KEY_PREFIX + B.substring(9),
         "yesterday".getBytes(StandardCharsets.UTF_8));
 
@@ -272,6 +289,43 @@ class SyncEngineTest {
 
     assertThat(history.all()).containsExactly(
         new SyncHistory.Entry(A, Instant.parse("2026-11-22T09:00:00Z")));
+  }
+
+  @Test
+  void requestSyncAndEnqueue_shouldRefuseAnythingButADatabaseAddress_withoutCountingIt()
+      throws Exception {
+    final SyncHistory history = new SyncHistory(new MemoryDatastore(), 100);
+    final SyncEngine engine = engine(2, syncer, history);
+    final String base32 = base32Address("a");
+
+    for (final String refused : java.util.Arrays.asList(base32, "/orbitdb/zzz",
+        "/orbitdb/not-a-cid", A + "/extra", A.substring(9), "", null)) {
+      assertThatThrownBy(() -> engine.requestSync(refused))
+          .isInstanceOf(IllegalArgumentException.class);
+      for (final SyncTrigger trigger : SyncTrigger.values()) {
+        assertThatThrownBy(() -> engine.enqueue(refused, trigger))
+            .isInstanceOf(IllegalArgumentException.class);
+      }
+      assertThatThrownBy(() -> history.record(refused, START))
+          .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    // Nothing ran, failed, cooled down, was queued or recorded: nothing to resume later.
+    timer.advance(SyncEngine.RESUME_MAX.multipliedBy(2));
+    assertThat(syncer.calls(base32)).isZero();
+    final SyncStats stats = engine.stats();
+    assertThat(stats.syncOperations()).isZero();
+    assertThat(stats.failedSyncs()).isZero();
+    assertThat(stats.syncQueue().queuedTopics()).isZero();
+    assertThat(stats.syncQueue().cooldownTopics()).isZero();
+    assertThat(engine.resumedSyncs()).isZero();
+    assertThat(engine.recentProblems()).isEmpty();
+    assertThat(history.all()).isEmpty();
+
+    // The same database by its one address syncs.
+    syncer.release(A);
+    assertThat(outcome(engine.requestSync(A))).isInstanceOf(SyncOutcome.Completed.class);
+    assertThat(history.get(A)).isPresent();
   }
 
   @Test

@@ -1,0 +1,525 @@
+package io.relaypinner.relay.pubsub;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.relaypinner.ipfs.dagcbor.DagCbor;
+import io.relaypinner.ipfs.datastore.Datastore;
+import io.relaypinner.ipfs.datastore.MemoryDatastore;
+import io.relaypinner.libp2p.crypto.KeyType;
+import io.relaypinner.libp2p.crypto.Keys;
+import io.relaypinner.libp2p.pubsub.PubSub;
+import io.relaypinner.libp2p.pubsub.ReceivedMessage;
+import io.relaypinner.multiformats.PeerId;
+import io.relaypinner.orbitdb.OrbitDbAddress;
+import io.relaypinner.relay.sync.ManualTimer;
+import io.relaypinner.relay.testing.MutableClock;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link OrbitDbTopics} on a fake pubsub, a memory datastore, a storage executor that runs at
+ * once, and a {@link ManualTimer} on a {@link MutableClock}: admission (the one address rule, the
+ * policy, per-peer and total bounds, retries, timeouts, the failure budget), probation, the
+ * persisted topics and the bound on followed databases. No sockets, no sleeps.
+ */
+class OrbitDbTopicsTest {
+  private static final OrbitDbTopics.Limits LIMITS = limits(4, 2);
+  private static final String DB = address("db");
+  private static final String OTHER = address("other");
+  private static final PeerId ALICE = peer();
+  private static final PeerId BOB = peer();
+
+  private final MutableClock clock = new MutableClock(Instant.parse("2026-11-25T08:00:00Z"));
+  private final ManualTimer timer = new ManualTimer(clock);
+  private final FakeGossip gossip = new FakeGossip();
+  private final MemoryDatastore datastore = new MemoryDatastore();
+  private final Recorder recorder = new Recorder();
+
+  /** 10 s per check, 10 minutes of probation. */
+  private static OrbitDbTopics.Limits limits(final int maxPending, final int maxPendingPerPeer) {
+    return new OrbitDbTopics.Limits(maxPending, maxPendingPerPeer, Duration.ofSeconds(10),
+        Duration.ofMinutes(10));
+  }
+
+  private static String address(final String seed) {
+    return new OrbitDbAddress(DagCbor.cid(seed.getBytes(StandardCharsets.UTF_8))).toString();
+  }
+
+  /** The manifest of {@code address} in base32: a well-formed CID, not a database address. */
+  private static String base32(final String address) {
+    return OrbitDbAddress.PREFIX + OrbitDbAddress.parse(address).manifest();
+  }
+
+  private static PeerId peer() {
+    return Keys.generate(KeyType.ED25519, new SecureRandom()).publicKey().peerId();
+  }
+
+  private OrbitDbTopics topics(final OrbitDbTopics.Limits limits) {
+    return topics(TopicPolicy.OPEN, limits, datastore, Runnable::run);
+  }
+
+  private OrbitDbTopics topics(final TopicPolicy policy, final OrbitDbTopics.Limits limits,
+      final Datastore store, final Executor storage) {
+    final OrbitDbTopics topics = new OrbitDbTopics(gossip, store, storage, policy, limits, clock,
+        timer);
+    topics.start(recorder, recorder);
+    return topics;
+  }
+
+  private OrbitDbTopics started() {
+    return topics(LIMITS);
+  }
+
+  /** The pubsub calls the topics make, driven by the test. */
+  private static final class FakeGossip implements OrbitDbTopics.Gossip {
+    final List<PubSub.SubscriptionListener> listeners = new ArrayList<>();
+    final List<PubSub.MessageHandler> handlers = new ArrayList<>();
+    final Set<String> subscribed = new HashSet<>();
+    final List<String> unsubscribed = new ArrayList<>();
+    final Map<String, Set<PeerId>> peers = new HashMap<>();
+
+    @Override
+    public void addSubscriptionListener(final PubSub.SubscriptionListener listener) {
+      listeners.add(listener);
+    }
+
+    @Override
+    public void addMessageHandler(final PubSub.MessageHandler handler) {
+      handlers.add(handler);
+    }
+
+    @Override
+    public CompletableFuture<Void> subscribe(final String topic) {
+      subscribed.add(topic);
+      return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public CompletableFuture<Void> unsubscribe(final String topic) {
+      subscribed.remove(topic);
+      unsubscribed.add(topic);
+      return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public Set<PeerId> peers(final String topic) {
+      return Set.copyOf(peers.getOrDefault(topic, Set.of()));
+    }
+
+    void subscribe(final PeerId peer, final String topic) {
+      peers.computeIfAbsent(topic, t -> new HashSet<>()).add(peer);
+      List.copyOf(listeners).forEach(l -> l.onSubscriptionChange(peer, topic, true));
+    }
+
+    void unsubscribe(final PeerId peer, final String topic) {
+      peers.getOrDefault(topic, new HashSet<>()).remove(peer);
+      List.copyOf(listeners).forEach(l -> l.onSubscriptionChange(peer, topic, false));
+    }
+
+    void message(final String topic, final PeerId from) {
+      final ReceivedMessage message = new ReceivedMessage(topic, from, from,
+          topic.getBytes(StandardCharsets.UTF_8), null);
+      List.copyOf(handlers).forEach(h -> h.onMessage(message));
+    }
+  }
+
+  /** What the topics report, and admissions the test answers one by one. */
+  private static final class Recorder implements OrbitDbTopics.Listener,
+      OrbitDbTopics.Admission {
+    final List<String> follows = new ArrayList<>();
+    final List<String> unfollows = new ArrayList<>();
+    final List<String> messages = new ArrayList<>();
+    final List<String> subscribers = new ArrayList<>();
+    /** Every check asked for, in order, with its answer to complete. */
+    final List<Map.Entry<String, CompletableFuture<Boolean>>> checks = new ArrayList<>();
+    final Set<String> withEntries = new HashSet<>();
+
+    @Override
+    public void onFollow(final String topic) {
+      follows.add(topic);
+    }
+
+    @Override
+    public void onUnfollow(final String topic) {
+      unfollows.add(topic);
+    }
+
+    @Override
+    public void onMessage(final String topic, final byte[] data, final PeerId from) {
+      messages.add(topic);
+    }
+
+    @Override
+    public void onPeerSubscribed(final String topic, final PeerId peer) {
+      subscribers.add(topic + " " + peer);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> admit(final String topic) {
+      final CompletableFuture<Boolean> answer = new CompletableFuture<>();
+      checks.add(Map.entry(topic, answer));
+      return answer;
+    }
+
+    @Override
+    public boolean hasEntries(final String topic) {
+      return withEntries.contains(topic);
+    }
+
+    List<String> checked() {
+      return checks.stream().map(Map.Entry::getKey).toList();
+    }
+
+    /** Answers the oldest open check of {@code topic}. */
+    void answer(final String topic, final boolean exists) {
+      checks.stream().filter(c -> c.getKey().equals(topic) && !c.getValue().isDone())
+          .findFirst().orElseThrow(() -> new AssertionError("no open check of " + topic))
+          .getValue().complete(exists);
+    }
+  }
+
+  private static Optional<byte[]> persisted(final Datastore store, final String topic) {
+    return store.get(OrbitDbTopics.KEY_PREFIX + topic);
+  }
+
+  @Test
+  void subscription_shouldFollowPersistedAndSubscribed_whenTheDatabaseResolves() {
+    final OrbitDbTopics topics = started();
+
+    gossip.subscribe(ALICE, DB);
+    assertThat(recorder.checked()).containsExactly(DB);
+    assertThat(topics.pendingAdmissions()).isEqualTo(1);
+    // Not followed while the check runs.
+    assertThat(topics.followed()).isEmpty();
+    assertThat(gossip.subscribed).isEmpty();
+
+    recorder.answer(DB, true);
+
+    assertThat(topics.followed()).containsExactly(DB);
+    assertThat(persisted(datastore, DB)).isPresent();
+    assertThat(gossip.subscribed).containsExactly(DB);
+    assertThat(recorder.follows).containsExactly(DB);
+    assertThat(recorder.subscribers).containsExactly(DB + " " + ALICE);
+    assertThat(topics.pendingAdmissions()).isZero();
+    assertThat(topics.counters()).containsEntry("admitted", 1L);
+
+    // A followed topic: the next subscriber is reported, and not checked again.
+    gossip.subscribe(BOB, DB);
+    assertThat(recorder.checked()).containsExactly(DB);
+    assertThat(recorder.subscribers).containsExactly(DB + " " + ALICE, DB + " " + BOB);
+    // Messages of followed topics reach replication; others do not.
+    gossip.message(DB, BOB);
+    gossip.message(OTHER, BOB);
+    assertThat(recorder.messages).containsExactly(DB);
+  }
+
+  @Test
+  void subscription_shouldNotBeChecked_whenTheTopicIsNotADatabaseAddress() {
+    final OrbitDbTopics topics = started();
+
+    // The base32 text of a real manifest (JS OrbitDB opens none), garbage, a path below one.
+    for (final String topic : List.of(base32(DB), "/orbitdb/not-a-cid", "/orbitdb/zzz",
+        DB + "/extra", "/orbitdb/")) {
+      gossip.subscribe(ALICE, topic);
+    }
+    gossip.subscribe(ALICE, "todo._peer-discovery._p2p._pubsub");
+    gossip.unsubscribe(ALICE, DB);
+
+    assertThat(recorder.checks).isEmpty();
+    assertThat(topics.counters()).containsExactly(Map.entry("not-an-address", 5L));
+    assertThat(topics.ignoredTopics()).isEqualTo(5);
+    assertThat(topics.followAdmitted(base32(DB))).isCompletedWithValue(false);
+    assertThat(topics.followed()).isEmpty();
+    assertThat(datastore.scan(OrbitDbTopics.KEY_PREFIX)).isEmpty();
+  }
+
+  @Test
+  void subscription_shouldNotBeChecked_whenThePolicyDeniesTheDatabase() {
+    final OrbitDbTopics topics = topics(TopicPolicy.of(List.of(), List.of(DB)), LIMITS,
+        datastore, Runnable::run);
+
+    gossip.subscribe(ALICE, DB);
+    gossip.subscribe(ALICE, OTHER);
+
+    assertThat(recorder.checked()).containsExactly(OTHER);
+    assertThat(topics.counters()).containsEntry("denied", 1L);
+    assertThat(topics.permits(DB)).isFalse();
+    assertThat(topics.followAdmitted(DB)).isCompletedWithValue(false);
+    assertThat(persisted(datastore, DB)).isEmpty();
+  }
+
+  @Test
+  void admission_shouldBeCheckedThreeTimes_whileThePeerStaysSubscribed() {
+    final OrbitDbTopics topics = started();
+    gossip.subscribe(ALICE, DB);
+    recorder.answer(DB, false);
+    assertThat(topics.counters()).containsEntry("not-admitted", 1L);
+
+    // The second check after 2 s, the third 4 s after that: a peer subscribes only once.
+    timer.advance(OrbitDbTopics.ADMISSION_RETRY_DELAY.minusMillis(1));
+    assertThat(recorder.checks).hasSize(1);
+    timer.advance(Duration.ofMillis(1));
+    assertThat(recorder.checks).hasSize(2);
+    recorder.answer(DB, false);
+    timer.advance(OrbitDbTopics.ADMISSION_RETRY_DELAY.multipliedBy(2));
+    assertThat(recorder.checks).hasSize(3);
+    recorder.answer(DB, false);
+
+    timer.advance(Duration.ofMinutes(5));
+    assertThat(recorder.checks).hasSize(OrbitDbTopics.ADMISSION_ATTEMPTS);
+    assertThat(topics.counters()).containsEntry("not-admitted", 3L);
+    assertThat(topics.followed()).isEmpty();
+
+    // A retry that finds the database follows it.
+    gossip.subscribe(BOB, OTHER);
+    recorder.answer(OTHER, false);
+    timer.advance(OrbitDbTopics.ADMISSION_RETRY_DELAY);
+    recorder.answer(OTHER, true);
+    assertThat(topics.followed()).containsExactly(OTHER);
+  }
+
+  @Test
+  void admission_shouldNotBeRetried_whenThePeerLeftTheTopic() {
+    final OrbitDbTopics topics = started();
+    gossip.subscribe(ALICE, DB);
+    recorder.answer(DB, false);
+    gossip.unsubscribe(ALICE, DB);
+
+    timer.advance(Duration.ofMinutes(1));
+
+    assertThat(recorder.checks).hasSize(1);
+    assertThat(topics.pendingAdmissions()).isZero();
+  }
+
+  @Test
+  void admission_shouldFail_whenTheCheckOutlastsTheAdmissionTimeout() {
+    final OrbitDbTopics topics = started();
+    gossip.subscribe(ALICE, DB);
+    gossip.unsubscribe(ALICE, DB);
+
+    timer.advance(LIMITS.admissionTimeout().minusMillis(1));
+    assertThat(topics.pendingAdmissions()).isEqualTo(1);
+    timer.advance(Duration.ofMillis(1));
+
+    assertThat(topics.pendingAdmissions()).isZero();
+    assertThat(topics.counters()).containsEntry("not-admitted", 1L);
+    // An answer after the timeout changes nothing.
+    recorder.answer(DB, true);
+    assertThat(topics.followed()).isEmpty();
+  }
+
+  @Test
+  void admission_shouldRefuseAPeersSubscriptions_beyondItsPendingChecks() {
+    final OrbitDbTopics topics = topics(limits(8, 2));
+
+    gossip.subscribe(ALICE, address("a1"));
+    gossip.subscribe(ALICE, address("a2"));
+    gossip.subscribe(ALICE, address("a3"));
+    gossip.subscribe(BOB, address("b1"));
+
+    assertThat(recorder.checked()).containsExactly(address("a1"), address("a2"),
+        address("b1"));
+    assertThat(topics.counters()).containsEntry("peer-pending-full", 1L);
+    // A check that ends frees the peer's slot.
+    recorder.answer(address("a1"), true);
+    gossip.subscribe(ALICE, address("a3"));
+    assertThat(recorder.checked()).endsWith(address("a3"));
+  }
+
+  @Test
+  void admission_shouldWaitForASlot_whenEveryCheckRuns_andStartOnceOneEnds() {
+    final OrbitDbTopics topics = topics(limits(1, 1));
+    final PeerId carol = peer();
+
+    gossip.subscribe(ALICE, DB);
+    gossip.subscribe(BOB, OTHER);
+    gossip.subscribe(carol, address("c1"));
+    assertThat(recorder.checked()).containsExactly(DB);
+    assertThat(topics.deferredAdmissions()).isEqualTo(2);
+    assertThat(topics.counters()).containsEntry("deferred", 2L);
+    // A peer waits with at most its per-peer share.
+    gossip.subscribe(BOB, address("b2"));
+    assertThat(topics.counters()).containsEntry("pending-full", 1L);
+    // Carol leaves: her subscription is dropped when its turn comes.
+    gossip.unsubscribe(carol, address("c1"));
+
+    recorder.answer(DB, true);
+    assertThat(recorder.checked()).containsExactly(DB, OTHER);
+    recorder.answer(OTHER, true);
+
+    assertThat(recorder.checked()).containsExactly(DB, OTHER);
+    assertThat(topics.deferredAdmissions()).isZero();
+    assertThat(topics.followed()).containsExactlyInAnyOrder(DB, OTHER);
+  }
+
+  @Test
+  void peer_shouldGetNoMoreChecks_afterSixteenMadeUpDatabases_untilOneOfItsOwnIsAdmitted() {
+    final OrbitDbTopics topics = topics(limits(64, 4));
+    for (int i = 0; i < OrbitDbTopics.MAX_FAILED_PER_PEER - 1; i++) {
+      final String madeUp = address("made-up-" + i);
+      gossip.subscribe(ALICE, madeUp);
+      gossip.unsubscribe(ALICE, madeUp);
+      recorder.answer(madeUp, false);
+    }
+    // Two more in flight: one fails (the sixteenth), one is a real database.
+    gossip.subscribe(ALICE, address("made-up-last"));
+    gossip.subscribe(ALICE, DB);
+    gossip.unsubscribe(ALICE, address("made-up-last"));
+    recorder.answer(address("made-up-last"), false);
+
+    gossip.subscribe(ALICE, address("refused"));
+    assertThat(topics.counters()).containsEntry("peer-failed-full", 1L);
+    assertThat(recorder.checked()).doesNotContain(address("refused"));
+    // Other peers are still checked.
+    gossip.subscribe(BOB, OTHER);
+    assertThat(recorder.checked()).endsWith(OTHER);
+
+    // The real one resolves: the peer's budget is back.
+    recorder.answer(DB, true);
+    gossip.subscribe(ALICE, address("checked-again"));
+    assertThat(recorder.checked()).endsWith(address("checked-again"));
+  }
+
+  @Test
+  void probation_shouldDropAFollowedDatabaseWithoutAnEntry_once() {
+    final OrbitDbTopics topics = started();
+    gossip.subscribe(ALICE, DB);
+    recorder.answer(DB, true);
+    assertThat(topics.followAdmitted(OTHER)).isCompletedWithValue(true);
+    recorder.withEntries.add(OTHER);
+
+    // Checked as subscriptions arrive: not before the probation ends.
+    clock.advance(LIMITS.probation().minusSeconds(1));
+    gossip.subscribe(BOB, address("trigger-1"));
+    assertThat(topics.followed()).containsExactlyInAnyOrder(DB, OTHER);
+
+    clock.advance(Duration.ofSeconds(1));
+    gossip.subscribe(BOB, address("trigger-2"));
+
+    assertThat(topics.followed()).containsExactly(OTHER);
+    assertThat(gossip.unsubscribed).containsExactly(DB);
+    assertThat(persisted(datastore, DB)).isEmpty();
+    assertThat(persisted(datastore, OTHER)).isPresent();
+    assertThat(recorder.unfollows).containsExactly(DB);
+    assertThat(topics.counters()).containsEntry("dropped-empty", 1L);
+    // A database that passed its probation is not checked again.
+    recorder.withEntries.remove(OTHER);
+    clock.advance(LIMITS.probation().multipliedBy(2));
+    gossip.subscribe(BOB, address("trigger-3"));
+    assertThat(topics.followed()).containsExactly(OTHER);
+  }
+
+  @Test
+  void start_shouldResubscribeThePersistedDatabases_skippingDeniedOnesAndNonAddresses() {
+    final Datastore store = new MemoryDatastore();
+    for (final String topic : List.of(DB, OTHER, base32(DB), "/orbitdb/not-a-cid")) {
+      store.put(OrbitDbTopics.KEY_PREFIX + topic, new byte[0]);
+    }
+    final List<String> writes = new ArrayList<>();
+    final Executor storage = task -> {
+      writes.add("write");
+      task.run();
+    };
+
+    final OrbitDbTopics topics = topics(TopicPolicy.of(List.of(), List.of(OTHER)), LIMITS,
+        store, storage);
+
+    assertThat(topics.followed()).containsExactly(DB);
+    assertThat(gossip.subscribed).containsExactly(DB);
+    assertThat(recorder.follows).containsExactly(DB);
+    assertThat(topics.counters()).containsExactly(Map.entry("denied", 1L));
+    // Restored, not admitted: no check, no write.
+    assertThat(recorder.checks).isEmpty();
+    assertThat(writes).isEmpty();
+    // Restored databases are on probation too.
+    clock.advance(LIMITS.probation());
+    gossip.subscribe(ALICE, address("trigger"));
+    assertThat(topics.followed()).isEmpty();
+  }
+
+  @Test
+  void followAdmitted_shouldPersistBeforeFollowing_andFollowOnce() {
+    final OrbitDbTopics topics = started();
+
+    assertThat(topics.followAdmitted(DB)).isCompletedWithValue(true);
+    assertThat(topics.followAdmitted(DB)).isCompletedWithValue(true);
+
+    assertThat(persisted(datastore, DB)).isPresent();
+    assertThat(recorder.follows).containsExactly(DB);
+    assertThat(recorder.checks).isEmpty();
+  }
+
+  @Test
+  void follow_shouldLeaveTheTopicUnfollowed_whenItCannotBePersisted() {
+    final Executor rejecting = task -> {
+      throw new RejectedExecutionException("full");
+    };
+    final OrbitDbTopics refused = topics(TopicPolicy.OPEN, LIMITS, datastore, rejecting);
+    assertThat(refused.followAdmitted(DB)).isCompletedWithValue(false);
+    assertThat(refused.followed()).isEmpty();
+    assertThat(refused.counters()).containsEntry("persist-rejected", 1L);
+
+    final OrbitDbTopics failing = topics(TopicPolicy.OPEN, LIMITS, new FailingDatastore(),
+        Runnable::run);
+    assertThat(failing.followAdmitted(OTHER)).isCompletedWithValue(false);
+    assertThat(failing.followed()).isEmpty();
+    assertThat(failing.counters()).containsEntry("persist-failed", 1L);
+    assertThat(recorder.follows).isEmpty();
+    assertThat(gossip.subscribed).isEmpty();
+  }
+
+  @Test
+  void follow_shouldStopAtMaxTopics() {
+    for (int i = 0; i < OrbitDbTopics.MAX_TOPICS; i++) {
+      datastore.put(OrbitDbTopics.KEY_PREFIX + address("db-" + i), new byte[0]);
+    }
+    final OrbitDbTopics topics = started();
+    assertThat(topics.followed()).hasSize(OrbitDbTopics.MAX_TOPICS);
+
+    assertThat(topics.followAdmitted(DB)).isCompletedWithValue(false);
+    gossip.subscribe(ALICE, OTHER);
+
+    assertThat(recorder.checks).isEmpty();
+    assertThat(topics.counters()).containsEntry("full", 2L);
+    assertThat(persisted(datastore, DB)).isEmpty();
+  }
+
+  /** A datastore whose writes fail (a full disk). */
+  private static final class FailingDatastore implements Datastore {
+    @Override
+    public Optional<byte[]> get(final String key) {
+      return Optional.empty();
+    }
+
+    @Override
+    public void put(final String key, final byte[] value) {
+      throw new IllegalStateException("disk full");
+    }
+
+    @Override
+    public boolean delete(final String key) {
+      return false;
+    }
+
+    @Override
+    public List<Entry> scan(final String prefix) {
+      return List.of();
+    }
+
+    @Override
+    public void close() {}
+  }
+}
