@@ -117,10 +117,10 @@ public final class ReplicationBench {
       relay.start();
       Thread.sleep(2_000);
       final long rssIdle = rssKib();
-      final String address = relay.host().orElseThrow().listenAddresses().stream()
+      final String address = relay.network().host().listenAddresses().stream()
           .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow()
           .withPeerId(identity.peerId()).toString();
-      final ReplicationService replication = relay.replication().orElseThrow();
+      final ReplicationService replication = relay.replication().service();
       final JsonNode writing;
       final JsonNode ready;
       final long start;
@@ -146,7 +146,7 @@ public final class ReplicationBench {
               relayAll = now;
             }
           }
-          if (mediaAll < 0 && new HashSet<>(relay.syncEngine().orElseThrow().stats()
+          if (mediaAll < 0 && new HashSet<>(relay.replication().syncEngine().stats()
               .pinnedMediaCids()).containsAll(cids)) {
             mediaAll = now;
           }

@@ -47,12 +47,12 @@ final class RelayNodeLauncher implements RelayLauncher {
 
     @Override
     public List<String> multiaddrs() {
-      return node.advertisedAddresses().stream().map(Multiaddr::toString).toList();
+      return node.network().advertisedAddresses().stream().map(Multiaddr::toString).toList();
     }
 
     @Override
     public OptionalInt httpPort() {
-      return node.httpPort();
+      return node.http().port();
     }
 
     @Override

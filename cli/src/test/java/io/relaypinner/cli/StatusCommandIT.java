@@ -38,7 +38,7 @@ class StatusCommandIT {
         .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
         .ipv6Disabled(true).build(), identity, new PrometheusRegistry(), Clock.systemUTC())) {
       relay.start();
-      final int port = relay.httpPort().getAsInt();
+      final int port = relay.http().port().getAsInt();
       assertThat(execute(Map.of("METRICS_PORT", String.valueOf(port)), "status"))
           .as(err.toString()).isZero();
       assertThat(out.toString())

@@ -106,20 +106,20 @@ class IpfsGatewayIT {
 
   /** Imports and pins the test content. */
   private static Content content(final RelayNode node) {
-    final Blockstore store = node.blockstore();
+    final Blockstore store = node.storage().blockstore();
     final UnixFsImporter importer = new UnixFsImporter(store, UnixFsImporter.Options.HELIA);
     final byte[] big = pattern(BIG, 1);
     final Cid bigCid = importer.importBytes(big);
     final byte[] image = pattern(5_000, 2);
     final Cid imageCid = importer.importBytes(image);
     final Cid dir = directory(store, "a", directory(store, "b.jpg", imageCid));
-    node.pins().pin(bigCid);
-    node.pins().pin(dir);
+    node.storage().pins().pin(bigCid);
+    node.storage().pins().pin(dir);
     return new Content(big, bigCid, image, imageCid, dir);
   }
 
   private URI uri(final RelayNode node, final String path) {
-    return URI.create("http://127.0.0.1:" + node.httpPort().getAsInt() + path);
+    return URI.create("http://127.0.0.1:" + node.http().port().getAsInt() + path);
   }
 
   private HttpResponse<byte[]> get(final RelayNode node, final String path,
@@ -146,7 +146,7 @@ class IpfsGatewayIT {
   private Socket connect(final RelayNode node) throws IOException {
     final Socket socket = new Socket();
     toClose.add(socket);
-    socket.connect(new InetSocketAddress("127.0.0.1", node.httpPort().getAsInt()), 5_000);
+    socket.connect(new InetSocketAddress("127.0.0.1", node.http().port().getAsInt()), 5_000);
     socket.setSoTimeout(10_000);
     return socket;
   }
@@ -194,9 +194,9 @@ class IpfsGatewayIT {
   void get_shouldSendAOneBlockFileFromItsBlockFile_wholeRangedAndHead() throws Exception {
     final RelayNode node = start();
     final byte[] data = pattern(1024 * 1024, 4);
-    final Cid cid = new UnixFsImporter(node.blockstore(), UnixFsImporter.Options.HELIA)
+    final Cid cid = new UnixFsImporter(node.storage().blockstore(), UnixFsImporter.Options.HELIA)
         .importBytes(data);
-    node.pins().pin(cid);
+    node.storage().pins().pin(cid);
     final String path = "/ipfs/" + cid;
 
     final HttpResponse<byte[]> whole = get(node, path);
@@ -218,7 +218,7 @@ class IpfsGatewayIT {
         .contains(Integer.toString(data.length));
     assertError(get(node, path, "Range", "bytes=" + data.length + "-"), 416,
         "range_not_satisfiable");
-    node.blockstore().delete(cid);
+    node.storage().blockstore().delete(cid);
     assertError(get(node, path), 404, "content_not_found");
   }
 
@@ -272,7 +272,7 @@ class IpfsGatewayIT {
   void get_shouldAnswer404_whenABlockOfAPinnedDagIsMissing() throws Exception {
     final RelayNode node = start();
     final Content content = content(node);
-    node.blockstore().delete(content.imageCid());
+    node.storage().blockstore().delete(content.imageCid());
 
     assertError(get(node, "/ipfs/" + content.dir() + "/a/b.jpg"), 404, "content_not_found");
   }
@@ -281,8 +281,9 @@ class IpfsGatewayIT {
   void get_shouldCloseTheConnection_whenABlockGoesMissingAfterTheHeaders() throws Exception {
     final RelayNode node = start();
     final Content content = content(node);
-    final PbNode root = DagPb.decode(node.blockstore().get(content.bigCid()).orElseThrow());
-    node.blockstore().delete(root.links().get(2).hash());
+    final PbNode root = DagPb.decode(
+        node.storage().blockstore().get(content.bigCid()).orElseThrow());
+    node.storage().blockstore().delete(root.links().get(2).hash());
     final Socket socket = connect(node);
 
     send(socket, "GET /ipfs/" + content.bigCid() + " HTTP/1.1\r\nHost: x\r\n\r\n");
@@ -376,7 +377,7 @@ class IpfsGatewayIT {
     final RelayNode second = start();
     final HttpResponse<byte[]> response = get(second, "/ipfs/" + content.bigCid());
 
-    assertThat(second.pins().isPinned(content.bigCid())).isTrue();
+    assertThat(second.storage().pins().isPinned(content.bigCid())).isTrue();
     assertThat(response.statusCode()).isEqualTo(200);
     assertThat(response.body()).isEqualTo(content.big());
   }
@@ -402,8 +403,7 @@ class IpfsGatewayIT {
         identity(), new PrometheusRegistry(), CLOCK);
     toClose.add(node);
 
-    assertThatThrownBy(node::blockstore).isInstanceOf(IllegalStateException.class);
-    assertThatThrownBy(node::pins).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(node::storage).isInstanceOf(IllegalStateException.class);
   }
 
 }

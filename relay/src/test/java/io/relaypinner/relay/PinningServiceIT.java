@@ -66,13 +66,14 @@ class PinningServiceIT {
   private Cid content(final int seed) {
     final byte[] data = new byte[300_000];
     new Random(seed).nextBytes(data);
-    return new UnixFsImporter(node.blockstore(), UnixFsImporter.Options.HELIA).importBytes(data);
+    return new UnixFsImporter(node.storage().blockstore(), UnixFsImporter.Options.HELIA)
+        .importBytes(data);
   }
 
   private HttpResponse<String> send(final String method, final String path, final String token,
       final String body) throws IOException, InterruptedException {
     final HttpRequest.Builder request = HttpRequest.newBuilder(
-        URI.create("http://127.0.0.1:" + node.httpPort().getAsInt() + path))
+        URI.create("http://127.0.0.1:" + node.http().port().getAsInt() + path))
         .timeout(Duration.ofSeconds(20)).method(method, body == null
             ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
     if (token != null) {
@@ -123,7 +124,7 @@ class PinningServiceIT {
     assertThat(status.get("delegates").size()).isPositive();
     assertThat(status.get("created").asText()).isNotEmpty();
     final String id = pinned(ALICE, status.get("requestid").asText());
-    assertThat(node.pins().isPinned(cid)).isTrue();
+    assertThat(node.storage().pins().isPinned(cid)).isTrue();
 
     final JsonNode list = json(send("GET", "/pins", ALICE, null));
     assertThat(list.get("count").asInt()).isEqualTo(1);
@@ -147,7 +148,7 @@ class PinningServiceIT {
     assertFailure(send("DELETE", "/pins/" + id, BOB, null), 404, "NOT_FOUND");
     assertFailure(send("POST", "/pins/" + id, BOB, "{\"cid\":\"" + cid + "\"}"), 404,
         "NOT_FOUND");
-    assertThat(node.pins().isPinned(cid)).isTrue();
+    assertThat(node.storage().pins().isPinned(cid)).isTrue();
 
     // Bad input: the spec's 400, nothing stored.
     assertFailure(send("POST", "/pins", ALICE, "{\"cid\":\"not-a-cid\"}"), 400, "BAD_REQUEST");
@@ -168,10 +169,10 @@ class PinningServiceIT {
     final String newId = pinned(ALICE, json(replaced).get("requestid").asText());
     assertThat(newId).isNotEqualTo(id);
     assertFailure(send("GET", "/pins/" + id, ALICE, null), 404, "NOT_FOUND");
-    assertThat(node.pins().isPinned(cid)).isFalse();
+    assertThat(node.storage().pins().isPinned(cid)).isFalse();
 
     assertThat(send("DELETE", "/pins/" + newId, ALICE, null).statusCode()).isEqualTo(202);
-    assertThat(node.pins().isPinned(other)).isFalse();
+    assertThat(node.storage().pins().isPinned(other)).isFalse();
     assertThat(json(send("GET", "/pins", ALICE, null)).get("count").asInt()).isZero();
   }
 

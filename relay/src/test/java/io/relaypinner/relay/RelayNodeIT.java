@@ -110,7 +110,7 @@ class RelayNodeIT {
   }
 
   private static URI uri(final RelayNode node, final String path) {
-    return URI.create("http://127.0.0.1:" + node.httpPort().getAsInt() + path);
+    return URI.create("http://127.0.0.1:" + node.http().port().getAsInt() + path);
   }
 
   private HttpResponse<String> send(final HttpRequest.Builder request)
@@ -131,7 +131,7 @@ class RelayNodeIT {
   private Socket connect(final RelayNode node) throws IOException {
     final Socket socket = new Socket();
     toClose.add(socket);
-    socket.connect(new InetSocketAddress("127.0.0.1", node.httpPort().getAsInt()), 5_000);
+    socket.connect(new InetSocketAddress("127.0.0.1", node.http().port().getAsInt()), 5_000);
     socket.setSoTimeout(10_000);
     return socket;
   }
@@ -377,7 +377,7 @@ class RelayNodeIT {
       port = probe.getLocalPort();
     }
     final RelayNode node = start(local().metricsPort(port).metricsDisabled(true).build());
-    assertThat(node.httpPort()).isEmpty();
+    assertThat(node.http().port()).isEmpty();
     try (Socket socket = new Socket()) {
       assertThatThrownBy(() -> socket.connect(new InetSocketAddress("127.0.0.1", port), 2_000))
           .isInstanceOf(ConnectException.class);
@@ -399,10 +399,10 @@ class RelayNodeIT {
   @Test
   void close_shouldStopAccepting_andStartTwiceShouldFail() throws Exception {
     final RelayNode node = start();
-    final int port = node.httpPort().getAsInt();
+    final int port = node.http().port().getAsInt();
     assertThatThrownBy(node::start).isInstanceOf(IllegalStateException.class);
     node.close();
-    assertThat(node.httpPort()).isEmpty();
+    assertThat(node.http().port()).isEmpty();
     try (Socket socket = new Socket()) {
       assertThatThrownBy(() -> socket.connect(new InetSocketAddress("127.0.0.1", port), 2_000))
           .isInstanceOf(ConnectException.class);
@@ -413,12 +413,12 @@ class RelayNodeIT {
   @Test
   void start_shouldFailWithBindError_whenPortIsTaken() throws Exception {
     final RelayNode first = start();
-    final RelayNode second = new RelayNode(local().metricsPort(first.httpPort().getAsInt())
+    final RelayNode second = new RelayNode(local().metricsPort(first.http().port().getAsInt())
         .build(), IDENTITY, new PrometheusRegistry(), CLOCK);
     toClose.add(second);
     assertThatThrownBy(second::start).isInstanceOf(UncheckedIOException.class)
         .hasMessageContaining("cannot bind the HTTP listener to 127.0.0.1:"
-            + first.httpPort().getAsInt());
+            + first.http().port().getAsInt());
     assertThat(get(first, "/health").statusCode()).isEqualTo(200);
   }
 
@@ -443,7 +443,7 @@ class RelayNodeIT {
   @Test
   void health_shouldCountLibp2pConnections_andListenOnTheRealTcpPort() throws Exception {
     final RelayNode node = start();
-    final Host relayHost = node.host().orElseThrow();
+    final Host relayHost = node.network().host();
     final Multiaddr tcp = relayHost.listenAddresses().stream()
         .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow();
     assertThat(tcp.toString()).startsWith("/ip4/127.0.0.1/tcp/").doesNotEndWith("/tcp/0");
@@ -468,7 +468,7 @@ class RelayNodeIT {
     final JsonNode record = JSON.readTree(get(node, "/multiaddrs").body());
     assertThat(fieldNames(record)).containsExactly("peerId", "all", "byTransport", "best",
         "autoTlsServingZone", "metricsHttps", "timestamp", "deployedMode", "version");
-    final List<Multiaddr> listen = node.host().orElseThrow().listenAddresses();
+    final List<Multiaddr> listen = node.network().host().listenAddresses();
     final String tcp = listen.stream().filter(a -> !a.toString().endsWith("/ws")).findFirst()
         .orElseThrow() + "/p2p/" + PEER_ID;
     final String ws = listen.stream().filter(a -> a.toString().endsWith("/ws")).findFirst()
@@ -491,11 +491,11 @@ class RelayNodeIT {
   @Test
   void metrics_shouldExposePubSubAndTopicPolicy_whenTheNodeRuns() throws Exception {
     final RelayNode node = start();
-    assertThat(node.pubsub()).isPresent();
-    assertThat(node.orbitDbTopics().orElseThrow().followed()).isEmpty();
+    assertThat(node.network().pubsub()).isNotNull();
+    assertThat(node.replication().topics().followed()).isEmpty();
     final String metrics = get(node, "/metrics").body();
     // The one topic is pubsub peer discovery's (PUBSUB_TOPICS), which is not a database.
-    assertThat(node.pubsub().orElseThrow().topics())
+    assertThat(node.network().pubsub().topics())
         .containsExactly("todo._peer-discovery._p2p._pubsub");
     assertThat(metrics).contains("relay_pubsub_topics 1.0", "relay_pubsub_mesh_peers 0.0",
         "relay_orbitdb_topics_followed 0.0", "relay_orbitdb_topics_ignored_total 0.0");
@@ -503,7 +503,7 @@ class RelayNodeIT {
         "relay_circuit_circuits_open 0.0", "relay_circuit_bytes_total 0.0",
         "relay_circuit_refusals_total{reason=\"no_reservation\"} 0.0",
         "relay_discovery_announcements_total{event=\"published\"} 0.0");
-    assertThat(node.host().orElseThrow().protocols().protocols())
+    assertThat(node.network().host().protocols().protocols())
         .contains("/libp2p/circuit/relay/0.2.0/hop", "/libp2p/autonat/1.0.0");
     assertThat(metrics).contains(
         "relay_autonat_requests_total{outcome=\"refused_peer_rate\"} 0.0");
@@ -520,7 +520,7 @@ class RelayNodeIT {
           .toString();
       final RelayNode node = start(local().bootstrapPeers(List.of(address)).build());
       await().atMost(Duration.ofSeconds(10)).until(() -> target.connectionCount() == 1);
-      assertThat(node.host().orElseThrow().connection(target.peerId())).isPresent();
+      assertThat(node.network().host().connection(target.peerId())).isPresent();
 
       assertThatThrownBy(() -> new RelayNode(local().bootstrapPeers(
           List.of(target.listenAddresses().get(0).toString())).build(), IDENTITY,

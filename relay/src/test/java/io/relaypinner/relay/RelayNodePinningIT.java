@@ -103,12 +103,12 @@ class RelayNodePinningIT {
   private JsonNode getJson(final RelayNode node, final String path)
       throws IOException, InterruptedException {
     return JSON.readTree(send(client, HttpRequest.newBuilder(
-        URI.create("http://127.0.0.1:" + node.httpPort().getAsInt() + path))).body());
+        URI.create("http://127.0.0.1:" + node.http().port().getAsInt() + path))).body());
   }
 
   private HttpRequest.Builder syncRequest(final RelayNode node) {
     return HttpRequest.newBuilder(
-            URI.create("http://127.0.0.1:" + node.httpPort().getAsInt() + "/pinning/sync"))
+            URI.create("http://127.0.0.1:" + node.http().port().getAsInt() + "/pinning/sync"))
         .header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString("{\"dbAddress\":\"" + DATABASE + "\"}"));
   }
@@ -143,7 +143,7 @@ class RelayNodePinningIT {
     assertThat(stats.get("failedSyncs").asInt()).isEqualTo(1);
     assertThat(stats.get("totalPinned").asInt()).isZero();
     final String metrics = send(client, HttpRequest.newBuilder(URI.create(
-        "http://127.0.0.1:" + node.httpPort().getAsInt() + "/metrics"))).body();
+        "http://127.0.0.1:" + node.http().port().getAsInt() + "/metrics"))).body();
     assertThat(metrics).contains("orbitdb_sync_total{result=\"failure\"} 1.0",
         "orbitdb_sync_duration_seconds_count 1", "orbitdb_sync_queue_waiting 0.0",
         "orbitdb_sync_queue_active 0.0", "orbitdb_sync_timed_out_total 0.0",
@@ -165,7 +165,7 @@ class RelayNodePinningIT {
 
     final RelayNode node = start(local(dataDir).build());
 
-    assertThat(node.pubsub().orElseThrow().topics()).contains(DATABASE);
+    assertThat(node.network().pubsub().topics()).contains(DATABASE);
     // The follow queued a sync; with no peer to fetch the manifest from it fails (and is
     // retried by the next trigger once a peer subscribes).
     await().atMost(Duration.ofSeconds(20)).until(
@@ -187,8 +187,8 @@ class RelayNodePinningIT {
 
     final TestCertificates.Pair first = TestCertificates.selfSigned("EC", "first.relay.test");
     first.writeTo(certDir);
-    await().atMost(Duration.ofSeconds(60)).until(() -> node.httpsPort().isPresent());
-    final int port = node.httpsPort().getAsInt();
+    await().atMost(Duration.ofSeconds(60)).until(() -> node.http().httpsPort().isPresent());
+    final int port = node.http().httpsPort().getAsInt();
 
     final HttpClient httpsClient = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
         .sslContext(trusting(first.certificate())).connectTimeout(Duration.ofSeconds(5)).build();
@@ -227,7 +227,7 @@ class RelayNodePinningIT {
     assertThat(send(httpsClient, HttpRequest.newBuilder(
         URI.create("https://127.0.0.1:" + port + "/health"))).statusCode()).isEqualTo(200);
     await().atMost(Duration.ofSeconds(20)).until(() -> send(client, HttpRequest.newBuilder(
-            URI.create("http://127.0.0.1:" + node.httpPort().getAsInt() + "/metrics"))).body()
+            URI.create("http://127.0.0.1:" + node.http().port().getAsInt() + "/metrics"))).body()
         .contains("relay_http_request_errors_total{reason=\"bad_tls\"} 1.0"));
 
     final TestCertificates.Pair second = TestCertificates.selfSigned("EC", "second.relay.test");
@@ -235,7 +235,7 @@ class RelayNodePinningIT {
 
     await().atMost(Duration.ofSeconds(60))
         .until(() -> served(port).equals(second.certificate()));
-    assertThat(node.httpsPort()).hasValue(port);
+    assertThat(node.http().httpsPort()).hasValue(port);
   }
 
   @Test
@@ -247,8 +247,8 @@ class RelayNodePinningIT {
     final RelayNode node = start(local(tempDir.resolve("off")).tlsCertDir(certDir).build());
 
     await().atMost(Duration.ofSeconds(60))
-        .until(() -> node.certificates().orElseThrow().current().isPresent());
-    assertThat(node.httpsPort()).isEmpty();
+        .until(() -> node.http().certificates().current().isPresent());
+    assertThat(node.http().httpsPort()).isEmpty();
     final JsonNode https = getJson(node, "/health").get("metricsHttps");
     assertThat(https.get("enabled").asBoolean()).isFalse();
     assertThat(https.get("listening").asBoolean()).isFalse();

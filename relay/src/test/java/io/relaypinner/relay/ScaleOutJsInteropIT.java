@@ -121,13 +121,13 @@ class ScaleOutJsInteropIT {
   }
 
   private static String tcp(final RelayNode relay) {
-    return relay.host().orElseThrow().listenAddresses().stream()
+    return relay.network().host().listenAddresses().stream()
         .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow()
         .withPeerId(relay.identity().peerId()).toString();
   }
 
   private static int logSize(final RelayNode relay, final String address) {
-    return relay.replication().orElseThrow().replicas().replica(OrbitDbAddress.parse(address))
+    return relay.replication().service().replicas().replica(OrbitDbAddress.parse(address))
         .map(r -> r.log().size()).orElse(0);
   }
 
@@ -153,8 +153,8 @@ class ScaleOutJsInteropIT {
     // Mid-sync: relay 3 heard of every database and part of a log has reached the shared
     // stores (relays only take over the databases they heard of).
     await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50)).until(() ->
-        addresses.stream().allMatch(a -> two.coordination().ownership().wants(a)
-            && three.coordination().ownership().wants(a))
+        addresses.stream().allMatch(a -> two.storage().coordination().ownership().wants(a)
+            && three.storage().coordination().ownership().wants(a))
         && addresses.stream().anyMatch(a -> logSize(three, a) > 0));
     final List<Integer> atKill = addresses.stream().map(a -> logSize(three, a)).toList();
     one.kill();
@@ -163,8 +163,8 @@ class ScaleOutJsInteropIT {
 
     // Another relay owns every database within 10 s of the kill.
     await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() ->
-        addresses.stream().allMatch(a -> two.coordination().ownership().owns(a)
-            || three.coordination().ownership().owns(a)));
+        addresses.stream().allMatch(a -> two.storage().coordination().ownership().owns(a)
+            || three.storage().coordination().ownership().owns(a)));
     LOG.info("ownership moved in {} ms", (System.nanoTime() - killedAt) / 1_000_000);
 
     final JsonNode ready = alice.nextEvent("ready", LINE);
@@ -195,7 +195,7 @@ class ScaleOutJsInteropIT {
             return false;
           }
         }
-        return cids.stream().allMatch(c -> three.pins().isPinned(Cid.parse(c)));
+        return cids.stream().allMatch(c -> three.storage().pins().isPinned(Cid.parse(c)));
       });
     } catch (final org.awaitility.core.ConditionTimeoutException e) {
       final StringBuilder state = new StringBuilder();
@@ -203,14 +203,14 @@ class ScaleOutJsInteropIT {
         state.append("\nrelay ").append(relay == two ? 2 : 3).append(": logs ")
             .append(addresses.stream().map(a -> logSize(relay, a)).toList())
             .append(", owns ").append(addresses.stream()
-                .map(a -> relay.coordination().ownership().owns(a)).toList())
+                .map(a -> relay.storage().coordination().ownership().owns(a)).toList())
             .append(", pinned ").append(cids.stream()
-                .filter(c -> relay.pins().isPinned(Cid.parse(c))).count())
-            .append(", counters ").append(relay.replication().orElseThrow().counters())
+                .filter(c -> relay.storage().pins().isPinned(Cid.parse(c))).count())
+            .append(", counters ").append(relay.replication().service().counters())
             .append(", pins ok/failed/busy ")
-            .append(relay.replication().orElseThrow().pinQueue().pinnedCount()).append('/')
-            .append(relay.replication().orElseThrow().pinQueue().failedCount()).append('/')
-            .append(relay.replication().orElseThrow().pinQueue().busyCount());
+            .append(relay.replication().service().pinQueue().pinnedCount()).append('/')
+            .append(relay.replication().service().pinQueue().failedCount()).append('/')
+            .append(relay.replication().service().pinQueue().busyCount());
       }
       throw new AssertionError("shared stores incomplete:" + state + "\nalice: "
           + alice.stderr(), e);
@@ -225,9 +225,9 @@ class ScaleOutJsInteropIT {
       done = bob.nextEvent("done", LINE);
     } catch (final IllegalStateException e) {
       throw new AssertionError("reader stuck; relay 3: connections "
-          + three.host().orElseThrow().connectionCount() + ", bitswap "
-          + three.bitswap().orElseThrow().stats() + ", replication "
-          + three.replication().orElseThrow().counters(), e);
+          + three.network().host().connectionCount() + ", bitswap "
+          + three.content().bitswap().stats() + ", replication "
+          + three.replication().service().counters(), e);
     }
     int total = 0;
     for (final JsonNode db : done.get("dbs")) {
@@ -241,8 +241,8 @@ class ScaleOutJsInteropIT {
 
     // /ipfs/<cid> on every relay, relay 1 restarted on its data directory included.
     final ChildRelay restarted = new ChildRelay(1);
-    final List<Integer> ports = List.of(restarted.http, two.httpPort().getAsInt(),
-        three.httpPort().getAsInt());
+    final List<Integer> ports = List.of(restarted.http, two.http().port().getAsInt(),
+        three.http().port().getAsInt());
     final MessageDigest sha256 = MessageDigest.getInstance("SHA-256");
     for (final int port : ports) {
       for (int i = 0; i < cids.size(); i += 7) {

@@ -78,7 +78,7 @@ class SharedStoresIT {
 
   private HttpResponse<byte[]> get(final RelayNode relay, final String path) throws Exception {
     return client.send(HttpRequest.newBuilder(
-        URI.create("http://127.0.0.1:" + relay.httpPort().getAsInt() + path))
+        URI.create("http://127.0.0.1:" + relay.http().port().getAsInt() + path))
         .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofByteArray());
   }
 
@@ -88,16 +88,16 @@ class SharedStoresIT {
     final RelayNode two = relay(2);
     final byte[] file = new byte[700_000];
     new Random(7).nextBytes(file);
-    final Cid cid = new UnixFsImporter(one.blockstore(), UnixFsImporter.Options.HELIA)
+    final Cid cid = new UnixFsImporter(one.storage().blockstore(), UnixFsImporter.Options.HELIA)
         .importBytes(file);
-    one.pins().pin(cid);
+    one.storage().pins().pin(cid);
 
     for (final RelayNode relay : List.of(one, two)) {
       final HttpResponse<byte[]> response = get(relay, "/ipfs/" + cid);
       assertThat(response.statusCode()).isEqualTo(200);
       assertThat(response.body()).isEqualTo(file);
     }
-    assertThat(two.pins().isPinned(cid)).isTrue();
+    assertThat(two.storage().pins().isPinned(cid)).isTrue();
 
     STORES.s3().stop();
     try {
@@ -108,18 +108,18 @@ class SharedStoresIT {
       STORES.s3().start();
     }
     final byte[] second = "pinned after the outage".getBytes(StandardCharsets.UTF_8);
-    final Cid secondCid = new UnixFsImporter(two.blockstore(), UnixFsImporter.Options.HELIA)
-        .importBytes(second);
+    final Cid secondCid = new UnixFsImporter(two.storage().blockstore(),
+        UnixFsImporter.Options.HELIA).importBytes(second);
     STORES.postgres().stop();
     try {
       // Metadata cannot be written while PostgreSQL is down: a clear error, nothing half-done.
-      assertThatThrownBy(() -> two.pins().pin(secondCid))
+      assertThatThrownBy(() -> two.storage().pins().pin(secondCid))
           .isInstanceOf(StoreUnavailableException.class).hasMessageContaining("postgres");
     } finally {
       STORES.postgres().start();
     }
     Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500))
-        .ignoreExceptions().until(() -> two.pins().pin(secondCid) != null);
+        .ignoreExceptions().until(() -> two.storage().pins().pin(secondCid) != null);
     assertThat(get(one, "/ipfs/" + secondCid).body()).isEqualTo(second);
     Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500))
         .untilAsserted(() -> {
@@ -142,13 +142,13 @@ class SharedStoresIT {
     final RelayNode one = relay(1);
     final RelayNode two = relay(2);
     Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100))
-        .until(() -> one.coordination().gcPolicy().mayCollect()
-            || two.coordination().gcPolicy().mayCollect());
-    final boolean oneLeads = one.coordination().gcPolicy().mayCollect();
+        .until(() -> one.storage().coordination().gcPolicy().mayCollect()
+            || two.storage().coordination().gcPolicy().mayCollect());
+    final boolean oneLeads = one.storage().coordination().gcPolicy().mayCollect();
     final RelayNode leader = oneLeads ? one : two;
     final RelayNode other = oneLeads ? two : one;
-    assertThat(other.coordination().gcPolicy().mayCollect()).isFalse();
-    assertThat(leader.coordination().gcPolicy().sharedStores()).isTrue();
+    assertThat(other.storage().coordination().gcPolicy().mayCollect()).isFalse();
+    assertThat(leader.storage().coordination().gcPolicy().sharedStores()).isTrue();
 
     final Random random = new Random(24);
     final byte[] garbageBytes = new byte[300_000];
@@ -159,20 +159,20 @@ class SharedStoresIT {
     random.nextBytes(writingBytes);
     final byte[] lateBytes = new byte[300_000];
     random.nextBytes(lateBytes);
-    final Cid garbage = new UnixFsImporter(leader.blockstore(), UnixFsImporter.Options.HELIA)
-        .importBytes(garbageBytes);
-    final Cid pinned = new UnixFsImporter(other.blockstore(), UnixFsImporter.Options.HELIA)
-        .importBytes(pinnedBytes);
-    other.pins().pin(pinned);
+    final Cid garbage = new UnixFsImporter(leader.storage().blockstore(),
+        UnixFsImporter.Options.HELIA).importBytes(garbageBytes);
+    final Cid pinned = new UnixFsImporter(other.storage().blockstore(),
+        UnixFsImporter.Options.HELIA).importBytes(pinnedBytes);
+    other.storage().pins().pin(pinned);
     // Written through the other relay, its pin not made yet (an import or a media pin running).
-    final Cid writing = new UnixFsImporter(other.blockstore(), UnixFsImporter.Options.HELIA)
-        .importBytes(writingBytes);
+    final Cid writing = new UnixFsImporter(other.storage().blockstore(),
+        UnixFsImporter.Options.HELIA).importBytes(writingBytes);
 
     // The relays' own GC: the one without the lease skips; the leader deletes nothing it sees
     // for the first time.
-    assertThat(other.storageGc().runOnce()).isEqualTo(StorageGc.Outcome.SKIPPED);
-    assertThat(leader.storageGc().runOnce()).isEqualTo(StorageGc.Outcome.DONE);
-    assertThat(leader.storageGc().removedBlocks()).isZero();
+    assertThat(other.storage().gc().runOnce()).isEqualTo(StorageGc.Outcome.SKIPPED);
+    assertThat(leader.storage().gc().runOnce()).isEqualTo(StorageGc.Outcome.DONE);
+    assertThat(leader.storage().gc().removedBlocks()).isZero();
 
     final MutableClock clock = new MutableClock(Instant.now());
     final Duration grace = Duration.ofMinutes(5);
@@ -184,16 +184,16 @@ class SharedStoresIT {
     assertThat(gc.runOnce()).isEqualTo(StorageGc.Outcome.DONE);
     assertThat(gc.removedBlocks()).isZero();
     // The other relay's write ends with its pin, and it starts another write, within the grace.
-    other.pins().pin(writing);
-    final Cid late = new UnixFsImporter(other.blockstore(), UnixFsImporter.Options.HELIA)
+    other.storage().pins().pin(writing);
+    final Cid late = new UnixFsImporter(other.storage().blockstore(), UnixFsImporter.Options.HELIA)
         .importBytes(lateBytes);
     clock.advance(grace.plusMinutes(1));
     // Second look: the garbage goes; the block written since is seen for the first time.
     assertThat(gc.runOnce()).isEqualTo(StorageGc.Outcome.DONE);
     assertThat(gc.removedBlocks()).isPositive();
 
-    assertThat(leader.blockstore().has(garbage)).isFalse();
-    assertThat(leader.blockstore().has(late)).isTrue();
+    assertThat(leader.storage().blockstore().has(garbage)).isFalse();
+    assertThat(leader.storage().blockstore().has(late)).isTrue();
     for (final RelayNode relay : List.of(one, two)) {
       assertThat(get(relay, "/ipfs/" + pinned).body()).isEqualTo(pinnedBytes);
       assertThat(get(relay, "/ipfs/" + writing).body()).isEqualTo(writingBytes);
@@ -205,9 +205,9 @@ class SharedStoresIT {
   /** A GC of {@code relay}'s stores as the relay builds it, on {@code clock}. */
   private static StorageGc gc(final RelayNode relay, final Duration grace,
       final MutableClock clock) {
-    return new StorageGc(relay.pins(), new GatewayCache(1 << 20),
+    return new StorageGc(relay.storage().pins(), new GatewayCache(1 << 20),
         new StorageQuota(0, () -> 0L, () -> { }), clock, grace,
-        relay.coordination().gcPolicy());
+        relay.storage().coordination().gcPolicy());
   }
 
   /**
@@ -238,7 +238,7 @@ class SharedStoresIT {
       // The explicit sync once the relay follows the topic: sent earlier, it can run before the
       // writer's blocks are reachable, fail at once and put the database into its 60 s cooldown
       // (seen once in CI: the mid-sync state below was then never reached within 30 s).
-      until(Duration.ofSeconds(30), () -> relay.orbitDbTopics().orElseThrow().followed()
+      until(Duration.ofSeconds(30), () -> relay.replication().topics().followed()
           .contains(address));
       syncSoon(relay, address);
       // Mid-sync: the relay owns the database and holds part of the log (the rest withheld).
@@ -247,7 +247,8 @@ class SharedStoresIT {
       // complete log.
       until(Duration.ofSeconds(30), () -> {
         writer.publishHead();
-        return relay.coordination().ownership().owns(address) && logSize(relay, address) > 0
+        return relay.storage().coordination().ownership().owns(address)
+            && logSize(relay, address) > 0
             && lastSynced(relay, address).isPresent();
       });
       final Cid stored = writer.log().get(FIRST - 1).cid();
@@ -293,7 +294,7 @@ class SharedStoresIT {
         until(Duration.ofSeconds(30), () -> storeState(relay, "postgres").equals("down"));
         // No renewal: the relay stops acting as the owner before the lease can pass to another.
         until(Duration.ofSeconds(15),
-            () -> !relay.coordination().ownership().owns(address));
+            () -> !relay.storage().coordination().ownership().owns(address));
         assertThat(failures(relay, "postgres")).isPositive();
         pgWarnings = warnings(logs, "postgres unavailable");
       } finally {
@@ -302,14 +303,14 @@ class SharedStoresIT {
       assertThat(pgWarnings).isEqualTo(1);
       phase("postgres outage");
       untilComplete(relay, writer, FIRST + SECOND);
-      assertThat(relay.coordination().ownership().owns(address)).isTrue();
+      assertThat(relay.storage().coordination().ownership().owns(address)).isTrue();
       assertThat(storeState(relay, "postgres")).isEqualTo("up");
       phase("complete after postgres");
 
       // Nothing lost, nothing doubled.
       for (final Entry entry : writer.log()) {
-        assertThat(relay.blockstore().get(entry.cid())).as("entry stored").isPresent();
-        assertThat(relay.pins().isPinned(entry.cid())).as("entry pinned").isTrue();
+        assertThat(relay.storage().blockstore().get(entry.cid())).as("entry stored").isPresent();
+        assertThat(relay.storage().pins().isPinned(entry.cid())).as("entry pinned").isTrue();
       }
       for (int i = 0; i < writer.media().size(); i++) {
         final HttpResponse<byte[]> file = get(relay, "/ipfs/" + writer.media().get(i));
@@ -317,12 +318,12 @@ class SharedStoresIT {
         assertThat(file.body()).isEqualTo(writer.mediaBytes(i));
       }
       final List<Cid> blocks = new ArrayList<>();
-      relay.blockstore().forEachKey(blocks::add);
+      relay.storage().blockstore().forEachKey(blocks::add);
       for (final Cid cid : blocks) {
         // Every read is hash-verified (CorruptBlockException otherwise).
-        assertThat(relay.blockstore().get(cid)).isPresent();
+        assertThat(relay.storage().blockstore().get(cid)).isPresent();
       }
-      assertThat(relay.syncEngine().orElseThrow().history().get(address)).isPresent();
+      assertThat(relay.replication().syncEngine().history().get(address)).isPresent();
       try (Connection c = DriverManager.getConnection(STORES.postgres().jdbcUrl(), PostgresServer.USER,
           PostgresServer.PASSWORD); Statement s = c.createStatement()) {
         try (ResultSet r = s.executeQuery("SELECT holder FROM relay_leases WHERE name = '"
@@ -364,7 +365,7 @@ class SharedStoresIT {
   }
 
   private static Optional<Instant> lastSynced(final RelayNode relay, final String address) {
-    return relay.syncEngine().orElseThrow().history().get(address)
+    return relay.replication().syncEngine().history().get(address)
         .map(SyncHistory.Entry::lastSyncedAt);
   }
 
@@ -374,13 +375,13 @@ class SharedStoresIT {
   }
 
   private static String tcp(final RelayNode relay) {
-    return relay.host().orElseThrow().listenAddresses().stream()
+    return relay.network().host().listenAddresses().stream()
         .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow()
         .withPeerId(relay.identity().peerId()).toString();
   }
 
   private static int logSize(final RelayNode relay, final String address) {
-    return relay.replication().orElseThrow().replicas().replica(OrbitDbAddress.parse(address))
+    return relay.replication().service().replicas().replica(OrbitDbAddress.parse(address))
         .map(r -> r.log().size()).orElse(0);
   }
 
@@ -388,18 +389,18 @@ class SharedStoresIT {
   private static boolean complete(final RelayNode relay, final WriterPeer writer,
       final int entries) {
     final String address = writer.address().toString();
-    final boolean logDone = relay.replication().orElseThrow().replicas()
+    final boolean logDone = relay.replication().service().replicas()
         .replica(writer.address()).map(r -> r.log().size() == entries && r.log().isComplete())
         .orElse(false);
     if (!logDone) {
       return false;
     }
     for (final Cid media : writer.media().subList(0, entries)) {
-      if (!relay.pins().isPinned(media)) {
+      if (!relay.storage().pins().isPinned(media)) {
         return false;
       }
     }
-    return relay.syncEngine().orElseThrow().history().get(address).isPresent();
+    return relay.replication().syncEngine().history().get(address).isPresent();
   }
 
   /** Awaits {@link #complete}; on timeout fails with the relay's state. */
@@ -408,18 +409,18 @@ class SharedStoresIT {
     try {
       until(Duration.ofSeconds(60), () -> complete(relay, writer, entries));
     } catch (final org.awaitility.core.ConditionTimeoutException e) {
-      final var replication = relay.replication().orElseThrow();
+      final var replication = relay.replication().service();
       final var log = replication.replicas().replica(writer.address()).map(r -> r.log());
       throw new AssertionError("not complete: log " + log.map(l -> l.size() + " entries, "
           + l.missing().size() + " missing, " + l.incompleteCount() + " incomplete, complete "
           + l.isComplete() + ", " + l.counters()).orElse("none")
           + "; media pinned " + writer.media().subList(0, entries).stream()
-              .filter(relay.pins()::isPinned).count() + "/" + entries
-          + "; history " + relay.syncEngine().orElseThrow().history()
+              .filter(relay.storage().pins()::isPinned).count() + "/" + entries
+          + "; history " + relay.replication().syncEngine().history()
               .get(writer.address().toString())
-          + "; syncing " + relay.syncEngine().orElseThrow().inFlight()
-          + "; problems " + relay.syncEngine().orElseThrow().recentProblems()
-          + "; owns " + relay.coordination().ownership().owns(writer.address().toString())
+          + "; syncing " + relay.replication().syncEngine().inFlight()
+          + "; problems " + relay.replication().syncEngine().recentProblems()
+          + "; owns " + relay.storage().coordination().ownership().owns(writer.address().toString())
           + "; replication " + replication.counters()
           + "; pins ok/failed/store-retries " + replication.pinQueue().pinnedCount() + "/"
           + replication.pinQueue().failedCount() + "/"
@@ -429,7 +430,7 @@ class SharedStoresIT {
 
   private void syncSoon(final RelayNode relay, final String address) {
     client.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-            + relay.httpPort().getAsInt() + "/pinning/sync"))
+            + relay.http().port().getAsInt() + "/pinning/sync"))
         .header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString("{\"dbAddress\":\"" + address + "\"}"))
         .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.discarding());

@@ -83,7 +83,7 @@ class TrustlessGatewayIT {
         .gatewayMode(io.relaypinner.relay.config.GatewayMode.PINNED_ONLY).build(),
         identity, new PrometheusRegistry(), CLOCK);
     node.start();
-    final Blockstore store = node.blockstore();
+    final Blockstore store = node.storage().blockstore();
     final UnixFsImporter importer = new UnixFsImporter(store, UnixFsImporter.Options.HELIA);
     big = new byte[BIG];
     new Random(1).nextBytes(big);
@@ -101,8 +101,8 @@ class TrustlessGatewayIT {
         "payload", DagCborValue.of("hello"), "link", DagCborValue.of(image))));
     cbor = Cid.v1(Multicodec.DAG_CBOR, Multihash.sha2_256(cborBlock));
     store.put(cbor, cborBlock);
-    node.pins().pin(dir);
-    node.pins().pin(cbor);
+    node.storage().pins().pin(dir);
+    node.storage().pins().pin(cbor);
   }
 
   @AfterEach
@@ -113,7 +113,7 @@ class TrustlessGatewayIT {
   private HttpResponse<byte[]> send(final String method, final String path,
       final String... headers) throws IOException, InterruptedException {
     final HttpRequest.Builder request = HttpRequest.newBuilder(
-        URI.create("http://127.0.0.1:" + node.httpPort().getAsInt() + path))
+        URI.create("http://127.0.0.1:" + node.http().port().getAsInt() + path))
         .timeout(Duration.ofSeconds(20)).method(method, HttpRequest.BodyPublishers.noBody());
     for (int i = 0; i < headers.length; i += 2) {
       request.header(headers[i], headers[i + 1]);
@@ -141,7 +141,7 @@ class TrustlessGatewayIT {
 
   @Test
   void rawBlock_byAcceptOrFormat_withTheSpecHeaders_andHead() throws Exception {
-    final byte[] expected = node.blockstore().get(bigCid).orElseThrow();
+    final byte[] expected = node.storage().blockstore().get(bigCid).orElseThrow();
     final HttpResponse<byte[]> byAccept = send("GET", "/ipfs/" + bigCid,
         "Accept", "application/vnd.ipld.raw", "Origin", "https://app.example");
     final HttpResponse<byte[]> byFormat = send("GET", "/ipfs/" + bigCid + "?format=raw");
@@ -172,7 +172,7 @@ class TrustlessGatewayIT {
 
   @Test
   void rawBlock_ofAChildInsideAPinnedDag_isServed() throws Exception {
-    final PbNode root = DagPb.decode(node.blockstore().get(bigCid).orElseThrow());
+    final PbNode root = DagPb.decode(node.storage().blockstore().get(bigCid).orElseThrow());
     final Cid child = root.links().get(1).hash();
     final HttpResponse<byte[]> response = send("GET", "/ipfs/" + child + "?format=raw");
     assertThat(response.statusCode()).isEqualTo(200);
@@ -226,7 +226,7 @@ class TrustlessGatewayIT {
     // Bytes 1 MiB .. 1 MiB + 10 sit in the second leaf only.
     final List<CarBlock> range = blocks(send("GET", "/ipfs/" + bigCid
         + "?format=car&entity-bytes=" + CHUNK + ":" + (CHUNK + 10)).body());
-    final PbNode root = DagPb.decode(node.blockstore().get(bigCid).orElseThrow());
+    final PbNode root = DagPb.decode(node.storage().blockstore().get(bigCid).orElseThrow());
     assertThat(range).extracting(CarBlock::cid)
         .containsExactly(bigCid, root.links().get(1).hash());
     final List<CarBlock> tail = blocks(send("GET", "/ipfs/" + bigCid
@@ -278,10 +278,10 @@ class TrustlessGatewayIT {
       root = reader.roots().get(0);
       for (Optional<CarBlock> next = reader.next(); next.isPresent(); next = reader.next()) {
         fixture.put(next.get().cid(), next.get().data());
-        node.blockstore().put(next.get().cid(), next.get().data());
+        node.storage().blockstore().put(next.get().cid(), next.get().data());
       }
     }
-    node.pins().pin(root);
+    node.storage().pins().pin(root);
     final UnixFsReader whole = new UnixFsReader(fixture);
     assertThat(whole.stat(root).kind()).isEqualTo(UnixFsEntry.Kind.HAMT_DIRECTORY);
     // A name whose bucket in the root is a sub-shard (the root alone does not hold it).

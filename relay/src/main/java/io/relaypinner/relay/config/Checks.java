@@ -1,7 +1,10 @@
 package io.relaypinner.relay.config;
 
 import io.netty.util.NetUtil;
+import io.relaypinner.multiformats.Multiaddr;
+import io.relaypinner.multiformats.MultiformatException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -132,5 +135,30 @@ final class Checks {
       }
     }
     return List.copyOf(values);
+  }
+
+  /**
+   * Multiaddrs of peers to dial: each must parse and end in {@code /p2p/<peer id>}.
+   *
+   * @throws InvalidConfigException naming {@code variable} at the first entry that cannot be
+   *     dialled
+   */
+  static List<Multiaddr> peerMultiaddrs(final String variable, final List<String> values) {
+    final List<Multiaddr> peers = new ArrayList<>(values.size());
+    for (final String text : values) {
+      final Multiaddr address;
+      try {
+        address = Multiaddr.parse(text);
+      } catch (final MultiformatException e) {
+        throw new InvalidConfigException(variable, variable + ": \"" + text
+            + "\" is not a multiaddr (" + e.getMessage() + ")");
+      }
+      if (address.peerId().isEmpty()) {
+        throw new InvalidConfigException(variable, variable + ": \"" + text
+            + "\" does not end in /p2p/<peer id>");
+      }
+      peers.add(address);
+    }
+    return List.copyOf(peers);
   }
 }

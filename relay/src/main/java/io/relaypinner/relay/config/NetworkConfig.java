@@ -1,6 +1,7 @@
 package io.relaypinner.relay.config;
 
 import io.relaypinner.libp2p.host.ConnectionLimits;
+import io.relaypinner.multiformats.Multiaddr;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -91,5 +92,17 @@ public record NetworkConfig(
   /** The peers to dial at start: none when bootstrap is disabled. */
   public List<String> effectiveBootstrapPeers() {
     return bootstrapDisabled ? List.of() : bootstrapPeers;
+  }
+
+  /**
+   * {@link #effectiveBootstrapPeers()} parsed: TCP or WebSocket multiaddrs ending in
+   * {@code /p2p/<id>}. Checked when the node is built (not here: a disabled list may hold
+   * anything).
+   *
+   * @throws InvalidConfigException naming {@code RELAY_BOOTSTRAP_PEERS} when an entry cannot be
+   *     dialled
+   */
+  public List<Multiaddr> bootstrapAddresses() {
+    return Checks.peerMultiaddrs("RELAY_BOOTSTRAP_PEERS", effectiveBootstrapPeers());
   }
 }

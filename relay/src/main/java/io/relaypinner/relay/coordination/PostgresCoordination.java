@@ -3,6 +3,7 @@ package io.relaypinner.relay.coordination;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.multiformats.Cid;
+import io.relaypinner.relay.node.Shutdown;
 import io.relaypinner.stores.PostgresDatastore;
 import io.relaypinner.stores.PostgresLeaseTable;
 import io.relaypinner.stores.PostgresMediaWork;
@@ -91,12 +92,7 @@ public final class PostgresCoordination {
     LOG.info("coordination: leases of {} ms in {}, heads on NOTIFY {}", leaseTtl.toMillis(),
         store.config().safeUrl(), HEADS_CHANNEL);
     return new Coordination(keeper, announcer, media, new GcLeaderPolicy(keeper), () -> {
-      ticker.shutdownNow();
-      try {
-        ticker.awaitTermination(5, TimeUnit.SECONDS);
-      } catch (final InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+      Shutdown.shutdownGracefully(ticker, Duration.ofSeconds(5), true, "lease ticker");
       notifier.close();
       for (final String name : keeper.owned()) {
         try {

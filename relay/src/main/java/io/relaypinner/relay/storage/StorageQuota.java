@@ -4,15 +4,19 @@ import io.relaypinner.ipfs.blockstore.Blocks;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.blockstore.StorageFullException;
 import io.relaypinner.multiformats.Cid;
+import io.relaypinner.orbitdb.BlockFetcher;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -133,6 +137,44 @@ public final class StorageQuota {
   public long refusedCount(final String what) {
     final LongAdder count = refused.get(what);
     return count == null ? 0 : count.sum();
+  }
+
+  /**
+   * Starts {@code work} unless the quota is reached: then it never starts and the answer is a
+   * future failed with the {@link StorageFullException} (counted under {@code what}). The one
+   * admission check of new content that is not a block write: replication's fetches, pins and
+   * imports (block writes are checked by {@link #guard(Blockstore, String)}).
+   */
+  public <T> CompletableFuture<T> admit(final String what,
+      final Supplier<? extends CompletableFuture<T>> work) {
+    return admit(what, work, CompletableFuture::failedFuture);
+  }
+
+  /**
+   * Like {@link #admit(String, Supplier)}, answering a refusal with {@code refused} (e.g. an
+   * HTTP {@code 507}) instead of a failed future.
+   */
+  public <T> CompletableFuture<T> admit(final String what,
+      final Supplier<? extends CompletableFuture<T>> work,
+      final Function<StorageFullException, ? extends CompletableFuture<T>> refused) {
+    Objects.requireNonNull(work, "work");
+    Objects.requireNonNull(refused, "refused");
+    try {
+      checkRoom(what, 1);
+    } catch (final StorageFullException e) {
+      return refused.apply(e);
+    }
+    return work.get();
+  }
+
+  /**
+   * {@code delegate}, whose fetches of new blocks are refused at the quota (counted under
+   * {@code what}) without asking the network.
+   */
+  public BlockFetcher guard(final BlockFetcher delegate, final String what) {
+    Objects.requireNonNull(delegate, "delegate");
+    Objects.requireNonNull(what, "what");
+    return cid -> admit(what, () -> delegate.fetch(cid));
   }
 
   /**

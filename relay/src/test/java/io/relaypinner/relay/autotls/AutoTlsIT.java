@@ -99,9 +99,9 @@ class AutoTlsIT {
         Duration.ofSeconds(30), Optional.of(pebble.listenerTrust())));
     node.start();
     // Start-up does not wait for the certificate.
-    assertThat(node.httpPort()).isPresent();
+    assertThat(node.http().port()).isPresent();
 
-    await().atMost(Duration.ofSeconds(60)).until(() -> node.httpsPort().isPresent());
+    await().atMost(Duration.ofSeconds(60)).until(() -> node.http().httpsPort().isPresent());
     // From now on the broker refuses: the renewal due at half the 60 s validity must not succeed
     // while the slower steps below (a Node.js dial on a loaded machine) are still running.
     broker.mode(BrokerDouble.Mode.REFUSE);
@@ -111,7 +111,7 @@ class AutoTlsIT {
     // in CI). The attempts below therefore run under a new ACME account, which has no valid
     // authorization: the relay creates the account key again when it finds none.
     Files.delete(tempDir.resolve("data/autotls/acme-account-key.pem"));
-    final AutoTlsService autoTls = node.autoTls().orElseThrow();
+    final AutoTlsService autoTls = node.http().autoTls().orElseThrow();
     assertThat(autoTls.snapshot().obtained()).isEqualTo(1);
     assertThat(autoTls.snapshot().state()).isEqualTo(AutoTlsEngine.State.VALID);
     final X509Certificate root = Pebble.parse(pebble.rootPem());
@@ -120,14 +120,15 @@ class AutoTlsIT {
     final int wsPort = webSocketPort();
 
     // HTTPS with the zone host name, verified against pebble's root.
-    final JsonNode health = JSON.readTree(httpsGet(trust, node.httpsPort().getAsInt(), host,
+    final JsonNode health = JSON.readTree(httpsGet(trust, node.http().httpsPort().getAsInt(), host,
         "/health"));
     assertThat(health.at("/metricsHttps/listening").asBoolean()).isTrue();
     assertThat(health.at("/metricsHttps/exampleUrl").asText())
-        .isEqualTo("https://" + host + ":" + node.httpsPort().getAsInt() + "/health");
+        .isEqualTo("https://" + host + ":" + node.http().httpsPort().getAsInt() + "/health");
     // WSS on the libp2p WebSocket port: the same certificate.
     final String first = fingerprint(handshake(trust, wsPort, host));
-    assertThat(fingerprint(handshake(trust, node.httpsPort().getAsInt(), host))).isEqualTo(first);
+    assertThat(fingerprint(handshake(trust, node.http().httpsPort().getAsInt(), host)))
+        .isEqualTo(first);
 
     // /multiaddrs advertises the AutoTLS form js-libp2p and Kubo dial.
     final String sni = "/ip4/127.0.0.1/tcp/" + wsPort + "/tls/sni/" + host + "/ws/p2p/"
@@ -156,7 +157,7 @@ class AutoTlsIT {
           autoTls.snapshot().failures().getOrDefault(step.getValue(), 0L) >= 2);
       assertThat(warnings(step.getValue())).as("WARN lines for %s", step.getValue())
           .isEqualTo(1);
-      assertThat(JSON.readTree(httpsGet(trust, node.httpsPort().getAsInt(), host, "/health"))
+      assertThat(JSON.readTree(httpsGet(trust, node.http().httpsPort().getAsInt(), host, "/health"))
           .at("/metricsHttps/listening").asBoolean()).isTrue();
     }
     assertThat(autoTls.snapshot().obtained()).isEqualTo(1);
@@ -167,7 +168,7 @@ class AutoTlsIT {
     await().atMost(Duration.ofSeconds(60)).until(() -> autoTls.snapshot().obtained() == 2);
     await().atMost(Duration.ofSeconds(10)).until(() ->
         !fingerprint(handshake(trust, wsPort, host)).equals(first));
-    assertThat(fingerprint(handshake(trust, node.httpsPort().getAsInt(), host)))
+    assertThat(fingerprint(handshake(trust, node.http().httpsPort().getAsInt(), host)))
         .isNotEqualTo(first);
     assertThat(autoTls.snapshot().state()).isEqualTo(AutoTlsEngine.State.VALID);
     assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(
@@ -183,11 +184,11 @@ class AutoTlsIT {
         Duration.ofSeconds(2), Duration.ofSeconds(30), Optional.of(pebble.listenerTrust())));
     final int acceptedBefore = broker.accepted.size();
     node.start();
-    await().atMost(Duration.ofSeconds(20)).until(() -> node.httpsPort().isPresent()
-        && node.autoTls().orElseThrow().snapshot().state() == AutoTlsEngine.State.VALID);
-    assertThat(fingerprint(handshake(trust, node.httpsPort().getAsInt(), host)))
+    await().atMost(Duration.ofSeconds(20)).until(() -> node.http().httpsPort().isPresent()
+        && node.http().autoTls().orElseThrow().snapshot().state() == AutoTlsEngine.State.VALID);
+    assertThat(fingerprint(handshake(trust, node.http().httpsPort().getAsInt(), host)))
         .isEqualTo(renewed);
-    assertThat(node.autoTls().orElseThrow().snapshot().obtained()).isZero();
+    assertThat(node.http().autoTls().orElseThrow().snapshot().obtained()).isZero();
     assertThat(broker.accepted).hasSize(acceptedBefore);
   }
 
@@ -208,8 +209,9 @@ class AutoTlsIT {
     node.useAutoTlsOptions(new AutoTlsOptions(AutoTlsEngine.Config.DEFAULT,
         Duration.ofSeconds(5), Duration.ofSeconds(30), Optional.of(pebble.listenerTrust())));
     node.start();
-    await().atMost(Duration.ofSeconds(60)).until(() -> node.autoTls().orElseThrow().snapshot()
-        .obtained() == 1 && node.certificates().orElseThrow().certificate().isPresent());
+    await().atMost(Duration.ofSeconds(60)).until(() -> node.http().autoTls().orElseThrow()
+        .snapshot()
+        .obtained() == 1 && node.http().certificates().certificate().isPresent());
     final String sni = "/ip4/127.0.0.1/tcp/" + webSocketPort() + "/tls/sni/127-0-0-1."
         + identity.autoTlsServingZone() + "/ws/p2p/" + identity.peerId().toBase58();
     final Path pages = Files.createDirectories(tempDir.resolve("pages-tls"));
@@ -251,14 +253,14 @@ class AutoTlsIT {
   }
 
   private int webSocketPort() {
-    return node.host().orElseThrow().listenAddresses().stream()
+    return node.network().host().listenAddresses().stream()
         .map(Object::toString).filter(a -> a.contains("/ws"))
         .map(a -> Integer.parseInt(a.split("/")[4])).findFirst().orElseThrow();
   }
 
   private String httpGet(final String path) throws Exception {
     return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-        + node.httpPort().getAsInt() + path)).build(), HttpResponse.BodyHandlers.ofString())
+        + node.http().port().getAsInt() + path)).build(), HttpResponse.BodyHandlers.ofString())
         .body();
   }
 

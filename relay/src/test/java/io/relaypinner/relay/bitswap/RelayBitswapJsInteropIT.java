@@ -88,16 +88,16 @@ class RelayBitswapJsInteropIT {
     final Cid cid = Cid.parse(helia.nextEvent("added", LINE).get("cid").asText());
     final JsonNode ready = helia.nextEvent("ready", LINE);
     final PeerId heliaId = PeerId.parse(ready.get("peerId").asText());
-    node.host().orElseThrow().dial(Multiaddr.parse(ready.get("addrs").get(0).asText())
+    node.network().host().dial(Multiaddr.parse(ready.get("addrs").get(0).asText())
         .withPeerId(heliaId)).get(10, TimeUnit.SECONDS);
-    final Bitswap bitswap = node.bitswap().orElseThrow();
+    final Bitswap bitswap = node.content().bitswap();
     await().atMost(LINE).until(() -> bitswap.peers().get().contains(heliaId));
     return cid;
   }
 
   private HttpResponse<byte[]> get(final RelayNode node, final String path) throws Exception {
     return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-        + node.httpPort().getAsInt() + path)).timeout(Duration.ofSeconds(60)).build(),
+        + node.http().port().getAsInt() + path)).timeout(Duration.ofSeconds(60)).build(),
         HttpResponse.BodyHandlers.ofByteArray());
   }
 
@@ -120,8 +120,8 @@ class RelayBitswapJsInteropIT {
     assertThat(response.statusCode()).isEqualTo(200);
     assertThat(response.body()).isEqualTo(content);
     // Fetched, kept, not pinned.
-    assertThat(node.pins().isPinned(cid)).isFalse();
-    assertThat(node.blockstore().has(cid)).isTrue();
+    assertThat(node.storage().pins().isPinned(cid)).isFalse();
+    assertThat(node.storage().blockstore().has(cid)).isTrue();
     final String metrics = new String(get(node, "/metrics").body(), StandardCharsets.UTF_8);
     assertThat(metrics).contains("bitswap_blocks_received_total 10.0")
         .contains("bitswap_bytes_received_total").contains("bitswap_wantlist_size")
@@ -138,8 +138,8 @@ class RelayBitswapJsInteropIT {
     assertThat(response.statusCode()).isEqualTo(404);
     assertThat(JSON.readTree(response.body()).get("code").asText())
         .isEqualTo("content_not_found");
-    assertThat(node.bitswap().orElseThrow().stats().messagesSent()).isZero();
-    assertThat(node.blockstore().has(cid)).isFalse();
+    assertThat(node.content().bitswap().stats().messagesSent()).isZero();
+    assertThat(node.storage().blockstore().has(cid)).isFalse();
   }
 
   @Test

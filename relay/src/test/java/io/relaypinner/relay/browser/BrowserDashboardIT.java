@@ -61,7 +61,7 @@ class BrowserDashboardIT {
         .ipv6Disabled(true).build(), identity, new PrometheusRegistry(), Clock.systemUTC());
     toClose.add(relay);
     relay.start();
-    final String tcp = relay.host().orElseThrow().listenAddresses().stream()
+    final String tcp = relay.network().host().listenAddresses().stream()
         .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow()
         .withPeerId(identity.peerId()).toString();
 
@@ -73,10 +73,10 @@ class BrowserDashboardIT {
     final int entries = ready.get("dbs").get(0).get("entries").asInt();
     final OrbitDbAddress parsed = OrbitDbAddress.parse(address);
     await().atMost(STEP).pollInterval(Duration.ofMillis(200)).until(() ->
-        relay.replication().orElseThrow().replicas().replica(parsed)
+        relay.replication().service().replicas().replica(parsed)
             .map(r -> r.log().size()).orElse(0) == entries);
 
-    final URI url = URI.create("http://127.0.0.1:" + relay.httpPort().getAsInt() + "/dashboard");
+    final URI url = URI.create("http://127.0.0.1:" + relay.http().port().getAsInt() + "/dashboard");
     final HttpResponse<String> raw = HttpClient.newHttpClient().send(
         HttpRequest.newBuilder(url).build(), HttpResponse.BodyHandlers.ofString());
     assertThat(raw.headers().firstValue("content-security-policy")).get().asString()

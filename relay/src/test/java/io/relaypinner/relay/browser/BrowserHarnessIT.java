@@ -126,11 +126,11 @@ class BrowserHarnessIT {
             NodeIdentity.Source.ENVIRONMENT), new PrometheusRegistry(), Clock.systemUTC());
     toClose.add(relay);
     relay.start();
-    relay.certificates().orElseThrow().checkNow();
+    relay.http().certificates().checkNow();
     final HttpClient client = HttpClient.newHttpClient();
     final String address = await().atMost(STEP).until(() -> {
       final JsonNode record = JSON.readTree(client.send(HttpRequest.newBuilder(URI.create(
-          "http://127.0.0.1:" + relay.httpPort().getAsInt() + "/multiaddrs")).build(),
+          "http://127.0.0.1:" + relay.http().port().getAsInt() + "/multiaddrs")).build(),
           HttpResponse.BodyHandlers.ofString()).body());
       for (final JsonNode a : record.get("byTransport").get("websocket")) {
         if (a.asText().contains("/tls/ws/")) {

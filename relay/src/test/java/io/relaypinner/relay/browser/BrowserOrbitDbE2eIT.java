@@ -83,7 +83,7 @@ class BrowserOrbitDbE2eIT {
             NodeIdentity.Source.ENVIRONMENT), new PrometheusRegistry(), Clock.systemUTC());
     toClose.add(relay);
     relay.start();
-    relay.certificates().orElseThrow().checkNow();
+    relay.http().certificates().checkNow();
     final String suffix = secure ? "/tls/ws" : "/ws";
     final String relayAddress = await().atMost(Duration.ofSeconds(30)).until(() -> {
       for (final JsonNode a : get(relay, "/multiaddrs").get("byTransport").get("websocket")) {
@@ -120,7 +120,7 @@ class BrowserOrbitDbE2eIT {
         texts(get(relay, "/pinning/stats").get("pinnedMediaCids")).containsAll(cids));
     final OrbitDbAddress parsed = OrbitDbAddress.parse(address);
     await().atMost(STEP).pollInterval(Duration.ofMillis(250)).until(() ->
-        relay.replication().orElseThrow().replicas().replica(parsed)
+        relay.replication().service().replicas().replica(parsed)
             .map(r -> r.log().size()).orElse(0) == entries);
     final Set<String> listed = new HashSet<>();
     get(relay, "/pinning/databases").get("databases")
@@ -156,7 +156,7 @@ class BrowserOrbitDbE2eIT {
 
   private JsonNode get(final RelayNode node, final String path) throws Exception {
     return JSON.readTree(client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-        + node.httpPort().getAsInt() + path)).timeout(Duration.ofSeconds(20)).build(),
+        + node.http().port().getAsInt() + path)).timeout(Duration.ofSeconds(20)).build(),
         HttpResponse.BodyHandlers.ofString()).body());
   }
 

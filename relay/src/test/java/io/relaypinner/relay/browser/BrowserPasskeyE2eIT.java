@@ -87,7 +87,7 @@ class BrowserPasskeyE2eIT {
         identity, new PrometheusRegistry(), Clock.systemUTC());
     toClose.add(relay);
     relay.start();
-    final String relayAddress = relay.host().orElseThrow().listenAddresses().stream()
+    final String relayAddress = relay.network().host().listenAddresses().stream()
         .filter(a -> a.toString().endsWith("/ws")).findFirst().orElseThrow()
         .withPeerId(identity.peerId()).toString();
 
@@ -109,7 +109,7 @@ class BrowserPasskeyE2eIT {
     assertThat(did).startsWith("did:key:z");
     final OrbitDbAddress address = OrbitDbAddress.parse(written.get("address").asText());
     await().atMost(STEP).pollInterval(Duration.ofMillis(250)).until(() ->
-        relay.replication().orElseThrow().replicas().replica(address)
+        relay.replication().service().replicas().replica(address)
             .map(r -> r.log().size()).orElse(0) == ENTRIES);
     assertThat(metrics(relay))
         .contains("orbitdb_identity_verifications_total{result=\"valid\",type=\"webauthn\"}");
@@ -172,7 +172,7 @@ class BrowserPasskeyE2eIT {
 
   private String metrics(final RelayNode relay) throws Exception {
     return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-        + relay.httpPort().getAsInt() + "/metrics")).timeout(Duration.ofSeconds(20)).build(),
+        + relay.http().port().getAsInt() + "/metrics")).timeout(Duration.ofSeconds(20)).build(),
         HttpResponse.BodyHandlers.ofString()).body();
   }
 

@@ -91,7 +91,7 @@ class BrowserWebRtcE2eIT {
             NodeIdentity.Source.ENVIRONMENT), new PrometheusRegistry(), Clock.systemUTC());
     toClose.add(relay);
     relay.start();
-    final String address = relay.host().orElseThrow().listenAddresses().stream()
+    final String address = relay.network().host().listenAddresses().stream()
         .filter(a -> a.toString().endsWith("/ws")).findFirst().orElseThrow()
         .withPeerId(key.publicKey().peerId()).toString();
     liveReplication(address, "relay-pinner");
@@ -99,7 +99,7 @@ class BrowserWebRtcE2eIT {
     // The relay's side: both pages reserved, and it opened the circuit the WebRTC upgrade used.
     final PrometheusTextParser.Exposition metrics = PrometheusTextParser.parse(
         HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-            + relay.httpPort().getAsInt() + "/metrics")).build(),
+            + relay.http().port().getAsInt() + "/metrics")).build(),
             HttpResponse.BodyHandlers.ofString()).body());
     assertThat(sum(metrics, "relay_circuit_reservations_total")).isGreaterThanOrEqualTo(2);
     assertThat(sum(metrics, "relay_circuit_circuits_opened_total")).isGreaterThanOrEqualTo(1);

@@ -107,7 +107,7 @@ class ExportImportIT {
   private HttpResponse<byte[]> send(final RelayNode node, final String method, final String path,
       final byte[] body, final String token) throws Exception {
     final HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-        + node.httpPort().getAsInt() + path)).timeout(Duration.ofSeconds(30))
+        + node.http().port().getAsInt() + path)).timeout(Duration.ofSeconds(30))
         .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
             : HttpRequest.BodyPublishers.ofByteArray(body));
     if (token != null) {
@@ -141,7 +141,7 @@ class ExportImportIT {
     assertThat(send(first, "POST", "/pinning/import", car, null).statusCode()).isEqualTo(401);
     assertThat(send(first, "POST", "/pinning/import", car, "wrong").statusCode()).isEqualTo(401);
     final Cid manifest = Cid.parse(address.substring("/orbitdb/".length()));
-    assertThat(first.blockstore().has(manifest)).isFalse();
+    assertThat(first.storage().blockstore().has(manifest)).isFalse();
     // Not a CAR: 400.
     final HttpResponse<byte[]> garbage = send(first, "POST", "/pinning/import",
         "not a car".getBytes(StandardCharsets.UTF_8), TOKEN);
@@ -154,10 +154,10 @@ class ExportImportIT {
     assertThat(result.get("address").asText()).isEqualTo(address);
     assertThat(result.get("entries").asInt()).isEqualTo(3);
     for (final JsonNode entry : db.get("entries")) {
-      assertThat(first.blockstore().has(Cid.parse(entry.get("hash").asText()))).isTrue();
+      assertThat(first.storage().blockstore().has(Cid.parse(entry.get("hash").asText()))).isTrue();
     }
     // Blocks the CAR carried that no verified entry needs are not stored.
-    assertThat(first.blockstore().has(intruderCid)).isFalse();
+    assertThat(first.storage().blockstore().has(intruderCid)).isFalse();
 
     final HttpResponse<byte[]> export = send(first, "GET", "/pinning/export?address="
         + URLEncoder.encode(address, StandardCharsets.UTF_8), null, null);
@@ -182,7 +182,7 @@ class ExportImportIT {
     assertThat(blocks(reExport.body(), new ArrayList<>())).hasSameSizeAs(blocks);
 
     // A fresh OrbitDB 4 reader connected only to the second relay gets the whole database.
-    final String relayAddress = second.host().orElseThrow().listenAddresses().stream()
+    final String relayAddress = second.network().host().listenAddresses().stream()
         .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow()
         .withPeerId(second.identity().peerId()).toString();
     try (JsPeer reader = NodeJs.start("stack-b", "../common/replication-peer.mjs", "bob",
@@ -223,7 +223,7 @@ class ExportImportIT {
     assertThat(send(node, "POST", "/pinning/import", car(store, address, chain.get(1).cid(),
         List.of(chain.get(2).cid(), chain.get(3).cid())), TOKEN).statusCode()).isEqualTo(200);
     final io.relaypinner.orbitdb.OrbitDbReplicas replicas =
-        node.replication().orElseThrow().replicas();
+        node.replication().service().replicas();
     await().atMost(Duration.ofSeconds(20)).until(() -> replicas.replica(address)
         .map(r -> r.log().size() == 2).orElse(false));
     final io.relaypinner.orbitdb.OrbitDbReplica followed = replicas.replica(address).get();
@@ -270,7 +270,7 @@ class ExportImportIT {
     final JsonNode result = JSON.readTree(response.body());
     assertThat(result.get("entries").asInt()).isZero();
     assertThat(result.get("rejected").toString()).isNotEqualTo("{}");
-    assertThat(node.blockstore().has(intruderCid)).isFalse();
+    assertThat(node.storage().blockstore().has(intruderCid)).isFalse();
   }
 
   @Test
@@ -278,7 +278,7 @@ class ExportImportIT {
       throws Exception {
     // A JS OrbitDB 4 writer adds a 6 MiB file and an entry naming it; the source relay pins it.
     final RelayNode source = relay("source");
-    final String sourceAddress = source.host().orElseThrow().listenAddresses().stream()
+    final String sourceAddress = source.network().host().listenAddresses().stream()
         .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow()
         .withPeerId(source.identity().peerId()).toString();
     final Cid file;
@@ -292,7 +292,7 @@ class ExportImportIT {
       address = db.get("address").asText();
       final OrbitDbAddress parsed = OrbitDbAddress.parse(address);
       await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200)).until(() ->
-          source.pins().isPinned(file) && source.replication().orElseThrow().replicas()
+          source.storage().pins().isPinned(file) && source.replication().service().replicas()
               .replica(parsed).map(r -> r.log().size()).orElse(0) == db.get("entries").asInt());
     }
     final HttpResponse<byte[]> export = send(source, "GET", "/pinning/export?media=true&address="
@@ -309,12 +309,12 @@ class ExportImportIT {
         Arrays.copyOf(car, car.length - (3 << 20)), TOKEN);
     assertThat(cut.statusCode()).isEqualTo(400);
     assertThat(JSON.readTree(cut.body()).get("code").asText()).isEqualTo("invalid_car");
-    assertThat(target.blockstore().has(manifest)).isFalse();
-    assertThat(target.blockstore().has(file)).isFalse();
+    assertThat(target.storage().blockstore().has(manifest)).isFalse();
+    assertThat(target.storage().blockstore().has(file)).isFalse();
 
     // Declared larger than the limit: 413 before a byte of the body is read (over a socket:
     // nothing but the head is sent).
-    try (Socket socket = new Socket("127.0.0.1", target.httpPort().getAsInt())) {
+    try (Socket socket = new Socket("127.0.0.1", target.http().port().getAsInt())) {
       socket.setSoTimeout(30_000);
       socket.getOutputStream().write(("POST /pinning/import HTTP/1.1\r\nHost: relay\r\n"
           + "Authorization: Bearer " + TOKEN + "\r\nContent-Length: "
@@ -331,8 +331,8 @@ class ExportImportIT {
     final JsonNode result = JSON.readTree(imported.body());
     assertThat(result.get("entries").asInt()).isPositive();
     assertThat(result.get("media").asInt()).isEqualTo(1);
-    assertThat(target.blockstore().has(manifest)).isTrue();
-    assertThat(target.pins().isPinned(file)).isTrue();
+    assertThat(target.storage().blockstore().has(manifest)).isTrue();
+    assertThat(target.storage().pins().isPinned(file)).isTrue();
   }
 
   @Test

@@ -97,14 +97,15 @@ class HttpClientsJsInteropIT {
     node.start();
     final byte[] file = new byte[5 * 1024 * 1024];
     new Random(51).nextBytes(file);
-    final Cid fileCid = new UnixFsImporter(node.blockstore(), UnixFsImporter.Options.HELIA)
-        .importBytes(file);
-    node.pins().pin(fileCid);
-    final Cid leaf = DagPb.decode(node.blockstore().get(fileCid).orElseThrow()).links().get(2)
+    final Cid fileCid = new UnixFsImporter(node.storage().blockstore(),
+        UnixFsImporter.Options.HELIA).importBytes(file);
+    node.storage().pins().pin(fileCid);
+    final Cid leaf = DagPb.decode(node.storage().blockstore().get(fileCid).orElseThrow())
+        .links().get(2)
         .hash();
     final Map.Entry<Cid, byte[]> entry = orbitDbEntry();
-    node.blockstore().put(entry.getKey(), entry.getValue());
-    node.pins().pin(entry.getKey());
+    node.storage().blockstore().put(entry.getKey(), entry.getValue());
+    node.storage().pins().pin(entry.getKey());
 
     // A Helia peer (stack B) holds what the pinning service is asked to pin.
     final Path held = dir.resolve("held.bin");
@@ -119,7 +120,7 @@ class HttpClientsJsInteropIT {
     final String origin = Multiaddr.parse(ready.get("addrs").get(0).asText())
         .withPeerId(PeerId.parse(ready.get("peerId").asText())).toString();
 
-    final String url = "http://127.0.0.1:" + node.httpPort().getAsInt();
+    final String url = "http://127.0.0.1:" + node.http().port().getAsInt();
     final NodeJs.Result result = NodeJs.run("http-clients", "http-clients.mjs",
         Duration.ofMinutes(3), "--url", url, "--file", fileCid.toString(), "--entry",
         entry.getKey().toString(), "--raw", leaf.toString(), "--car", fileCid.toString(),
@@ -139,7 +140,7 @@ class HttpClientsJsInteropIT {
     assertThat(checks.get("verified-fetch-file").get("sha256").asText()).isEqualTo(sha256(file));
     assertThat(checks.get("verified-fetch-raw").get("verified").asBoolean()).isTrue();
     assertThat(checks.get("verified-fetch-raw").get("bytes").asInt())
-        .isEqualTo(node.blockstore().get(leaf).orElseThrow().length);
+        .isEqualTo(node.storage().blockstore().get(leaf).orElseThrow().length);
     final JsonNode car = checks.get("car");
     assertThat(car.get("contentType").asText()).startsWith("application/vnd.ipld.car; version=1");
     assertThat(car.get("roots").get(0).asText()).isEqualTo(fileCid.toString());
@@ -157,8 +158,8 @@ class HttpClientsJsInteropIT {
     assertThat(pinning.get("status").asText()).isEqualTo("pinned");
     assertThat(pinning.get("listed").toString()).contains(heldCid.toString());
     assertThat(pinning.get("countAfterRemove").asInt()).isZero();
-    await().atMost(Duration.ofSeconds(5)).until(() -> !node.pins().isPinned(heldCid));
+    await().atMost(Duration.ofSeconds(5)).until(() -> !node.storage().pins().isPinned(heldCid));
     // The bytes came over bitswap from the holder, and stay until GC.
-    assertThat(node.blockstore().has(heldCid)).isTrue();
+    assertThat(node.storage().blockstore().has(heldCid)).isTrue();
   }
 }

@@ -65,7 +65,7 @@ class HostilePeersIT {
   }
 
   private static Multiaddr tcp(final RelayNode relay) {
-    final Host host = relay.host().orElseThrow();
+    final Host host = relay.network().host();
     return host.listenAddresses().stream().filter(a -> !a.toString().endsWith("/ws"))
         .findFirst().orElseThrow().withPeerId(host.peerId());
   }
@@ -83,15 +83,15 @@ class HostilePeersIT {
     final HostileLoad.Round round = load.honestRound(3, 10, 64 * 1024, Duration.ofSeconds(60));
 
     final Map<String, Long> attacks = load.attackCounters();
-    final Map<PeerId, Integer> wantlists = Map.copyOf(relay.bitswap().orElseThrow()
+    final Map<PeerId, Integer> wantlists = Map.copyOf(relay.content().bitswap()
         .wantlistSizes().get(10, java.util.concurrent.TimeUnit.SECONDS));
     load.stopHostile();
-    final Map<String, Long> pubsub = new TreeMap<>(relay.pubsub().orElseThrow().counters());
+    final Map<String, Long> pubsub = new TreeMap<>(relay.network().pubsub().counters());
     System.out.println("HOSTILE round " + round + "\n attacks " + attacks + "\n pubsub "
-        + pubsub + "\n limits " + relay.host().orElseThrow().limitCounters().byLabel()
-        + "\n bitswap " + relay.bitswap().orElseThrow().stats() + "\n wantlists " + wantlists
-        + "\n topics " + relay.orbitDbTopics().orElseThrow().counters()
-        + "\n replication " + relay.replication().orElseThrow().counters());
+        + pubsub + "\n limits " + relay.network().host().limitCounters().byLabel()
+        + "\n bitswap " + relay.content().bitswap().stats() + "\n wantlists " + wantlists
+        + "\n topics " + relay.replication().topics().counters()
+        + "\n replication " + relay.replication().service().counters());
     assertThat(round.peers()).allSatisfy(peer -> {
       assertThat(peer.entriesReceived()).as(peer.database()).isEqualTo(peer.entries());
       assertThat(peer.fileReceived()).as(peer.database()).isTrue();
@@ -101,23 +101,23 @@ class HostilePeersIT {
     assertThat(pubsub.getOrDefault("drop-topic-too-long", 0L)).isPositive();
     assertThat(pubsub.getOrDefault("drop-topics-over-limit", 0L)).isPositive();
     assertThat(pubsub.getOrDefault("prune-unknown-topic", 0L)).isPositive();
-    assertThat(relay.host().orElseThrow().limitCounters().byLabel()
+    assertThat(relay.network().host().limitCounters().byLabel()
         .getOrDefault("max_protocol_streams", 0L)).isPositive();
     // The made-up databases are database addresses (base58btc): each would cost a manifest
     // check, so beyond 4 running per peer (32 in all) they are refused and counted; the checks
     // that run end at their 10 s timeout, after this round.
-    final var topics = relay.orbitDbTopics().orElseThrow();
+    final var topics = relay.replication().topics();
     assertThat(topics.counters().getOrDefault("peer-pending-full", 0L)).isPositive();
     assertThat(topics.pendingAdmissions())
         .isLessThanOrEqualTo(OrbitDbTopics.Limits.DEFAULT.maxPending());
     // Garbage and broken bounds are faults of their senders, and the flooders were banned.
-    assertThat(relay.host().orElseThrow().bans().faults())
+    assertThat(relay.network().host().bans().faults())
         .hasEntrySatisfying(PeerBanEngine.Fault.MALFORMED_MESSAGE, n -> assertThat(n).isPositive())
         .hasEntrySatisfying(PeerBanEngine.Fault.PROTOCOL_BOUND, n -> assertThat(n).isPositive());
-    assertThat(relay.host().orElseThrow().limitCounters().byLabel()
+    assertThat(relay.network().host().limitCounters().byLabel()
         .getOrDefault("peer_banned", 0L)).isPositive();
     assertThat(wantlists.values()).allSatisfy(size -> assertThat(size)
-        .isLessThanOrEqualTo(relay.bitswap().orElseThrow().config().maxWantsPerPeer()));
+        .isLessThanOrEqualTo(relay.content().bitswap().config().maxWantsPerPeer()));
 
     // Afterwards: a new database is replicated and served as before.
     final HostileLoad.Round after = load.honestRound(1, 5, 16 * 1024, Duration.ofSeconds(30));

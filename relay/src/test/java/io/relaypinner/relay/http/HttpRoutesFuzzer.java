@@ -95,7 +95,7 @@ class HttpRoutesFuzzer {
             .pinningSyncTimeout(Duration.ofSeconds(1)).ipfsFallbackTimeout(Duration.ofMillis(300))
             .build(), identity, new PrometheusRegistry(), Clock.systemUTC());
         node.start();
-        port = node.httpPort().orElseThrow();
+        port = node.http().port().orElseThrow();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
           node.close();
           deleteTree(dir);

@@ -64,7 +64,7 @@ class RelayPasskeyJsInteropIT {
         identity, new PrometheusRegistry(), Clock.systemUTC());
     toClose.add(relay);
     relay.start();
-    final String address = relay.host().orElseThrow().listenAddresses().stream()
+    final String address = relay.network().host().listenAddresses().stream()
         .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow()
         .withPeerId(identity.peerId()).toString();
 
@@ -77,7 +77,7 @@ class RelayPasskeyJsInteropIT {
     assertThat(did).startsWith("did:key:z");
     final OrbitDbAddress db = OrbitDbAddress.parse(ready.get("address").asText());
 
-    final var replication = relay.replication().orElseThrow();
+    final var replication = relay.replication().service();
     await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).until(() ->
         replication.replicas().replica(db).map(r -> r.log().size()).orElse(0) == ENTRIES);
     writer.close();
@@ -91,7 +91,7 @@ class RelayPasskeyJsInteropIT {
     assertThat(done.get("writers").get(0).asText()).isEqualTo(did);
 
     final String metrics = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
-        URI.create("http://127.0.0.1:" + relay.httpPort().getAsInt() + "/metrics")).build(),
+        URI.create("http://127.0.0.1:" + relay.http().port().getAsInt() + "/metrics")).build(),
         HttpResponse.BodyHandlers.ofString()).body();
     assertThat(metrics).contains(
         "orbitdb_identity_verifications_total{result=\"valid\",type=\"" + type + "\"}");

@@ -74,7 +74,7 @@ class Libp2pLimitsIT {
         NodeIdentity.servingZone(key.publicKey().peerId(), "libp2p.direct"),
         NodeIdentity.Source.ENVIRONMENT), new PrometheusRegistry(), Clock.systemUTC());
     node.start();
-    final Host relay = node.host().orElseThrow();
+    final Host relay = node.network().host();
     final Multiaddr target = relay.listenAddresses().get(0).withPeerId(relay.peerId());
 
     try (Host first = client(); Host second = client()) {
@@ -84,7 +84,7 @@ class Libp2pLimitsIT {
       await().atMost(Duration.ofSeconds(10)).until(() -> relay.connectionCount() == 1);
 
       final PrometheusTextParser.Exposition metrics = PrometheusTextParser.parse(http.send(
-          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort().getAsInt()
+          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.http().port().getAsInt()
               + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body());
       assertThat(metrics.types()).containsEntry("libp2p_limit_hits_total", "counter")
           .containsEntry("libp2p_connections", "gauge");
@@ -146,7 +146,7 @@ class Libp2pLimitsIT {
 
     final TestCertificates.Pair pair = TestCertificates.selfSigned("EC", "relay-test");
     pair.writeTo(config.tls().certDir());
-    node.certificates().orElseThrow().checkNow();
+    node.http().certificates().checkNow();
     final String tlsAddress = await().atMost(Duration.ofSeconds(30))
         .until(() -> websocket(multiaddrs()).stream().filter(a -> a.contains("/tls/ws"))
             .findFirst(), Optional::isPresent).orElseThrow();
@@ -165,7 +165,7 @@ class Libp2pLimitsIT {
 
   private JsonNode multiaddrs() throws Exception {
     return JSON.readTree(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-        + node.httpPort().getAsInt() + "/multiaddrs")).build(),
+        + node.http().port().getAsInt() + "/multiaddrs")).build(),
         HttpResponse.BodyHandlers.ofString()).body());
   }
 

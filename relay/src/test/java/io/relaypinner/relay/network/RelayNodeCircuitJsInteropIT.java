@@ -61,7 +61,7 @@ class RelayNodeCircuitJsInteropIT {
             key.publicKey().peerId(), "libp2p.direct"), NodeIdentity.Source.ENVIRONMENT),
         new PrometheusRegistry(), Clock.systemUTC());
     node.start();
-    final String ws = node.advertisedAddresses().stream().map(Object::toString)
+    final String ws = node.network().advertisedAddresses().stream().map(Object::toString)
         .filter(a -> a.contains("/ws/")).findFirst().orElseThrow();
     try (JsPeer listener = NodeJs.start(stack, "../common/circuit-peer.mjs", "listen", ws)) {
       final JsonNode reserved = listener.nextEvent("reserved", NODE_TIMEOUT);
@@ -71,11 +71,11 @@ class RelayNodeCircuitJsInteropIT {
           NODE_TIMEOUT, "dial", circuit, "1048576").stdout());
       assertThat(dial.get("echoes").get(0).get("ok").asBoolean()).isTrue();
       assertThat(dial.get("limits").get("seconds").asLong()).isBetween(590L, 600L);
-      final CircuitRelay relay = node.circuitRelay().orElseThrow();
+      final CircuitRelay relay = node.network().circuitRelay();
       assertThat(relay.engine().circuitsOpened()).isEqualTo(1);
       await().atMost(Duration.ofSeconds(10)).until(() -> relay.engine().openCircuits() == 0);
       final String metrics = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
-          "http://127.0.0.1:" + node.httpPort().getAsInt() + "/metrics")).build(),
+          "http://127.0.0.1:" + node.http().port().getAsInt() + "/metrics")).build(),
           HttpResponse.BodyHandlers.ofString()).body();
       assertThat(metrics).contains("relay_circuit_circuits_opened_total 1.0",
           "relay_circuit_reservations_active 1.0");

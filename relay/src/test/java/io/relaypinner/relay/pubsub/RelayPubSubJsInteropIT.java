@@ -70,25 +70,25 @@ class RelayPubSubJsInteropIT {
         .ipv6Disabled(true).build(), identity, new PrometheusRegistry(), Clock.systemUTC());
     toClose.add(node);
     node.start();
-    final String relay = node.host().orElseThrow().listenAddresses().stream()
+    final String relay = node.network().host().listenAddresses().stream()
         .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow()
         .withPeerId(identity.peerId()).toString();
     // A database exists only once its manifest and controller resolve: this one's blocks are in
     // the relay's store (no JS peer here speaks OrbitDB), so the subscription is admitted.
     final byte[] ac = IpfsAccessController.encode(List.of("*"));
     final Cid acCid = DagCbor.cid(ac);
-    node.blockstore().put(acCid, ac);
+    node.storage().blockstore().put(acCid, ac);
     final byte[] manifest = Manifest.encode("pubsub-" + stack, "events",
         "/ipfs/" + acCid.toString(Multibase.Base.BASE58BTC), null);
     final Cid manifestCid = DagCbor.cid(manifest);
-    node.blockstore().put(manifestCid, manifest);
+    node.storage().blockstore().put(manifestCid, manifest);
     final String topic = new OrbitDbAddress(manifestCid).topic();
-    final PubSub pubsub = node.pubsub().orElseThrow();
+    final PubSub pubsub = node.network().pubsub();
 
     final JsPeer reader = js(stack, topic, "--dial", relay);
     reader.nextEvent("ready", LINE);
     await().atMost(Duration.ofSeconds(15)).until(() -> pubsub.topics().contains(topic));
-    assertThat(node.orbitDbTopics().orElseThrow().followed()).containsExactly(topic);
+    assertThat(node.replication().topics().followed()).containsExactly(topic);
 
     final JsPeer writer = js(stack, topic, "--dial", relay, "--publish", "20", "--to",
         identity.peerId().toString());
@@ -112,7 +112,7 @@ class RelayPubSubJsInteropIT {
     assertThat(pubsub.counters().keySet()).noneMatch(k -> k.startsWith("drop-invalid"));
     assertThat(Multiaddr.parse(relay).peerId()).contains(identity.peerId());
     // Following the topic queued a sync of the database; its log is empty, hence complete.
-    final SyncEngine engine = node.syncEngine().orElseThrow();
+    final SyncEngine engine = node.replication().syncEngine();
     await().atMost(Duration.ofSeconds(20)).until(() -> engine.history().get(topic).isPresent());
   }
 }

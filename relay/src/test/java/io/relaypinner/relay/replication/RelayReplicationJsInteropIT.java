@@ -79,20 +79,20 @@ class RelayReplicationJsInteropIT {
   }
 
   private static String tcpAddress(final RelayNode node, final NodeIdentity identity) {
-    return node.host().orElseThrow().listenAddresses().stream()
+    return node.network().host().listenAddresses().stream()
         .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow()
         .withPeerId(identity.peerId()).toString();
   }
 
   private JsonNode get(final RelayNode node, final String path) throws Exception {
     return JSON.readTree(client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-        + node.httpPort().getAsInt() + path)).timeout(Duration.ofSeconds(20)).build(),
+        + node.http().port().getAsInt() + path)).timeout(Duration.ofSeconds(20)).build(),
         HttpResponse.BodyHandlers.ofString()).body());
   }
 
   private HttpResponse<String> sync(final RelayNode node, final String address) throws Exception {
     return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-            + node.httpPort().getAsInt() + "/pinning/sync"))
+            + node.http().port().getAsInt() + "/pinning/sync"))
         .header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString("{\"dbAddress\":\"" + address + "\"}"))
         .timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString());
@@ -141,11 +141,11 @@ class RelayReplicationJsInteropIT {
     // Alice leaves the moment the relay lists every file as pinned.
     await().atMost(Duration.ofSeconds(180)).pollInterval(Duration.ofMillis(200)).until(() ->
         texts(get(relay, "/pinning/stats").get("pinnedMediaCids")).containsAll(cids));
-    final ReplicationService replication = relay.replication().orElseThrow();
+    final ReplicationService replication = relay.replication().service();
 
     // Spec 3.5: an explicit sync dials peers seen on the topic that are no longer connected.
     final PeerId alicePeer = PeerId.parse(ready.get("peerId").asText());
-    final Host relayHost = relay.host().orElseThrow();
+    final Host relayHost = relay.network().host();
     relayHost.connection(alicePeer).orElseThrow().close().sync();
     await().atMost(Duration.ofSeconds(10)).until(() -> relayHost.connection(alicePeer).isEmpty());
     assertThat(sync(relay, ready.get("dbs").get(0).get("address").asText()).statusCode())
@@ -166,7 +166,7 @@ class RelayReplicationJsInteropIT {
     assertThat(replication.counters().getOrDefault("log.rejected.malformed_entry", 0L))
         .isGreaterThanOrEqualTo(1);
     final String metrics = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-        + relay.httpPort().getAsInt() + "/metrics")).build(),
+        + relay.http().port().getAsInt() + "/metrics")).build(),
         HttpResponse.BodyHandlers.ofString()).body();
     assertThat(metrics).contains("relay_orbitdb_replication_events_total{event=\"heads-pubsub\"}",
         "relay_orbitdb_replication_events_total{event=\"log.rejected.malformed_entry\"}",

@@ -99,7 +99,7 @@ class ReplicationBoundsIT {
     final PubSub pubsub = PubSub.start(host, GossipsubConfig.DEFAULT, Clock.systemUTC(),
         new Random());
     toClose.add(pubsub::close);
-    final Host relayHost = relay.host().orElseThrow();
+    final Host relayHost = relay.network().host();
     final Multiaddr tcp = relayHost.listenAddresses().stream()
         .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow();
     host.dial(tcp.withPeerId(relayHost.peerId())).get(10, TimeUnit.SECONDS);
@@ -109,7 +109,7 @@ class ReplicationBoundsIT {
   private HttpResponse<String> sync(final RelayNode node, final String address)
       throws Exception {
     return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-            + node.httpPort().getAsInt() + "/pinning/sync"))
+            + node.http().port().getAsInt() + "/pinning/sync"))
         .header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString("{\"dbAddress\":\"" + address + "\"}"))
         .timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString());
@@ -117,7 +117,7 @@ class ReplicationBoundsIT {
 
   private JsonNode get(final RelayNode node, final String path) throws Exception {
     return JSON.readTree(client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-        + node.httpPort().getAsInt() + path)).timeout(Duration.ofSeconds(20)).build(),
+        + node.http().port().getAsInt() + path)).timeout(Duration.ofSeconds(20)).build(),
         HttpResponse.BodyHandlers.ofString()).body());
   }
 
@@ -139,7 +139,7 @@ class ReplicationBoundsIT {
   }
 
   private static ReplicationService replication(final RelayNode relay) {
-    return relay.replication().orElseThrow();
+    return relay.replication().service();
   }
 
   @Test
@@ -156,7 +156,7 @@ class ReplicationBoundsIT {
     writer.blocks().delete(chain.get(1).cid());
     writer.pubsub().subscribe(address.topic()).get(5, TimeUnit.SECONDS);
     await().atMost(Duration.ofSeconds(20)).until(() ->
-        relay.orbitDbTopics().orElseThrow().followed().contains(address.topic()));
+        relay.replication().topics().followed().contains(address.topic()));
     await().atMost(Duration.ofSeconds(20)).until(() -> {
       writer.pubsub().publish(address.topic(), chain.get(4).block());
       return replication(relay).replicas().replica(address)
@@ -206,13 +206,13 @@ class ReplicationBoundsIT {
         flooder.pubsub().subscribe(new OrbitDbAddress(DagCbor.cid(bytes)).toString());
       }
     }
-    final var topics = relay.orbitDbTopics().orElseThrow();
+    final var topics = relay.replication().topics();
     try {
       await().atMost(Duration.ofSeconds(120)).until(() -> topics.counters().values().stream()
           .mapToLong(Long::longValue).sum() >= flooders.size() * perPeer * 95L / 100);
     } finally {
       System.out.println("FLOOD topics " + topics.counters() + " pubsub "
-          + relay.pubsub().orElseThrow().counters());
+          + relay.network().pubsub().counters());
     }
     assertThat(topics.followed()).isEmpty();
     assertThat(topics.pendingAdmissions()).isLessThanOrEqualTo(32);
@@ -220,12 +220,12 @@ class ReplicationBoundsIT {
     assertThat(topics.counters().getOrDefault("not-admitted", 0L))
         .isLessThanOrEqualTo(flooders.size() * 16L * 3);
     // The relay joined no flooded topic (only its own peer-discovery topics remain).
-    assertThat(relay.pubsub().orElseThrow().topics())
+    assertThat(relay.network().pubsub().topics())
         .noneMatch(topic -> topic.startsWith("/orbitdb/"));
 
     // A JS OrbitDB 4 writer (stack B) creates two real databases afterwards, with a file its
     // entries name: the relay follows both, replicates every entry and pins the file.
-    final Host relayHost = relay.host().orElseThrow();
+    final Host relayHost = relay.network().host();
     final String relayAddress = relayHost.listenAddresses().stream()
         .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow()
         .withPeerId(relayHost.peerId()).toString();
@@ -246,7 +246,7 @@ class ReplicationBoundsIT {
             return false;
           }
         }
-        return relay.pins().isPinned(file);
+        return relay.storage().pins().isPinned(file);
       });
       assertThat(topics.followed()).containsExactlyInAnyOrderElementsOf(written);
       assertThat(replication(relay).sessionCount()).isEqualTo(2);
@@ -265,7 +265,7 @@ class ReplicationBoundsIT {
         List.of(keys.id()));
     writer.pubsub().subscribe(address.topic()).get(5, TimeUnit.SECONDS);
     await().atMost(Duration.ofSeconds(20)).until(() ->
-        relay.orbitDbTopics().orElseThrow().followed().contains(address.topic()));
+        relay.replication().topics().followed().contains(address.topic()));
     final Random random = new Random(3);
     final InboxBudget budget = InboxBudget.defaults();
     long maxSeen = 0;

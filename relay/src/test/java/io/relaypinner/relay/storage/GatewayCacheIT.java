@@ -94,7 +94,7 @@ class GatewayCacheIT {
     toClose.add(host);
     final MemoryBlockstore blocks = new MemoryBlockstore();
     toClose.add(Bitswap.start(host, blocks, storage, BitswapConfig.DEFAULT, host.clock()));
-    final Host relayHost = relay.host().orElseThrow();
+    final Host relayHost = relay.network().host();
     final Multiaddr tcp = relayHost.listenAddresses().stream()
         .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow();
     host.dial(tcp.withPeerId(relayHost.peerId())).get(10, TimeUnit.SECONDS);
@@ -112,7 +112,7 @@ class GatewayCacheIT {
 
   private HttpResponse<byte[]> get(final RelayNode relay, final Cid cid) throws Exception {
     return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-            + relay.httpPort().getAsInt() + "/ipfs/" + cid)).timeout(Duration.ofSeconds(30))
+            + relay.http().port().getAsInt() + "/ipfs/" + cid)).timeout(Duration.ofSeconds(30))
         .build(), HttpResponse.BodyHandlers.ofByteArray());
   }
 
@@ -135,31 +135,32 @@ class GatewayCacheIT {
   void fetchedDags_areCachedWithinTheBudget_evictedAndCollected_pinsUnchanged(
       @TempDir final Path dir) throws Exception {
     final RelayNode relay = relay(dir, 0, 7 * MIB / 2);
-    final File pinned = file(relay.blockstore());
-    relay.pins().pin(pinned.cid());
-    final List<Cid> pinsBefore = relay.pins().list();
-    final Set<Multihash> pinnedBlocks = dag(relay.blockstore(), pinned.cid());
+    final File pinned = file(relay.storage().blockstore());
+    relay.storage().pins().pin(pinned.cid());
+    final List<Cid> pinsBefore = relay.storage().pins().list();
+    final Set<Multihash> pinnedBlocks = dag(relay.storage().blockstore(), pinned.cid());
     final MemoryBlockstore peer = peer(relay);
     final File a = file(peer);
     final File b = file(peer);
     final File c = file(peer);
-    final StorageGc gc = relay.storageGc();
+    final StorageGc gc = relay.storage().gc();
 
     for (final File f : List.of(a, b, c)) {
       final HttpResponse<byte[]> answer = get(relay, f.cid());
       assertThat(answer.statusCode()).isEqualTo(200);
       assertThat(answer.body()).isEqualTo(f.bytes());
       assertThat(gc.cache().bytes()).isLessThanOrEqualTo(gc.cache().maxBytes());
-      assertThat(relay.pins().isPinned(f.cid())).isFalse();
+      assertThat(relay.storage().pins().isPinned(f.cid())).isFalse();
     }
 
     // Three of 1.5 MiB in 3.5 MiB: a, the least recently used, was evicted, and GC took it.
     assertThat(gc.cache().evictions()).isPositive();
     final Set<Multihash> aBlocks = dag(peer, a.cid());
-    await().atMost(Duration.ofSeconds(20)).until(() -> holdsNone(relay.blockstore(), aBlocks));
-    assertThat(holdsAll(relay.blockstore(), dag(peer, c.cid()))).isTrue();
-    assertThat(relay.pins().list()).isEqualTo(pinsBefore);
-    assertThat(holdsAll(relay.blockstore(), pinnedBlocks)).isTrue();
+    await().atMost(Duration.ofSeconds(20))
+        .until(() -> holdsNone(relay.storage().blockstore(), aBlocks));
+    assertThat(holdsAll(relay.storage().blockstore(), dag(peer, c.cid()))).isTrue();
+    assertThat(relay.storage().pins().list()).isEqualTo(pinsBefore);
+    assertThat(holdsAll(relay.storage().blockstore(), pinnedBlocks)).isTrue();
     final long pinnedBytes = pinned.bytes().length;
     assertThat(gc.quota().usedBytes() - pinnedBytes)
         .as("unpinned bytes on disk after GC").isLessThanOrEqualTo(gc.cache().maxBytes() + 4096);
@@ -167,9 +168,10 @@ class GatewayCacheIT {
     // a again: fetched again (and served), b becomes the one to go.
     assertThat(get(relay, a.cid()).body()).isEqualTo(a.bytes());
     final Set<Multihash> bBlocks = dag(peer, b.cid());
-    await().atMost(Duration.ofSeconds(20)).until(() -> holdsNone(relay.blockstore(), bBlocks));
-    assertThat(holdsAll(relay.blockstore(), pinnedBlocks)).isTrue();
-    assertThat(relay.pins().list()).isEqualTo(pinsBefore);
+    await().atMost(Duration.ofSeconds(20))
+        .until(() -> holdsNone(relay.storage().blockstore(), bBlocks));
+    assertThat(holdsAll(relay.storage().blockstore(), pinnedBlocks)).isTrue();
+    assertThat(relay.storage().pins().list()).isEqualTo(pinsBefore);
     assertThat(gc.removedBlocks()).isGreaterThanOrEqualTo(6);
   }
 
@@ -177,13 +179,13 @@ class GatewayCacheIT {
   void theQuota_refusesWhatDoesNotFit_gcUnderPressureMakesRoom_pinnedDataStays(
       @TempDir final Path dir) throws Exception {
     final RelayNode relay = relay(dir, 4 * MIB, 7 * MIB / 2);
-    final File pinned = file(relay.blockstore());
-    relay.pins().pin(pinned.cid());
-    final Set<Multihash> pinnedBlocks = dag(relay.blockstore(), pinned.cid());
+    final File pinned = file(relay.storage().blockstore());
+    relay.storage().pins().pin(pinned.cid());
+    final Set<Multihash> pinnedBlocks = dag(relay.storage().blockstore(), pinned.cid());
     final MemoryBlockstore peer = peer(relay);
     final File a = file(peer);
     final File b = file(peer);
-    final StorageGc gc = relay.storageGc();
+    final StorageGc gc = relay.storage().gc();
 
     assertThat(get(relay, a.cid()).statusCode()).isEqualTo(200);
     // 1.5 pinned + 1.5 cached + 1.5 more > 4 MiB: refused, counted, never over the quota.
@@ -199,12 +201,12 @@ class GatewayCacheIT {
     await().atMost(Duration.ofSeconds(20)).until(() -> gc.runs() >= 1);
     assertThat(gc.cache().evictions()).isPositive();
     assertThat(gc.removedBlocks()).isPositive();
-    assertThat(holdsAll(relay.blockstore(), dag(peer, a.cid()))).isFalse();
+    assertThat(holdsAll(relay.storage().blockstore(), dag(peer, a.cid()))).isFalse();
     final HttpResponse<byte[]> retried = get(relay, b.cid());
     assertThat(retried.statusCode()).isEqualTo(200);
     assertThat(retried.body()).isEqualTo(b.bytes());
-    assertThat(holdsAll(relay.blockstore(), pinnedBlocks)).isTrue();
-    assertThat(relay.pins().list()).containsExactly(pinned.cid());
+    assertThat(holdsAll(relay.storage().blockstore(), pinnedBlocks)).isTrue();
+    assertThat(relay.storage().pins().list()).containsExactly(pinned.cid());
     assertThat(gc.quota().usedBytes()).isLessThanOrEqualTo(gc.quota().maxBytes());
   }
 }

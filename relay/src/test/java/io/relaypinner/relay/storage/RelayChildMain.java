@@ -34,9 +34,9 @@ public final class RelayChildMain {
         .storageLimits(new StorageLimits(0, 0, Duration.ofMinutes(10), Duration.ofMinutes(15)))
         .build(), identity, new PrometheusRegistry(), Clock.systemUTC());
     node.start();
-    final Multiaddr tcp = node.host().orElseThrow().listenAddresses().stream()
+    final Multiaddr tcp = node.network().host().listenAddresses().stream()
         .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow();
-    System.out.println("READY " + node.httpPort().getAsInt() + " "
+    System.out.println("READY " + node.http().port().getAsInt() + " "
         + tcp.withPeerId(identity.peerId()));
     System.out.flush();
     new CountDownLatch(1).await();

@@ -15,6 +15,7 @@ import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multicodec;
 import io.relaypinner.multiformats.Multihash;
+import io.relaypinner.orbitdb.BlockFetcher;
 import io.relaypinner.relay.testing.MutableClock;
 import java.time.Duration;
 import java.time.Instant;
@@ -23,6 +24,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -194,6 +197,31 @@ class StorageGcTest {
     assertThat(guarded.get(root)).isPresent();
     assertThat(blocks.has(first)).isTrue();
     assertThat(pins.isPinned(root)).isTrue();
+  }
+
+  @Test
+  void admit_shouldRefuseNewContentWithoutStartingIt_andCountWhatAsked_whenTheQuotaIsReached() {
+    final StorageQuota quota = quota(3_000);
+    final AtomicInteger started = new AtomicInteger();
+    final BlockFetcher fetcher = quota.guard(cid -> {
+      started.incrementAndGet();
+      return CompletableFuture.completedFuture(new byte[] {1});
+    }, "replication");
+    final Cid cid = Cid.v1(Multicodec.RAW, Multihash.sha2_256(new byte[] {1}));
+    assertThat(fetcher.fetch(cid)).isCompleted();
+    assertThat(quota.admit("pin", () -> CompletableFuture.completedFuture("pinned")))
+        .isCompletedWithValue("pinned");
+
+    used.set(3_000);
+    assertThat(fetcher.fetch(cid)).failsWithin(Duration.ZERO)
+        .withThrowableOfType(ExecutionException.class)
+        .withCauseInstanceOf(StorageFullException.class);
+    assertThat(started.get()).isEqualTo(1);
+    assertThat(quota.admit("import", () -> CompletableFuture.completedFuture("imported"),
+        e -> CompletableFuture.completedFuture("507"))).isCompletedWithValue("507");
+    assertThat(quota.refusedCount("replication")).isEqualTo(1);
+    assertThat(quota.refusedCount("import")).isEqualTo(1);
+    assertThat(quota.refusedCount("pin")).isZero();
   }
 
   @Test

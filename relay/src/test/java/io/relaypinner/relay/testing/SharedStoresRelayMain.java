@@ -28,10 +28,10 @@ public final class SharedStoresRelayMain {
     final RelayNode relay = relay(Path.of(args[0]), Integer.parseInt(args[1]),
         List.of(args).subList(2, args.length));
     relay.start();
-    final String tcp = relay.host().orElseThrow().listenAddresses().stream()
+    final String tcp = relay.network().host().listenAddresses().stream()
         .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow()
         .withPeerId(relay.identity().peerId()).toString();
-    System.out.println("started " + tcp + " " + relay.httpPort().getAsInt());
+    System.out.println("started " + tcp + " " + relay.http().port().getAsInt());
     System.out.flush();
     while (System.in.read() >= 0) {
       // Runs until stdin closes (or the process is killed).

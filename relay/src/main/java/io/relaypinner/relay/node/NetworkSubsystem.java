@@ -1,0 +1,243 @@
+package io.relaypinner.relay.node;
+
+import static io.relaypinner.relay.node.Failures.rootMessage;
+
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.libp2p.host.Host;
+import io.relaypinner.libp2p.host.HostConfig;
+import io.relaypinner.libp2p.netty.EventLoops;
+import io.relaypinner.libp2p.protocol.autonat.AutoNat;
+import io.relaypinner.libp2p.protocol.relay.CircuitRelay;
+import io.relaypinner.libp2p.protocol.relay.CircuitRelayConfig;
+import io.relaypinner.libp2p.pubsub.PubSub;
+import io.relaypinner.libp2p.pubsub.discovery.PubsubPeerDiscovery;
+import io.relaypinner.libp2p.transport.ws.ServerTlsSource;
+import io.relaypinner.multiformats.Multiaddr;
+import io.relaypinner.multiformats.PeerId;
+import io.relaypinner.relay.RelayVersion;
+import io.relaypinner.relay.api.AdvertisedAddresses;
+import io.relaypinner.relay.config.NetworkConfig;
+import io.relaypinner.relay.config.RelayConfig;
+import io.relaypinner.relay.identity.NodeIdentity;
+import io.relaypinner.relay.network.CircuitRelayMetrics;
+import io.relaypinner.relay.network.Libp2pMetrics;
+import io.relaypinner.relay.network.NodeAddresses;
+import io.relaypinner.relay.tls.CertificateStore;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The node's libp2p side: the host and its listeners, circuit relay v2, the AutoNAT v1 server,
+ * gossipsub, pubsub peer discovery, the bootstrap peers, and what the relay advertises
+ * ({@link NodeAddresses}). It owns no executor: everything runs on the event loops it is given.
+ */
+public final class NetworkSubsystem implements Subsystem {
+  private static final Logger LOG = LoggerFactory.getLogger(NetworkSubsystem.class);
+
+  private final Host host;
+  private final NodeAddresses addresses;
+  private final List<Multiaddr> bootstrapPeers;
+  private final CircuitRelay circuitRelay;
+  private final AutoNat autoNat;
+  private final PubSub pubsub;
+  private final PubsubPeerDiscovery discovery;
+  private boolean stopped;
+
+  /**
+   * Starts libp2p: the IPv4 listeners must bind (a taken port stops the node: {@link
+   * UncheckedIOException}, with what started closed again); the IPv6 ones are best effort,
+   * since some hosts have no IPv6.
+   *
+   * @param advertiser the deployment's address rules ({@code RELAY_ANNOUNCE} already checked)
+   * @param bootstrapPeers dialled by {@link #dialBootstrapPeers()}
+   * @param webSocketTls the WebSocket port's certificate, asked per accepted connection
+   * @param certificates the certificate store: the {@code /tls/sni} forms need its certificate,
+   *     and a new one is pushed to connected peers (identify push)
+   */
+  public NetworkSubsystem(final RelayConfig config, final NodeIdentity identity,
+      final AdvertisedAddresses advertiser, final List<Multiaddr> bootstrapPeers,
+      final ServerTlsSource webSocketTls, final CertificateStore certificates,
+      final EventLoops loops, final PrometheusRegistry registry, final Clock clock,
+      final NodeTuning tuning) {
+    Objects.requireNonNull(config, "config");
+    Objects.requireNonNull(identity, "identity");
+    Objects.requireNonNull(webSocketTls, "webSocketTls");
+    this.bootstrapPeers = List.copyOf(bootstrapPeers);
+    host = new Host(identity.privateKey(), HostConfig.builder()
+        .agentVersion("relay-pinner/" + RelayVersion.VERSION)
+        .limits(config.network().connectionLimits())
+        .webSocketTls(webSocketTls).build(), loops, clock);
+    addresses = new NodeAddresses(advertiser, host::listenAddresses, webSocketTls,
+        certificates::certificate, identity.autoTlsServingZone(), config.deployedMode());
+    // A certificate adds /tls/ws addresses: connected peers learn them by identify push.
+    certificates.onChange(certificate -> host.addressesChanged());
+    CircuitRelay relay = null;
+    AutoNat nat = null;
+    PubSub gossip = null;
+    try {
+      Libp2pMetrics.register(registry, host);
+      final NetworkConfig network = config.network();
+      bind(address(false, network.listenIpv4(), network.tcpPort(), ""), true, tuning);
+      bind(address(false, network.listenIpv4(), network.wsPort(), "/ws"), true, tuning);
+      if (!network.ipv6Disabled()) {
+        bind(address(true, network.listenIpv6(), network.tcpPort(), ""), false, tuning);
+        bind(address(true, network.listenIpv6(), network.wsPort(), "/ws"), false, tuning);
+      }
+      // Circuit relay v2 (hop and stop) with the RELAY_CIRCUIT_* limits; reservations carry the
+      // advertised addresses, which identify (and its pushes) now advertise too.
+      host.advertise(addresses::advertised);
+      CircuitRelayConfig limits = config.circuit().relay();
+      if (config.deployment().proxyHostname().isPresent()) {
+        // Behind a TLS proxy every browser arrives from the proxy's address: a share per IP
+        // would cap all of them together.
+        limits = limits.toBuilder().maxReservationsPerIp(CircuitRelayConfig.MAX_RESERVATIONS)
+            .build();
+      }
+      relay = CircuitRelay.start(host, limits, clock, addresses::advertised);
+      CircuitRelayMetrics.register(registry, relay);
+      // AutoNAT v1 server: in deployed mode it never dials private addresses.
+      nat = AutoNat.start(host, tuning.autoNat(), clock,
+          config.deployment().deployedMode() ? AdvertisedAddresses::isPublic : address -> true);
+      CircuitRelayMetrics.register(registry, nat);
+      gossip = PubSub.start(host, tuning.gossipsub(), clock, new SecureRandom());
+      // Pubsub peer discovery on PUBSUB_TOPICS: the relay joins the topics (so it routes
+      // browsers' announcements to each other) and announces its advertised addresses.
+      if (config.circuit().discoveryTopics().isEmpty()) {
+        discovery = null;
+      } else {
+        discovery = PubsubPeerDiscovery.start(gossip, config.circuit().discoveryTopics(),
+            identity.privateKey().publicKey(), addresses::advertised, loops.group(),
+            config.circuit().discoveryInterval());
+        CircuitRelayMetrics.register(registry, discovery);
+      }
+    } catch (final RuntimeException e) {
+      if (gossip != null) {
+        gossip.close();
+      }
+      if (nat != null) {
+        nat.close();
+      }
+      if (relay != null) {
+        relay.close();
+      }
+      host.close();
+      throw e;
+    }
+    this.circuitRelay = relay;
+    this.autoNat = nat;
+    this.pubsub = gossip;
+  }
+
+  /**
+   * Binds one listener. IPv4 listeners must bind (a taken port stops the node); IPv6 is best
+   * effort, since some hosts have no IPv6.
+   */
+  private void bind(final Multiaddr address, final boolean required, final NodeTuning tuning) {
+    try {
+      host.listen(address).get(tuning.bindTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    } catch (final ExecutionException | TimeoutException e) {
+      if (required) {
+        throw new UncheckedIOException(new IOException(
+            "cannot listen on " + address + ": " + rootMessage(e), e));
+      }
+      LOG.warn("no listener on {}: {} (RELAY_DISABLE_IPV6=true silences this)", address,
+          rootMessage(e));
+    } catch (final InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while binding " + address, e);
+    }
+  }
+
+  private static Multiaddr address(final boolean ipv6, final String host, final int port,
+      final String suffix) {
+    return Multiaddr.parse((ipv6 ? "/ip6/" : "/ip4/") + host + "/tcp/" + port + suffix);
+  }
+
+  /** Dials the bootstrap peers once, without waiting; failures are logged, not fatal. */
+  public void dialBootstrapPeers() {
+    for (final Multiaddr address : bootstrapPeers) {
+      host.dial(address).whenComplete((connection, error) -> {
+        if (error == null) {
+          LOG.info("connected to bootstrap peer {}", address);
+        } else {
+          LOG.warn("cannot reach bootstrap peer {}: {}", address, rootMessage(error));
+        }
+      });
+    }
+  }
+
+  /** What the relay advertises now (spec 2.3): listen addresses and announced ones. */
+  public List<Multiaddr> advertisedAddresses() {
+    return addresses.advertised();
+  }
+
+  /** The advertising policy: the advertised list and the AutoTLS dial-back addresses. */
+  public NodeAddresses addresses() {
+    return addresses;
+  }
+
+  /** A connected peer's addresses (identify's, else the connection's), for routing v1. */
+  public Optional<List<Multiaddr>> connectedPeer(final PeerId peer) {
+    return host.connection(peer).map(connection -> {
+      final List<Multiaddr> known = host.peerStore().get(peer)
+          .map(info -> info.addresses()).orElse(List.of());
+      return known.isEmpty() ? List.of(connection.remoteAddress()) : known;
+    });
+  }
+
+  /** The libp2p host. */
+  public Host host() {
+    return host;
+  }
+
+  /** Gossipsub. */
+  public PubSub pubsub() {
+    return pubsub;
+  }
+
+  /** The circuit relay. */
+  public CircuitRelay circuitRelay() {
+    return circuitRelay;
+  }
+
+  /** The AutoNAT v1 server. */
+  public AutoNat autoNat() {
+    return autoNat;
+  }
+
+  /** Pubsub peer discovery; empty when {@code PUBSUB_TOPICS} is empty. */
+  public Optional<PubsubPeerDiscovery> discovery() {
+    return Optional.ofNullable(discovery);
+  }
+
+  /** Closes discovery, the relay, AutoNAT, gossipsub, then the host (its connections). */
+  @Override
+  public synchronized void stop() {
+    if (stopped) {
+      return;
+    }
+    stopped = true;
+    if (discovery != null) {
+      discovery.close();
+    }
+    circuitRelay.close();
+    autoNat.close();
+    pubsub.close();
+    host.close();
+  }
+
+  @Override
+  public void close() {
+    stop();
+  }
+}

@@ -1,0 +1,211 @@
+package io.relaypinner.relay.node;
+
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.ipfs.bitswap.Bitswap;
+import io.relaypinner.ipfs.bitswap.NetworkPinner;
+import io.relaypinner.orbitdb.BlockFetcher;
+import io.relaypinner.orbitdb.OrbitDbReplicas;
+import io.relaypinner.orbitdb.ReplicaContext;
+import io.relaypinner.orbitdb.identity.Identities;
+import io.relaypinner.orbitdb.identity.IdentityVerifiers;
+import io.relaypinner.orbitdb.log.LogConfig;
+import io.relaypinner.relay.config.RelayConfig;
+import io.relaypinner.relay.identity.IdentityVerificationMetrics;
+import io.relaypinner.relay.pubsub.OrbitDbTopics;
+import io.relaypinner.relay.pubsub.PubSubMetrics;
+import io.relaypinner.relay.replication.Libp2pReplicationNetwork;
+import io.relaypinner.relay.replication.MediaCidExtractor;
+import io.relaypinner.relay.replication.MediaPinQueue;
+import io.relaypinner.relay.replication.ReplicationMetrics;
+import io.relaypinner.relay.replication.ReplicationService;
+import io.relaypinner.relay.sync.SyncEngine;
+import io.relaypinner.relay.sync.SyncHistory;
+import io.relaypinner.stores.PostgresDatastore;
+import java.time.Clock;
+import java.util.Objects;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * OrbitDB replication: the sync engine (spec 3.5) and its history, the topic policy (follow every
+ * database topic peers subscribe to, resubscribing the ones followed before a restart), replicas
+ * of the followed databases (blocks over bitswap, verified before they are stored), the heads
+ * exchange, media pins; every trigger (follow, topic message, heads, a peer subscribing) queues a
+ * sync on the engine. Joins, verification and entry pins run on its own executor.
+ */
+public final class ReplicationSubsystem implements Subsystem {
+  private static final Logger LOG = LoggerFactory.getLogger(ReplicationSubsystem.class);
+
+  private final NodeTuning tuning;
+  private final IdentityVerifiers identityVerifiers;
+  private final MediaCidExtractor mediaExtractor;
+  private final SyncEngine syncEngine;
+  private final OrbitDbTopics topics;
+  private final ThreadPoolExecutor executor;
+  private final ReplicationService service;
+  private boolean stopped;
+  private boolean closed;
+
+  /**
+   * Starts replication on the network and content subsystems, then the topic policy (which
+   * resubscribes persisted topics).
+   *
+   * @param peerId this relay's peer id (its own log state on shared stores)
+   */
+  public ReplicationSubsystem(final RelayConfig config, final String peerId,
+      final StorageSubsystem storage, final NetworkSubsystem network,
+      final ContentSubsystem content, final PrometheusRegistry registry, final Clock clock,
+      final NodeTuning tuning) {
+    Objects.requireNonNull(config, "config");
+    Objects.requireNonNull(peerId, "peerId");
+    Objects.requireNonNull(storage, "storage");
+    Objects.requireNonNull(network, "network");
+    Objects.requireNonNull(content, "content");
+    Objects.requireNonNull(registry, "registry");
+    Objects.requireNonNull(clock, "clock");
+    this.tuning = Objects.requireNonNull(tuning, "tuning");
+    // The identity types this node accepts (passkeys per its configuration): one set for all.
+    identityVerifiers = IdentityVerifiers.withPasskeys(config.passkeys().toWebAuthnConfig());
+    mediaExtractor = new MediaCidExtractor(config.sync().mediaCidFields());
+    final SyncHistory history = new SyncHistory(storage.datastore(),
+        tuning.syncHistoryMaxEntries());
+    history.load();
+    // Syncs run the replication service's syncer (a sync before it is there fails and is retried
+    // by the next trigger).
+    final ReplicationService[] attached = new ReplicationService[1];
+    syncEngine = new SyncEngine(config.sync(), context -> {
+      final ReplicationService current = attached[0];
+      if (current == null) {
+        throw new IllegalStateException("replication is not running yet");
+      }
+      return current.syncer().sync(context);
+    }, history, registry, clock);
+    topics = new OrbitDbTopics(network.pubsub(), storage.datastore(), storage.executor(),
+        config.sync().topicPolicy(), tuning.topics(), clock);
+    // The one pubsub listener of replication: admitted topics, their messages and subscribers.
+    PubSubMetrics.register(registry, network.pubsub(), topics);
+    executor = new ThreadPoolExecutor(tuning.storageThreads(), tuning.storageThreads(), 0,
+        TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(tuning.replicationQueue()),
+        new DefaultThreadFactory("relay-replication", true),
+        new ThreadPoolExecutor.AbortPolicy());
+    try {
+      service = startService(config, peerId, storage, network, content, registry, clock);
+      attached[0] = service;
+    } catch (final RuntimeException e) {
+      syncEngine.close();
+      executor.shutdownNow();
+      throw e;
+    }
+  }
+
+  private ReplicationService startService(final RelayConfig config, final String peerId,
+      final StorageSubsystem storage, final NetworkSubsystem network,
+      final ContentSubsystem content, final PrometheusRegistry registry, final Clock clock) {
+    // Relays sharing the datastore each keep their own state of every log (what each verified,
+    // its heads), and read each other's heads from the shared key.
+    final LogConfig logConfig = storage.datastore() instanceof PostgresDatastore
+        ? tuning.log().withStateScope(peerId) : tuning.log();
+    final Bitswap bitswap = content.bitswap();
+    // fetch, not get: a block reaches the store only after the log (or the identity cache)
+    // verified it, so a refused entry is never stored or served.
+    // With the quota reached, blocks not held are not fetched: the join keeps them on its
+    // frontier and a later join takes them once GC made room (counted as refused).
+    final BlockFetcher fetcher = storage.quota().guard(
+        cid -> bitswap.fetch(cid, tuning.replicationFetchTimeout()), "replication");
+    IdentityVerificationMetrics.register(registry, identityVerifiers);
+    if (config.passkeys().origins().isEmpty()) {
+      LOG.info("passkey identities: webauthn-varsig writers will be refused until"
+          + " RELAY_WEBAUTHN_ORIGINS names the apps' origins");
+    } else {
+      LOG.info("passkey identities: relying parties {} (rpIds {})", config.passkeys().origins(),
+          config.passkeys().toWebAuthnConfig().rpIds());
+    }
+    final ReplicaContext context = new ReplicaContext(storage.blockstore(), storage.datastore(),
+        fetcher, new Identities(storage.blockstore(), fetcher, identityVerifiers, executor,
+            tuning.identityCacheSize()), executor, logConfig, clock);
+    // Media pins (the pinned-already check, each fetched block's links, the final pin) run on
+    // the bitswap executor, next to the block writes they wait for: on the replication executor
+    // they queued behind the joins of a writer's burst (1-2 s before the first media want).
+    final NetworkPinner pinner = content.pinner();
+    final MediaPinQueue pinQueue = new MediaPinQueue(
+        cid -> pinner.pin(cid, tuning.networkPinner()), storage.pins()::isPinned,
+        content.executor(), tuning.replication().pinConcurrency());
+    final ReplicationService started = new ReplicationService(
+        new Libp2pReplicationNetwork(network.host(), network.pubsub(), bitswap, tuning.heads()),
+        storage.blockstore(), storage.pins(), new OrbitDbReplicas(context), mediaExtractor,
+        pinQueue, executor, tuning.replication(), tuning.newInboxBudget(), topics::permits,
+        topics::followAdmitted, clock);
+    started.coordinate(storage.coordination());
+    pinQueue.shareWith(storage.coordination().media());
+    started.start(syncEngine);
+    ReplicationMetrics.register(registry, started);
+    // Syncs and media pins an outage failed run again as soon as the store answers.
+    storage.whenStoresRecover(() -> {
+      pinQueue.storeRecovered();
+      syncEngine.storeRecovered();
+    });
+    topics.start(started.topicListener(), started.admission());
+    return started;
+  }
+
+  /** The sync engine. */
+  public SyncEngine syncEngine() {
+    return syncEngine;
+  }
+
+  /** The OrbitDB topic policy. */
+  public OrbitDbTopics topics() {
+    return topics;
+  }
+
+  /** The replication service. */
+  public ReplicationService service() {
+    return service;
+  }
+
+  /** Joins, verification, entry pins (imports verify there too). */
+  public ExecutorService executor() {
+    return executor;
+  }
+
+  /** The identity types this node accepts. */
+  public IdentityVerifiers identityVerifiers() {
+    return identityVerifiers;
+  }
+
+  /** The media CIDs of an entry's payload ({@code RELAY_MEDIA_CID_FIELDS}). */
+  public MediaCidExtractor mediaExtractor() {
+    return mediaExtractor;
+  }
+
+  /**
+   * Closes the sync engine (before the host and the stores: running syncs may use both until
+   * they end), then the replication service.
+   */
+  @Override
+  public synchronized void stop() {
+    if (stopped) {
+      return;
+    }
+    stopped = true;
+    syncEngine.close();
+    service.close();
+  }
+
+  /** After {@link #stop()}: the replication executor, interrupting what still runs. */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    stop();
+    Shutdown.shutdownGracefully(executor, tuning.shutdownTimeout(), true,
+        "replication executor");
+  }
+}

@@ -1,0 +1,64 @@
+package io.relaypinner.relay.node;
+
+import static io.relaypinner.relay.node.Failures.rootMessage;
+
+import io.relaypinner.ipfs.bitswap.NetworkPinner;
+import io.relaypinner.ipfs.pin.PinStore;
+import io.relaypinner.libp2p.host.Host;
+import io.relaypinner.multiformats.Cid;
+import io.relaypinner.multiformats.Multiaddr;
+import io.relaypinner.relay.pinsvc.PinningServiceEngine;
+import io.relaypinner.relay.storage.StorageQuota;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * How the Pinning Service API pins: it dials the request's origins (best effort, without
+ * waiting), then fetches the DAG over bitswap and pins it as the gateway does. At the storage
+ * quota a new pin fails at once (its request ends "failed"), counted as {@code pin}.
+ */
+final class ServicePinner implements PinningServiceEngine.Pinner {
+  private static final Logger LOG = LoggerFactory.getLogger(ServicePinner.class);
+
+  private final Host host;
+  private final NetworkPinner pinner;
+  private final NetworkPinner.Limits limits;
+  private final PinStore pins;
+  private final StorageQuota quota;
+
+  ServicePinner(final Host host, final NetworkPinner pinner, final NetworkPinner.Limits limits,
+      final PinStore pins, final StorageQuota quota) {
+    this.host = Objects.requireNonNull(host, "host");
+    this.pinner = Objects.requireNonNull(pinner, "pinner");
+    this.limits = Objects.requireNonNull(limits, "limits");
+    this.pins = Objects.requireNonNull(pins, "pins");
+    this.quota = Objects.requireNonNull(quota, "quota");
+  }
+
+  @Override
+  public CompletableFuture<?> pin(final Cid cid, final List<Multiaddr> origins) {
+    for (final Multiaddr origin : origins) {
+      if (origin.peerId().isPresent()) {
+        host.dial(origin).whenComplete((connection, error) -> {
+          if (error != null) {
+            LOG.debug("pin origin {} not reached: {}", origin, rootMessage(error));
+          }
+        });
+      }
+    }
+    return quota.admit("pin", () -> pinner.pin(cid, limits));
+  }
+
+  @Override
+  public boolean isPinned(final Cid cid) {
+    return pins.isPinned(cid);
+  }
+
+  @Override
+  public void unpin(final Cid cid) {
+    pins.unpin(cid);
+  }
+}

@@ -1,0 +1,77 @@
+package io.relaypinner.relay.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.libp2p.netty.EventLoops;
+import io.relaypinner.libp2p.transport.ws.ServerTlsSource;
+import io.relaypinner.relay.config.RelayConfig;
+import io.relaypinner.relay.tls.CertificateStore;
+import io.relaypinner.testkit.MutableClock;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@link ReplicationSubsystem} on memory storage, a network bound to 127.0.0.1 port 0 and a
+ * {@link MutableClock}.
+ */
+class ReplicationSubsystemIT {
+  @TempDir
+  Path dir;
+
+  private final MutableClock clock = NodeFixtures.clock();
+  private final PrometheusRegistry registry = new PrometheusRegistry();
+  private final EventLoops loops = EventLoops.create(1, "replication-it");
+  private StorageSubsystem storage;
+  private CertificateStore certificates;
+  private NetworkSubsystem network;
+  private ContentSubsystem content;
+
+  @BeforeEach
+  void setUp() {
+    final RelayConfig config = NodeFixtures.config(dir);
+    storage = NodeFixtures.memoryStorage(registry, clock);
+    certificates = NodeFixtures.certificates(dir.resolve("tls"), clock);
+    network = new NetworkSubsystem(config, NodeFixtures.IDENTITY,
+        NodeFixtures.advertiser(config), List.of(), ServerTlsSource.NONE, certificates, loops,
+        registry, clock, NodeTuning.DEFAULT);
+    content = new ContentSubsystem(storage, network.host(), registry, clock,
+        NodeTuning.DEFAULT);
+  }
+
+  @AfterEach
+  void tearDown() {
+    content.close();
+    network.close();
+    certificates.close();
+    storage.close();
+    loops.shutdownGracefully(Duration.ofSeconds(2));
+  }
+
+  @Test
+  void replication_shouldWireTheSyncEngineTopicsAndService_andEndItsExecutor_whenClosed()
+      throws Exception {
+    final ReplicationSubsystem replication = new ReplicationSubsystem(
+        NodeFixtures.config(dir), "peer", storage, network, content, registry, clock,
+        NodeTuning.DEFAULT);
+    assertThat(replication.service()).isNotNull();
+    assertThat(replication.topics().followed()).isEmpty();
+    assertThat(replication.identityVerifiers()).isNotNull();
+    assertThat(replication.syncEngine().inFlight()).isEmpty();
+    assertThat(registry.scrape().stream().map(s -> s.getMetadata().getPrometheusName()))
+        .contains("relay_pubsub_topics", "orbitdb_identity_verifications");
+    final Thread worker = NodeFixtures.threadOf(replication.executor());
+
+    replication.close();
+    replication.close();
+
+    assertThat(replication.executor().isTerminated()).isTrue();
+    worker.join(5_000);
+    assertThat(worker.isAlive()).isFalse();
+  }
+}
