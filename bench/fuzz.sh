@@ -24,7 +24,7 @@ for file in $(find */src/test/java -name "${pattern}Fuzzer.java" 2>/dev/null | s
   class=$(basename "$file" .java)
   log="$out/$class.log"
   start=$(date +%s)
-  mvn -B -pl "$module" -am test -Dtest="$class" \
+  mvn -B -Pfuzz -pl "$module" -am test -Dtest="$class" \
     -Dsurefire.failIfNoSpecifiedTests=false -Dfuzz.executions="$executions" \
     -Dfuzz.duration="$limit" > "$log" 2>&1
   rc=$?
