@@ -180,22 +180,11 @@ public final class RelayNode implements AutoCloseable {
   private EventLoops ownLoops() {
     final EventLoops loops = EventLoops.create("relay-io");
     add(new Subsystem() {
-      private boolean stopped;
-
       @Override
-      public synchronized void stop() {
-        if (!stopped) {
-          stopped = true;
-          if (!loops.shutdownGracefully(tuning.shutdownTimeout())) {
-            LOG.warn("event loops did not stop within {} ms",
-                tuning.shutdownTimeout().toMillis());
-          }
+      protected void onStop() {
+        if (!loops.shutdownGracefully(tuning.shutdownTimeout())) {
+          LOG.warn("event loops did not stop within {} ms", tuning.shutdownTimeout().toMillis());
         }
-      }
-
-      @Override
-      public void close() {
-        stop();
       }
     });
     return loops;

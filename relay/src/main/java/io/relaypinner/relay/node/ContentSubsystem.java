@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * that media pins, the Pinning Service API and the gateway fallback share, the gateway's network
  * fallback, and the Pinning Service API's state.
  */
-public final class ContentSubsystem implements Subsystem {
+public final class ContentSubsystem extends Subsystem {
   private static final Logger LOG = LoggerFactory.getLogger(ContentSubsystem.class);
 
   private final StorageSubsystem storage;
@@ -45,8 +45,6 @@ public final class ContentSubsystem implements Subsystem {
   private final NetworkPinner pinner;
   private Optional<NetworkContent> gatewayContent;
   private volatile PinningServiceEngine pinningService;
-  private boolean stopped;
-  private boolean closed;
 
   /** Starts bitswap on {@code host}, serving and filling {@code storage}. */
   public ContentSubsystem(final StorageSubsystem storage, final Host host,
@@ -139,22 +137,13 @@ public final class ContentSubsystem implements Subsystem {
 
   /** Closes bitswap (its protocol and wants). */
   @Override
-  public synchronized void stop() {
-    if (stopped) {
-      return;
-    }
-    stopped = true;
+  protected void onStop() {
     bitswap.close();
   }
 
   /** After {@link #stop()}: bitswap's executor, interrupting what still runs. */
   @Override
-  public synchronized void close() {
-    if (closed) {
-      return;
-    }
-    closed = true;
-    stop();
+  protected void onClose() {
     Shutdown.shutdownGracefully(executor, tuning.shutdownTimeout(), true, "bitswap executor");
   }
 }

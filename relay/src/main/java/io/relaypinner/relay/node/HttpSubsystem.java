@@ -60,7 +60,7 @@ import org.slf4j.LoggerFactory;
  * holds a certificate and {@code METRICS_HTTPS_ENABLED}, the certificate store, and the AutoTLS
  * client. Scrapes of {@code /metrics} run on its own thread.
  */
-public final class HttpSubsystem implements Subsystem {
+public final class HttpSubsystem extends Subsystem {
   private static final Logger LOG = LoggerFactory.getLogger(HttpSubsystem.class);
 
   /** What the HTTP side is built from, besides the other subsystems. */
@@ -89,8 +89,6 @@ public final class HttpSubsystem implements Subsystem {
   private volatile MetricsHttpsStatus metricsHttps;
   private RelayHttpServer httpsServer;
   private volatile AutoTlsService autoTls;
-  private boolean stopped;
-  private boolean closed;
 
   /**
    * Builds the routes, binds the HTTP listener (returns once bound), starts the certificate
@@ -264,7 +262,7 @@ public final class HttpSubsystem implements Subsystem {
    * and retried with the next certificate.
    */
   private synchronized void startHttps() {
-    if (stopped || httpsServer != null || router == null) {
+    if (isStopped() || httpsServer != null || router == null) {
       return;
     }
     final RelayHttpServer server = RelayHttpServer.https(config.http(), config.https().port(),
@@ -281,7 +279,7 @@ public final class HttpSubsystem implements Subsystem {
 
   /** The bound HTTP port; empty when the listener is disabled or not running. */
   public synchronized OptionalInt port() {
-    final int port = httpServer == null || stopped ? -1 : httpServer.port();
+    final int port = httpServer == null || isStopped() ? -1 : httpServer.port();
     return port < 0 ? OptionalInt.empty() : OptionalInt.of(port);
   }
 
@@ -311,11 +309,7 @@ public final class HttpSubsystem implements Subsystem {
 
   /** Closes the listeners, AutoTLS and the certificate store. */
   @Override
-  public synchronized void stop() {
-    if (stopped) {
-      return;
-    }
-    stopped = true;
+  protected void onStop() {
     if (httpServer != null) {
       httpServer.close();
     }
@@ -331,12 +325,7 @@ public final class HttpSubsystem implements Subsystem {
 
   /** After {@link #stop()}: the scrape thread. */
   @Override
-  public synchronized void close() {
-    if (closed) {
-      return;
-    }
-    closed = true;
-    stop();
+  protected void onClose() {
     if (scrapeExecutor != null) {
       Shutdown.shutdownGracefully(scrapeExecutor, tuning.shutdownTimeout(), true,
           "metrics scrape");

@@ -41,7 +41,7 @@ import org.slf4j.LoggerFactory;
  * gossipsub, pubsub peer discovery, the bootstrap peers, and what the relay advertises
  * ({@link NodeAddresses}). It owns no executor: everything runs on the event loops it is given.
  */
-public final class NetworkSubsystem implements Subsystem {
+public final class NetworkSubsystem extends Subsystem {
   private static final Logger LOG = LoggerFactory.getLogger(NetworkSubsystem.class);
 
   private final Host host;
@@ -51,7 +51,6 @@ public final class NetworkSubsystem implements Subsystem {
   private final AutoNat autoNat;
   private final PubSub pubsub;
   private final PubsubPeerDiscovery discovery;
-  private boolean stopped;
 
   /**
    * Starts libp2p: the IPv4 listeners must bind (a taken port stops the node: {@link
@@ -222,11 +221,7 @@ public final class NetworkSubsystem implements Subsystem {
 
   /** Closes discovery, the relay, AutoNAT, gossipsub, then the host (its connections). */
   @Override
-  public synchronized void stop() {
-    if (stopped) {
-      return;
-    }
-    stopped = true;
+  protected void onStop() {
     if (discovery != null) {
       discovery.close();
     }
@@ -234,10 +229,5 @@ public final class NetworkSubsystem implements Subsystem {
     autoNat.close();
     pubsub.close();
     host.close();
-  }
-
-  @Override
-  public void close() {
-    stop();
   }
 }

@@ -38,7 +38,7 @@ import org.slf4j.LoggerFactory;
  * exchange, media pins; every trigger (follow, topic message, heads, a peer subscribing) queues a
  * sync on the engine. Joins, verification and entry pins run on its own executor.
  */
-public final class ReplicationSubsystem implements Subsystem {
+public final class ReplicationSubsystem extends Subsystem {
   private static final Logger LOG = LoggerFactory.getLogger(ReplicationSubsystem.class);
 
   private final NodeTuning tuning;
@@ -48,8 +48,6 @@ public final class ReplicationSubsystem implements Subsystem {
   private final OrbitDbTopics topics;
   private final ThreadPoolExecutor executor;
   private final ReplicationService service;
-  private boolean stopped;
-  private boolean closed;
 
   /**
    * Starts replication on the network and content subsystems, then the topic policy (which
@@ -188,23 +186,14 @@ public final class ReplicationSubsystem implements Subsystem {
    * they end), then the replication service.
    */
   @Override
-  public synchronized void stop() {
-    if (stopped) {
-      return;
-    }
-    stopped = true;
+  protected void onStop() {
     syncEngine.close();
     service.close();
   }
 
   /** After {@link #stop()}: the replication executor, interrupting what still runs. */
   @Override
-  public synchronized void close() {
-    if (closed) {
-      return;
-    }
-    closed = true;
-    stop();
+  protected void onClose() {
     Shutdown.shutdownGracefully(executor, tuning.shutdownTimeout(), true,
         "replication executor");
   }

@@ -48,7 +48,7 @@ import org.slf4j.LoggerFactory;
  * <p>Closing waits for running storage work without interrupting it first (see {@link #close()})
  * and closes the stores last.
  */
-public final class StorageSubsystem implements Subsystem {
+public final class StorageSubsystem extends Subsystem {
   private static final Logger LOG = LoggerFactory.getLogger(StorageSubsystem.class);
 
   private final Blockstore blockstore;
@@ -64,8 +64,6 @@ public final class StorageSubsystem implements Subsystem {
   /** Probes shared stores found down (null with the embedded stores). */
   private final ScheduledThreadPoolExecutor storeProbe;
   private final StorageGc gc;
-  private boolean stopped;
-  private volatile boolean closed;
 
   /**
    * Opens the configured stores: by default {@code <DATASTORE_PATH>/blocks} and
@@ -208,7 +206,7 @@ public final class StorageSubsystem implements Subsystem {
     final StorageQuota quota = new StorageQuota(flat == null ? 0 : limits.maxBytes(),
         flat == null ? () -> 0L : () -> flat.byteCount() + flat.stagedBytes(), () -> {
           final StorageGc current = started[0];
-          if (current != null && !closed) {
+          if (current != null && !isClosed()) {
             current.requestRunUnderPressure();
           }
         });
@@ -314,7 +312,7 @@ public final class StorageSubsystem implements Subsystem {
    * @throws IllegalStateException once closed
    */
   public StorageGc gc() {
-    if (closed) {
+    if (isClosed()) {
       throw new IllegalStateException("relay node is not running");
     }
     return gc;
@@ -341,18 +339,14 @@ public final class StorageSubsystem implements Subsystem {
   }
 
   private void open() {
-    if (closed) {
+    if (isClosed()) {
       throw new IllegalStateException("storage is not open");
     }
   }
 
   /** Ends the coordination with other relays (its leases), once the work using it stopped. */
   @Override
-  public synchronized void stop() {
-    if (stopped) {
-      return;
-    }
-    stopped = true;
+  protected void onStop() {
     coordination.close();
   }
 
@@ -363,17 +357,12 @@ public final class StorageSubsystem implements Subsystem {
    * work still running after the wait is interrupted.
    */
   @Override
-  public synchronized void close() {
-    if (closed) {
-      return;
-    }
-    stop();
+  protected void onClose() {
     if (storeProbe != null) {
       Shutdown.shutdownGracefully(storeProbe, tuning.shutdownTimeout(), true, "store probe");
     }
     // No interrupt: a GC run reads the datastore, whose file channel an interrupt closes.
     Shutdown.shutdownGracefully(gcExecutor, tuning.shutdownTimeout(), false, "GC");
-    closed = true;
     Shutdown.shutdownGracefully(executor, tuning.shutdownTimeout(), false, "storage work");
     datastore.close();
     closeBlockstore(blockstore);
