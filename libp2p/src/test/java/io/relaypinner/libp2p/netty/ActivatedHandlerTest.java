@@ -79,6 +79,14 @@ class ActivatedHandlerTest {
     return channel;
   }
 
+  /** A frozen-time channel with {@code recorder}, whose deadline is set on activation. */
+  private static EmbeddedChannel armedAt(final Recorder recorder, final long nanos) {
+    recorder.armOnActivation = nanos;
+    final EmbeddedChannel channel = frozen();
+    channel.pipeline().addLast(recorder);
+    return channel;
+  }
+
   private static void advance(final EmbeddedChannel channel, final long nanos) {
     channel.advanceTimeBy(nanos, TimeUnit.NANOSECONDS);
     channel.runScheduledPendingTasks();
@@ -131,10 +139,8 @@ class ActivatedHandlerTest {
 
   @Test
   void deadline_shouldExpireOnTime_onTheLoop() {
-    final EmbeddedChannel channel = frozen();
     final Recorder recorder = new Recorder();
-    recorder.armOnActivation = 10 * SECOND;
-    channel.pipeline().addLast(recorder);
+    final EmbeddedChannel channel = armedAt(recorder, 10 * SECOND);
 
     advance(channel, 10 * SECOND - 1);
     assertThat(events).doesNotContain("expired");
@@ -149,10 +155,8 @@ class ActivatedHandlerTest {
 
   @Test
   void deadline_shouldExpireAtTheLaterTime_whenPushedBack() {
-    final EmbeddedChannel channel = frozen();
     final Recorder recorder = new Recorder();
-    recorder.armOnActivation = 10 * SECOND;
-    channel.pipeline().addLast(recorder);
+    final EmbeddedChannel channel = armedAt(recorder, 10 * SECOND);
 
     advance(channel, 6 * SECOND);
     recorder.deadline.expireIn(10 * SECOND);
@@ -167,10 +171,8 @@ class ActivatedHandlerTest {
 
   @Test
   void deadline_shouldExpireAtTheEarlierTime_whenBroughtForward() {
-    final EmbeddedChannel channel = frozen();
     final Recorder recorder = new Recorder();
-    recorder.armOnActivation = 10 * SECOND;
-    channel.pipeline().addLast(recorder);
+    final EmbeddedChannel channel = armedAt(recorder, 10 * SECOND);
 
     recorder.deadline.expireAt(recorder.deadline.now() + SECOND);
     advance(channel, SECOND);
@@ -182,10 +184,8 @@ class ActivatedHandlerTest {
 
   @Test
   void deadline_shouldNotExpire_whenCancelled_andMayBeSetAgain() {
-    final EmbeddedChannel channel = frozen();
     final Recorder recorder = new Recorder();
-    recorder.armOnActivation = SECOND;
-    channel.pipeline().addLast(recorder);
+    final EmbeddedChannel channel = armedAt(recorder, SECOND);
 
     recorder.deadline.cancel();
     advance(channel, 2 * SECOND);
@@ -198,10 +198,8 @@ class ActivatedHandlerTest {
 
   @Test
   void deadline_shouldBeCancelled_whenTheChannelCloses() {
-    final EmbeddedChannel channel = frozen();
     final Recorder recorder = new Recorder();
-    recorder.armOnActivation = SECOND;
-    channel.pipeline().addLast(recorder);
+    final EmbeddedChannel channel = armedAt(recorder, SECOND);
 
     channel.close();
     advance(channel, 2 * SECOND);
@@ -212,10 +210,8 @@ class ActivatedHandlerTest {
 
   @Test
   void deadline_shouldBeCancelled_whenTheHandlerIsRemoved() {
-    final EmbeddedChannel channel = frozen();
     final Recorder recorder = new Recorder();
-    recorder.armOnActivation = SECOND;
-    channel.pipeline().addLast(recorder);
+    final EmbeddedChannel channel = armedAt(recorder, SECOND);
 
     channel.pipeline().remove(recorder);
     advance(channel, 2 * SECOND);
