@@ -40,14 +40,16 @@ import org.slf4j.LoggerFactory;
  *       then).
  *   <li><b>Our streams.</b> One {@link PeerStreams} per binding, on the binding's loop.
  *   <li><b>The loop.</b> One event loop of the host runs the owner's engine. {@link #onLoop},
- *       {@link #later}, {@link #every} and {@link #call} hand work to it from any thread; a task
- *       that throws is logged, never lost silently; after {@link #close} only {@link
- *       #onLoopAlways} still runs (a pending turn must release its slot, a get must fail).
+ *       {@link #later}, {@link #every} and {@link #call} hand work to it from any thread; what a
+ *       task throws is logged (or fails the call's future), never lost silently. After {@link
+ *       #close} the tasks of the first three are skipped; {@link #onLoopAlways} and calls still
+ *       run (a pending turn must release its slot, a get must fail).
  *   <li><b>Close.</b> Unregisters the ids, stops the timers, closes our streams, then {@link
  *       Owner#closed}.
  * </ul>
  *
- * <p>Thread-safe: every public method may be called from any thread and does not block.
+ * <p>Thread-safe: every public method but {@link #streams()}'s use may be called from any thread
+ * and does not block.
  *
  * @param <M> the owner's outbound message type
  */
