@@ -1,20 +1,19 @@
 package io.relaypinner.ipfs.bitswap;
 
+import io.netty.channel.Channel;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.EventExecutor;
-import io.netty.util.concurrent.ScheduledFuture;
 import io.netty.util.concurrent.Ticker;
 import io.relaypinner.ipfs.bitswap.BitswapEngine.Outgoing;
 import io.relaypinner.ipfs.bitswap.BitswapEngine.Turn;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.libp2p.host.Connection;
 import io.relaypinner.libp2p.host.Host;
-import io.relaypinner.libp2p.host.HostListener;
 import io.relaypinner.libp2p.host.PeerBanEngine;
 import io.relaypinner.libp2p.host.PeerInboundQueue;
 import io.relaypinner.libp2p.netty.UvarintFrameDecoder;
-import io.relaypinner.libp2p.protocol.identify.IdentifyResult;
 import io.relaypinner.libp2p.stream.PeerStreams;
+import io.relaypinner.libp2p.stream.ProtocolBinding;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.PeerId;
 import java.time.Clock;
@@ -28,7 +27,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,18 +53,18 @@ public final class Bitswap implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Bitswap.class);
   private static final int MAX_OPEN_ATTEMPTS = 3;
   private static final Duration REOPEN_DELAY = Duration.ofMillis(200);
-  private static final long TICK_MILLIS = 500;
+  private static final Duration TICK = Duration.ofMillis(500);
 
   private final Host host;
   private final Blockstore blockstore;
   private final Executor storage;
   private final BitswapConfig config;
   private final BitswapFrameCodec codec;
-  private final EventExecutor loop;
   private final BitswapEngine engine;
+  /** The ids, our streams, the peers that speak bitswap, the loop. */
+  private final ProtocolBinding<Outgoing> binding;
   private final PeerStreams<Outgoing> streams;
-  private ScheduledFuture<?> tick;
-  private volatile boolean closed;
+  private final EventExecutor loop;
 
   private Bitswap(final Host host, final Blockstore blockstore, final Executor storage,
       final BitswapConfig config, final Clock clock) {
@@ -75,14 +73,15 @@ public final class Bitswap implements AutoCloseable {
     this.storage = storage;
     this.config = config;
     this.codec = new BitswapFrameCodec(config);
-    this.loop = host.eventLoops().group().next();
     this.engine = new BitswapEngine(config, clock, new EngineOutput());
     // Bytes: one turn's output (a quantum and one block over) plus wants, with room to spare.
-    this.streams = new PeerStreams<>(host, loop, new PeerStreams.Options("bitswap",
+    this.binding = new ProtocolBinding<>(host, new PeerStreams.Options("bitswap",
         BitswapProtocol.PROTOCOL_IDS, config.maxOutboxMessages(),
         4L * config.bytesPerTurn() + 2L * config.maxMessageSize(), true, true,
         MAX_OPEN_ATTEMPTS, REOPEN_DELAY, config.outboundIdleTimeout(), true),
-        new StreamPolicy(), new StreamEvents());
+        new StreamPolicy(), new StreamEvents(), new BindingOwner());
+    this.streams = binding.streams();
+    this.loop = binding.loop();
   }
 
   /**
@@ -101,75 +100,58 @@ public final class Bitswap implements AutoCloseable {
   }
 
   private void register() {
-    for (final String id : BitswapProtocol.PROTOCOL_IDS) {
-      host.protocols().register(id, (stream, protocol) -> {
-        final Connection connection = Connection.of(stream).orElseThrow();
-        final PeerId peer = connection.remotePeer();
-        stream.pipeline().addLast("bitswap-idle", new IdleStateHandler(
-            config.inboundIdleTimeout().toMillis(), 0, 0, TimeUnit.MILLISECONDS));
-        stream.pipeline().addLast("bitswap-frames",
-            new UvarintFrameDecoder(config.maxMessageSize()));
-        // Flow control: the peer's streams stop reading (so yamux stops granting window) while
-        // its budget of decoded messages waiting, over all its streams and protocols, is full.
-        final PeerInboundQueue queue = connection.inboundQueue();
-        stream.pipeline().addLast("bitswap-in", new BitswapInboundHandler(codec,
-            (decoded, size) -> {
-              final Runnable release = queue.admit(stream, size);
-              onLoopAlways(() -> {
-                try {
-                  if (!closed && (connection.isOpen() || host.connection(peer).isPresent())
-                      && !engine.received(peer, decoded.frame(), decoded.rejectedBlocks())) {
-                    connection.reportFault(PeerBanEngine.Fault.PROTOCOL_BOUND);
-                  }
-                } finally {
-                  release.run();
-                }
-              });
-            }, reason -> {
-              connection.reportFault(PeerBanEngine.Fault.MALFORMED_MESSAGE);
-              onLoop(() -> engine.reject(reason));
-            }));
-        onLoop(() -> peerSeen(peer));
-      });
-    }
-    host.addListener(new HostListener() {
-      @Override
-      public void peerIdentified(final Connection connection, final IdentifyResult result) {
-        if (BitswapProtocol.PROTOCOL_IDS.stream().anyMatch(result::supports)) {
-          onLoop(() -> peerSeen(connection.remotePeer()));
-        }
-      }
-
-      @Override
-      public void connectionClosed(final Connection connection) {
-        onLoop(() -> {
-          final PeerId peer = connection.remotePeer();
-          if (host.connection(peer).isEmpty()) {
-            streams.remove(peer);
-            engine.peerDisconnected(peer);
-          }
-        });
-      }
-    });
-    for (final Connection connection : host.connections()) {
-      final boolean speaks = host.peerStore().get(connection.remotePeer())
-          .map(info -> info.protocols().stream()
-              .anyMatch(BitswapProtocol.PROTOCOL_IDS::contains))
-          .orElse(false);
-      if (speaks) {
-        onLoop(() -> peerSeen(connection.remotePeer()));
-      }
-    }
-    tick = loop.scheduleAtFixedRate(() -> onLoop(() -> {
+    binding.start();
+    binding.every(TICK, TICK, () -> {
       engine.tick();
       streams.closeIdle(engine::busy);
-    }), TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
+    });
   }
 
-  private void peerSeen(final PeerId peer) {
-    if (host.connection(peer).isPresent()) {
-      engine.peerConnected(peer);
+  /** What the binding asks of bitswap: the inbound pipeline, the peers' comings and goings. */
+  private final class BindingOwner implements ProtocolBinding.Owner {
+    @Override
+    public void installInbound(final Channel stream, final String protocol,
+        final Connection connection) {
+      final PeerId peer = connection.remotePeer();
+      stream.pipeline().addLast("bitswap-idle", new IdleStateHandler(
+          config.inboundIdleTimeout().toMillis(), 0, 0, TimeUnit.MILLISECONDS));
+      stream.pipeline().addLast("bitswap-frames",
+          new UvarintFrameDecoder(config.maxMessageSize()));
+      stream.pipeline().addLast("bitswap-in", new BitswapInboundHandler(codec,
+          (decoded, size) -> binding.deliver(connection, stream, size,
+              () -> received(connection, peer, decoded)),
+          reason -> {
+            connection.reportFault(PeerBanEngine.Fault.MALFORMED_MESSAGE);
+            binding.onLoop(() -> engine.reject(reason));
+          }));
     }
+
+    @Override
+    public void peerSpeaks(final PeerId peer) {
+      if (host.connection(peer).isPresent()) {
+        engine.peerConnected(peer);
+      }
+    }
+
+    @Override
+    public void peerGone(final PeerId peer) {
+      engine.peerDisconnected(peer);
+    }
+
+    @Override
+    public void closed() {
+      engine.close();
+    }
+  }
+
+  /** A peer's message, on the loop; false when it broke a bound. */
+  private boolean received(final Connection connection, final PeerId peer,
+      final BitswapFrameCodec.Decoded decoded) {
+    if (!connection.isOpen() && host.connection(peer).isEmpty()) {
+      // The peer left while the message waited: nothing to answer, nothing to blame.
+      return true;
+    }
+    return engine.received(peer, decoded.frame(), decoded.rejectedBlocks());
   }
 
   // ---------------------------------------------------------------- API
@@ -197,7 +179,7 @@ public final class Bitswap implements AutoCloseable {
   private CompletableFuture<byte[]> get(final Cid cid, final Duration timeout,
       final boolean store) {
     final CompletableFuture<byte[]> result = new CompletableFuture<>();
-    if (closed) {
+    if (binding.isClosed()) {
       result.completeExceptionally(new IllegalStateException("bitswap is closed"));
       return result;
     }
@@ -244,7 +226,7 @@ public final class Bitswap implements AutoCloseable {
     }
     result.whenComplete((data, error) -> {
       if (error != null) {
-        onLoop(() -> engine.waiterGone(cid, result));
+        binding.onLoop(() -> engine.waiterGone(cid, result));
       }
     });
   }
@@ -254,7 +236,7 @@ public final class Bitswap implements AutoCloseable {
    * peers waiting for it are served.
    */
   public void blockAdded(final Cid cid) {
-    onLoop(() -> engine.blockAdded(cid.multihash()));
+    binding.onLoop(() -> engine.blockAdded(cid.multihash()));
   }
 
   /** Counters and gauges now. */
@@ -264,22 +246,12 @@ public final class Bitswap implements AutoCloseable {
 
   /** The number of wantlist entries each peer has with us, read on the loop. */
   public CompletableFuture<Map<PeerId, Integer>> wantlistSizes() {
-    return read(engine::wantlistSizes);
+    return binding.call(engine::wantlistSizes);
   }
 
   /** Peers known to speak bitswap with an open connection, read on the loop. */
   public CompletableFuture<Set<PeerId>> peers() {
-    return read(engine::peers);
-  }
-
-  private <T> CompletableFuture<T> read(final Supplier<T> reader) {
-    final CompletableFuture<T> result = new CompletableFuture<>();
-    try {
-      loop.execute(() -> result.complete(reader.get()));
-    } catch (final RejectedExecutionException e) {
-      result.completeExceptionally(e);
-    }
-    return result;
+    return binding.call(engine::peers);
   }
 
   /** How many connected peers speak bitswap now (a cheap read). */
@@ -299,45 +271,7 @@ public final class Bitswap implements AutoCloseable {
   /** Unregisters the protocols, fails pending gets and closes our streams. */
   @Override
   public void close() {
-    closed = true;
-    for (final String id : BitswapProtocol.PROTOCOL_IDS) {
-      host.protocols().unregister(id);
-    }
-    onLoopAlways(() -> {
-      if (tick != null) {
-        tick.cancel(false);
-      }
-      streams.closeAll();
-      engine.close();
-    });
-  }
-
-  // ---------------------------------------------------------------- loop
-
-  private void onLoop(final Runnable task) {
-    if (closed) {
-      return;
-    }
-    onLoopAlways(() -> {
-      if (!closed) {
-        task.run();
-      }
-    });
-  }
-
-  /** Like onLoop, but also after close (a turn must release its slot, a get must fail). */
-  private void onLoopAlways(final Runnable task) {
-    try {
-      loop.execute(() -> {
-        try {
-          task.run();
-        } catch (final RuntimeException e) {
-          LOG.warn("bitswap task failed", e);
-        }
-      });
-    } catch (final RejectedExecutionException e) {
-      LOG.debug("bitswap: event loop gone");
-    }
+    binding.close();
   }
 
   private final class EngineOutput implements BitswapEngine.Output {
@@ -351,7 +285,7 @@ public final class Bitswap implements AutoCloseable {
       try {
         storage.execute(() -> {
           final List<BitswapEngine.Outcome> outcomes = turn.load(blockstore);
-          onLoopAlways(() -> engine.turnDone(turn, outcomes));
+          binding.onLoopAlways(() -> engine.turnDone(turn, outcomes));
         });
       } catch (final RejectedExecutionException e) {
         engine.turnDone(turn, List.of());
@@ -370,7 +304,7 @@ public final class Bitswap implements AutoCloseable {
             failure = e;
           }
           final Throwable error = failure;
-          onLoopAlways(() -> engine.stored(cid, error));
+          binding.onLoopAlways(() -> engine.stored(cid, error));
         });
       } catch (final RejectedExecutionException e) {
         engine.stored(cid, e);
@@ -384,12 +318,12 @@ public final class Bitswap implements AutoCloseable {
 
     @Override
     public void flushSoon() {
-      onLoopAlways(engine::flush);
+      binding.onLoopAlways(engine::flush);
     }
 
     @Override
     public void flushAfter(final Duration delay) {
-      loop.schedule(() -> onLoop(engine::flush), delay.toMillis(), TimeUnit.MILLISECONDS);
+      binding.later(delay, engine::flush);
     }
   }
 

@@ -1,15 +1,12 @@
 package io.relaypinner.libp2p.pubsub;
 
-import io.netty.util.concurrent.EventExecutor;
-import io.netty.util.concurrent.ScheduledFuture;
+import io.netty.channel.Channel;
 import io.relaypinner.libp2p.host.Connection;
 import io.relaypinner.libp2p.host.Host;
-import io.relaypinner.libp2p.host.HostListener;
-import io.relaypinner.libp2p.host.PeerBanEngine;
 import io.relaypinner.libp2p.host.PeerInboundQueue;
-import io.relaypinner.libp2p.protocol.identify.IdentifyResult;
 import io.relaypinner.libp2p.pubsub.pb.PubsubProtos.RPC;
 import io.relaypinner.libp2p.stream.PeerStreams;
+import io.relaypinner.libp2p.stream.ProtocolBinding;
 import io.relaypinner.multiformats.PeerId;
 import java.time.Clock;
 import java.time.Duration;
@@ -41,10 +38,10 @@ import org.slf4j.LoggerFactory;
  * listener is applied right after the event).
  *
  * <p>Per peer, like JS, we open one long-lived outbound stream (on identify, or when the peer
- * opens its stream to us; {@link PeerStreams}, shared with bitswap), send all our subscriptions
- * first, and read the peer's stream. A stream that ends while the connection lives is reopened
- * after 1 s. RPCs to a peer whose stream is not writable are queued up to {@link
- * GossipsubConfig#maxQueuedBytesPerPeer()} (or 8,192 RPCs); beyond that
+ * opens its stream to us; {@link PeerStreams} in a {@link ProtocolBinding}, both shared with
+ * bitswap), send all our subscriptions first, and read the peer's stream. A stream that ends
+ * while the connection lives is reopened after 1 s. RPCs to a peer whose stream is not writable
+ * are queued up to {@link GossipsubConfig#maxQueuedBytesPerPeer()} (or 8,192 RPCs); beyond that
  * messages to it are dropped (counted {@code drop-send-queue-full}), and at twice that the stream
  * is closed (and later reopened). A peer's streams to us stop being read while its {@link
  * PeerInboundQueue} (decoded messages waiting, over all its streams and protocols) is full.
@@ -78,8 +75,9 @@ public final class PubSub implements AutoCloseable {
 
   private final Host host;
   private final GossipsubConfig config;
-  private final EventExecutor loop;
   private final GossipsubEngine engine;
+  /** The ids, our streams, the peers that speak gossipsub, the loop. */
+  private final ProtocolBinding<RPC> binding;
   private final PeerStreams<RPC> streams;
   private final List<MessageHandler> handlers = new CopyOnWriteArrayList<>();
   private final List<SubscriptionListener> listeners = new CopyOnWriteArrayList<>();
@@ -94,19 +92,17 @@ public final class PubSub implements AutoCloseable {
   private long viewVersion = -1;
   /** Checks message signatures off the I/O loop: one thread (so order holds), bounded queue. */
   private final ThreadPoolExecutor verifier;
-  private ScheduledFuture<?> heartbeat;
-  private volatile boolean closed;
 
   private PubSub(final Host host, final GossipsubConfig config, final Clock clock,
       final Random random) {
     this.host = host;
     this.config = config;
-    this.loop = host.eventLoops().group().next();
     this.engine = new GossipsubEngine(host.identity(), config, clock, random, new EngineOutput());
-    this.streams = new PeerStreams<>(host, loop, new PeerStreams.Options("gossipsub",
+    this.binding = new ProtocolBinding<>(host, new PeerStreams.Options("gossipsub",
         GossipsubProtocol.PROTOCOL_IDS, MAX_QUEUED_RPCS, config.maxQueuedBytesPerPeer(), false,
         false, MAX_OPEN_ATTEMPTS, REOPEN_DELAY, null, false), new StreamPolicy(),
-        new StreamEvents());
+        new StreamEvents(), new BindingOwner());
+    this.streams = binding.streams();
     this.verifier = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS,
         new ArrayBlockingQueue<>(config.maxPendingValidations()), runnable -> {
           final Thread thread = new Thread(runnable, "gossipsub-verify");
@@ -127,62 +123,39 @@ public final class PubSub implements AutoCloseable {
   }
 
   private void register() {
-    for (final String id : GossipsubProtocol.PROTOCOL_IDS) {
-      host.protocols().register(id, (stream, protocol) -> {
-        final Connection connection = Connection.of(stream).orElseThrow();
-        final PeerId peer = connection.remotePeer();
-        // Flow control: the peer's streams stop reading (so yamux stops granting window) while
-        // its budget of decoded messages waiting, over all its streams and protocols, is full.
-        final PeerInboundQueue queue = connection.inboundQueue();
-        GossipsubProtocol.installInbound(stream, config.maxRpcSize(), rpc -> {
-          final Runnable release = queue.admit(stream, rpc.getSerializedSize());
-          if (closed) {
-            release.run();
-            return;
-          }
-          loop.execute(() -> {
-            try {
-              if (!closed && !engine.handleRpc(peer, rpc)) {
-                connection.reportFault(PeerBanEngine.Fault.PROTOCOL_BOUND);
-              }
-            } catch (final RuntimeException e) {
-              LOG.warn("gossipsub task failed", e);
-            } finally {
-              release.run();
-            }
-            refreshView();
-          });
-        });
-        // As JS does: a peer that talks gossipsub to us gets our stream back.
-        onLoop(() -> streams.open(connection.remotePeer()));
-      });
-    }
-    host.addListener(new HostListener() {
-      @Override
-      public void peerIdentified(final Connection connection, final IdentifyResult result) {
-        if (GossipsubProtocol.PROTOCOL_IDS.stream().anyMatch(result::supports)) {
-          onLoop(() -> streams.open(connection.remotePeer()));
-        }
-      }
-
-      @Override
-      public void connectionClosed(final Connection connection) {
-        onLoop(() -> connectionGone(connection.remotePeer()));
-      }
-    });
-    for (final Connection connection : host.connections()) {
-      final boolean speaks = host.peerStore().get(connection.remotePeer())
-          .map(info -> info.protocols().stream()
-              .anyMatch(GossipsubProtocol.PROTOCOL_IDS::contains))
-          .orElse(false);
-      if (speaks) {
-        onLoop(() -> streams.open(connection.remotePeer()));
-      }
-    }
-    final long interval = config.heartbeatInterval().toMillis();
+    binding.start();
+    final Duration interval = config.heartbeatInterval();
     // First heartbeat soon after start, as JS (100 ms), then at the interval.
-    heartbeat = loop.scheduleAtFixedRate(() -> onLoop(engine::heartbeat),
-        Math.min(100, interval), interval, TimeUnit.MILLISECONDS);
+    binding.every(Duration.ofMillis(Math.min(100, interval.toMillis())), interval,
+        engine::heartbeat);
+  }
+
+  /** What the binding asks of gossipsub: the inbound pipeline, the peers' comings and goings. */
+  private final class BindingOwner implements ProtocolBinding.Owner {
+    @Override
+    public void installInbound(final Channel stream, final String protocol,
+        final Connection connection) {
+      final PeerId peer = connection.remotePeer();
+      GossipsubProtocol.installInbound(stream, config.maxRpcSize(), rpc ->
+          binding.deliver(connection, stream, rpc.getSerializedSize(),
+              () -> engine.handleRpc(peer, rpc)));
+    }
+
+    @Override
+    public void peerSpeaks(final PeerId peer) {
+      // As JS does: a peer that speaks gossipsub (or talks it to us) gets our stream.
+      streams.open(peer);
+    }
+
+    @Override
+    public void peerGone(final PeerId peer) {
+      engine.removePeer(peer);
+    }
+
+    @Override
+    public void afterTask() {
+      refreshView();
+    }
   }
 
   // ---------------------------------------------------------------- API
@@ -250,54 +223,17 @@ public final class PubSub implements AutoCloseable {
   /** Unregisters the protocols, stops the heartbeat and closes our streams. */
   @Override
   public void close() {
-    closed = true;
     verifier.shutdownNow();
-    for (final String id : GossipsubProtocol.PROTOCOL_IDS) {
-      host.protocols().unregister(id);
-    }
-    loop.execute(() -> {
-      if (heartbeat != null) {
-        heartbeat.cancel(false);
-      }
-      streams.closeAll();
-    });
+    binding.close();
   }
 
   // ---------------------------------------------------------------- loop side
 
   private <T> CompletableFuture<T> call(final Supplier<T> task) {
-    final CompletableFuture<T> result = new CompletableFuture<>();
-    if (closed) {
-      result.completeExceptionally(new IllegalStateException("pubsub is closed"));
-      return result;
+    if (binding.isClosed()) {
+      return CompletableFuture.failedFuture(new IllegalStateException("pubsub is closed"));
     }
-    loop.execute(() -> {
-      final T value;
-      try {
-        value = task.get();
-      } catch (final RuntimeException e) {
-        refreshView();
-        result.completeExceptionally(e);
-        return;
-      }
-      refreshView();
-      result.complete(value);
-    });
-    return result;
-  }
-
-  private void onLoop(final Runnable task) {
-    if (closed) {
-      return;
-    }
-    loop.execute(() -> {
-      try {
-        task.run();
-      } catch (final RuntimeException e) {
-        LOG.warn("gossipsub task failed", e);
-      }
-      refreshView();
-    });
+    return binding.call(task);
   }
 
   private void refreshView() {
@@ -319,15 +255,6 @@ public final class PubSub implements AutoCloseable {
     } else {
       view.put(topic, Set.copyOf(peers));
     }
-  }
-
-  private void connectionGone(final PeerId peer) {
-    if (host.connection(peer).isPresent()) {
-      // Another connection to the peer lives; a stream on the closed one reopens itself.
-      return;
-    }
-    streams.remove(peer);
-    engine.removePeer(peer);
   }
 
   private void count(final String name) {
@@ -373,9 +300,8 @@ public final class PubSub implements AutoCloseable {
       count("stream-closed");
       engine.outboundClosed(peer);
       refreshView();
-      if (!closed && host.connection(peer).isPresent()) {
-        loop.schedule(() -> onLoop(() -> streams.open(peer)), REOPEN_DELAY.toMillis(),
-            TimeUnit.MILLISECONDS);
+      if (!binding.isClosed() && host.connection(peer).isPresent()) {
+        binding.later(REOPEN_DELAY, () -> streams.open(peer));
       }
     }
 
@@ -427,11 +353,11 @@ public final class PubSub implements AutoCloseable {
       try {
         verifier.execute(() -> {
           final StrictSign.Result result = StrictSign.validate(pending.message());
-          onLoop(() -> engine.completeValidation(pending, result));
+          binding.onLoop(() -> engine.completeValidation(pending, result));
         });
       } catch (final RejectedExecutionException e) {
         count("drop-verify-queue-full");
-        loop.execute(() -> engine.abandonValidation(pending));
+        binding.onLoopAlways(() -> engine.abandonValidation(pending));
       }
       return true;
     }

@@ -4,19 +4,17 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.concurrent.ScheduledFuture;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
 import io.relaypinner.libp2p.host.Connection;
 import io.relaypinner.libp2p.host.PeerBanEngine;
+import io.relaypinner.libp2p.netty.ActivatedHandler;
 import io.relaypinner.multiformats.PeerId;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * stream open longer than {@link HeadsConfig#timeout()} close this stream only; the counter
  * callback is told why.
  */
-final class HeadsExchangeHandler extends ChannelInboundHandlerAdapter {
+final class HeadsExchangeHandler extends ActivatedHandler {
   private static final Logger LOG = LoggerFactory.getLogger(HeadsExchangeHandler.class);
 
   private final HeadsEndpoint endpoint;
@@ -49,13 +47,15 @@ final class HeadsExchangeHandler extends ChannelInboundHandlerAdapter {
   private final HeadsConfig config;
   private final Consumer<String> counter;
   private final CompletableFuture<HeadsExchangeResult> result = new CompletableFuture<>();
-  private ChannelHandlerContext ctx;
+  /** Closes the stream when it is open longer than {@link HeadsConfig#timeout()}. */
+  private final Deadline timeout = deadline(() -> fail("timeout", null));
+  /** Lets the rest of our heads go when the peer's reader gave no sign of life meanwhile. */
+  private final Deadline sendDelay = deadline(this::sendHeads);
   private byte[] buffer = new byte[0];
   private int buffered;
   private int lastIncompleteScan;
   private int received;
   private int sent;
-  private boolean started;
   /** The peer's reader is attached (its bytes or FIN arrived), or the send delay passed. */
   private boolean released;
   /** Our heads are loaded; {@link #rest} holds those not written yet. */
@@ -65,8 +65,6 @@ final class HeadsExchangeHandler extends ChannelInboundHandlerAdapter {
   private boolean outputDone;
   private boolean inputDone;
   private boolean closed;
-  private ScheduledFuture<?> sendTimer;
-  private ScheduledFuture<?> timeoutTimer;
 
   HeadsExchangeHandler(final HeadsEndpoint endpoint, final PeerId peer, final HeadsConfig config,
       final Consumer<String> counter) {
@@ -82,29 +80,10 @@ final class HeadsExchangeHandler extends ChannelInboundHandlerAdapter {
   }
 
   @Override
-  public void handlerAdded(final ChannelHandlerContext ctx) {
-    this.ctx = ctx;
-    if (ctx.channel().isActive()) {
-      start();
-    }
-  }
-
-  @Override
-  public void channelActive(final ChannelHandlerContext ctx) {
-    start();
-    ctx.fireChannelActive();
-  }
-
-  private void start() {
-    if (started) {
-      return;
-    }
-    started = true;
+  protected void onActivated(final ChannelHandlerContext ctx) {
     counter.accept("streams");
-    timeoutTimer = ctx.executor().schedule(() -> fail("timeout", null),
-        config.timeout().toNanos(), TimeUnit.NANOSECONDS);
-    sendTimer = ctx.executor().schedule(this::sendHeads, config.sendDelay().toNanos(),
-        TimeUnit.NANOSECONDS);
+    timeout.expireIn(config.timeout().toNanos());
+    sendDelay.expireIn(config.sendDelay().toNanos());
     endpoint.heads().whenComplete((heads, error) -> ctx.executor().execute(() -> {
       if (closed) {
         return;
@@ -235,10 +214,7 @@ final class HeadsExchangeHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     released = true;
-    if (sendTimer != null) {
-      sendTimer.cancel(false);
-      sendTimer = null;
-    }
+    sendDelay.cancel();
     if (loaded) {
       flush();
     }
@@ -246,7 +222,7 @@ final class HeadsExchangeHandler extends ChannelInboundHandlerAdapter {
 
   private ChannelFuture write(final byte[] head) {
     // One write per head: one yamux DATA frame each, never merged.
-    final Channel channel = ctx.channel();
+    final Channel channel = ctx().channel();
     sent++;
     counter.accept("heads-sent");
     return channel.writeAndFlush(channel.alloc().buffer(head.length).writeBytes(head));
@@ -258,11 +234,8 @@ final class HeadsExchangeHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     sending = true;
-    if (sendTimer != null) {
-      sendTimer.cancel(false);
-      sendTimer = null;
-    }
-    final Channel channel = ctx.channel();
+    sendDelay.cancel();
+    final Channel channel = ctx().channel();
     ChannelFuture last = null;
     for (final byte[] head : rest) {
       last = write(head);
@@ -297,7 +270,7 @@ final class HeadsExchangeHandler extends ChannelInboundHandlerAdapter {
       closed = true;
       cancelTimers();
       result.complete(new HeadsExchangeResult(received, sent, null));
-      ctx.close();
+      ctx().close();
     }
   }
 
@@ -310,14 +283,14 @@ final class HeadsExchangeHandler extends ChannelInboundHandlerAdapter {
     counter.accept("closed-" + reason);
     if (cause instanceof ProtocolViolationException) {
       // Garbage, an entry over the size limit or too many heads: the remote's fault.
-      Connection.reportFault(ctx.channel(), PeerBanEngine.Fault.MALFORMED_MESSAGE);
+      Connection.reportFault(ctx().channel(), PeerBanEngine.Fault.MALFORMED_MESSAGE);
     }
-    LOG.debug("heads stream {} with {} closed: {}{}", ctx.channel(), peer, reason,
+    LOG.debug("heads stream {} with {} closed: {}{}", ctx().channel(), peer, reason,
         cause == null ? "" : " (" + cause.getMessage() + ")");
     result.complete(new HeadsExchangeResult(received, sent, reason));
     buffer = new byte[0];
     buffered = 0;
-    ctx.close();
+    ctx().close();
   }
 
   @Override
@@ -326,26 +299,14 @@ final class HeadsExchangeHandler extends ChannelInboundHandlerAdapter {
   }
 
   @Override
-  public void channelInactive(final ChannelHandlerContext ctx) {
+  protected void onInactive(final ChannelHandlerContext ctx) {
     if (!closed) {
       fail(inputDone ? "closed-early" : "reset", null);
     }
-    ctx.fireChannelInactive();
-  }
-
-  @Override
-  public void handlerRemoved(final ChannelHandlerContext ctx) {
-    cancelTimers();
   }
 
   private void cancelTimers() {
-    if (sendTimer != null) {
-      sendTimer.cancel(false);
-      sendTimer = null;
-    }
-    if (timeoutTimer != null) {
-      timeoutTimer.cancel(false);
-      timeoutTimer = null;
-    }
+    sendDelay.cancel();
+    timeout.cancel();
   }
 }

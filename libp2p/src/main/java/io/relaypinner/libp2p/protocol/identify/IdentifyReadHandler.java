@@ -2,19 +2,17 @@ package io.relaypinner.libp2p.protocol.identify;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.DecoderException;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.concurrent.ScheduledFuture;
 import io.relaypinner.libp2p.core.InternalErrorException;
 import io.relaypinner.libp2p.core.Libp2pException;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
+import io.relaypinner.libp2p.netty.ActivatedHandler;
 import io.relaypinner.libp2p.netty.UvarintFrameDecoder;
 import io.relaypinner.multiformats.PeerId;
 import java.nio.channels.ClosedChannelException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,16 +29,15 @@ import org.slf4j.LoggerFactory;
  *
  * <p>On {@code handlerAdded} it installs its own {@link UvarintFrameDecoder} just before itself.
  */
-final class IdentifyReadHandler extends ChannelInboundHandlerAdapter {
+final class IdentifyReadHandler extends ActivatedHandler {
   private static final Logger LOG = LoggerFactory.getLogger(IdentifyReadHandler.class);
 
   private final IdentifyConfig config;
   private final boolean requirePublicKey;
   private final IdentifyAccumulator accumulator;
   private final CompletableFuture<IdentifyResult> result;
-  private boolean started;
+  private final Deadline timeout = deadline(this::onTimeout);
   private boolean done;
-  private ScheduledFuture<?> timer;
 
   /**
    * @param remotePeer the connection's remote peer: a public key must be this peer's
@@ -58,27 +55,13 @@ final class IdentifyReadHandler extends ChannelInboundHandlerAdapter {
   }
 
   @Override
-  public void handlerAdded(final ChannelHandlerContext ctx) {
+  protected void onAdded(final ChannelHandlerContext ctx) {
     ctx.pipeline().addBefore(ctx.name(), null, new UvarintFrameDecoder(config.maxMessageSize()));
-    // A negotiated stream is already active, so channelActive will not come.
-    if (ctx.channel().isActive()) {
-      start(ctx);
-    }
   }
 
   @Override
-  public void channelActive(final ChannelHandlerContext ctx) {
-    start(ctx);
-    ctx.fireChannelActive();
-  }
-
-  private void start(final ChannelHandlerContext ctx) {
-    if (started) {
-      return;
-    }
-    started = true;
-    timer = ctx.executor().schedule(
-        () -> onTimeout(ctx), config.timeout().toNanos(), TimeUnit.NANOSECONDS);
+  protected void onActivated(final ChannelHandlerContext ctx) {
+    timeout.expireIn(config.timeout().toNanos());
     if (!ctx.channel().config().isAutoRead()) {
       ctx.read();
     }
@@ -139,22 +122,15 @@ final class IdentifyReadHandler extends ChannelInboundHandlerAdapter {
   }
 
   @Override
-  public void channelInactive(final ChannelHandlerContext ctx) {
+  protected void onInactive(final ChannelHandlerContext ctx) {
     if (!done) {
       done = true;
-      cancelTimer();
       result.completeExceptionally(new ClosedChannelException());
     }
-    ctx.fireChannelInactive();
   }
 
-  @Override
-  public void handlerRemoved(final ChannelHandlerContext ctx) {
-    cancelTimer();
-  }
-
-  private void onTimeout(final ChannelHandlerContext ctx) {
-    timer = null;
+  private void onTimeout() {
+    final ChannelHandlerContext ctx = ctx();
     if (done) {
       return;
     }
@@ -173,7 +149,7 @@ final class IdentifyReadHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     done = true;
-    cancelTimer();
+    timeout.cancel();
     try {
       result.complete(accumulator.result(requirePublicKey));
     } catch (final ProtocolViolationException e) {
@@ -189,16 +165,9 @@ final class IdentifyReadHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     done = true;
-    cancelTimer();
+    timeout.cancel();
     LOG.debug("identify from {} failed: {}", ctx.channel(), cause.toString());
     result.completeExceptionally(cause);
     ctx.close();
-  }
-
-  private void cancelTimer() {
-    if (timer != null) {
-      timer.cancel(false);
-      timer = null;
-    }
   }
 }

@@ -3,16 +3,14 @@ package io.relaypinner.libp2p.protocol.identify;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.concurrent.ScheduledFuture;
 import io.relaypinner.libp2p.core.InternalErrorException;
+import io.relaypinner.libp2p.netty.ActivatedHandler;
 import io.relaypinner.multiformats.Multiaddr;
 import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,15 +21,14 @@ import org.slf4j.LoggerFactory;
  * because js-libp2p 4.1.x keeps reading until FIN, up to its 5 s timeout. Anything the remote
  * sends is discarded.
  */
-final class IdentifyWriteHandler extends ChannelInboundHandlerAdapter {
+final class IdentifyWriteHandler extends ActivatedHandler {
   private static final Logger LOG = LoggerFactory.getLogger(IdentifyWriteHandler.class);
 
   private final IdentifyMessageFactory messages;
   private final Multiaddr observedAddr;
   private final Duration timeout;
   private final CompletableFuture<Void> sent;
-  private boolean started;
-  private ScheduledFuture<?> timer;
+  private final Deadline deadline = deadline(this::onTimeout);
 
   /**
    * @param observedAddr the connection's remote address, or null to leave the field out
@@ -49,32 +46,9 @@ final class IdentifyWriteHandler extends ChannelInboundHandlerAdapter {
   }
 
   @Override
-  public void handlerAdded(final ChannelHandlerContext ctx) {
-    // A negotiated stream is already active, so channelActive will not come.
-    if (ctx.channel().isActive()) {
-      start(ctx);
-    }
-  }
-
-  @Override
-  public void channelActive(final ChannelHandlerContext ctx) {
-    start(ctx);
-    ctx.fireChannelActive();
-  }
-
-  private void start(final ChannelHandlerContext ctx) {
-    if (started) {
-      return;
-    }
-    started = true;
+  protected void onActivated(final ChannelHandlerContext ctx) {
     // A remote that never reads (no window update) must not hold the stream.
-    timer = ctx.executor().schedule(() -> {
-      if (sent.completeExceptionally(new TimeoutException("identify: write not done in "
-          + timeout))) {
-        LOG.debug("identify write to {} timed out", ctx.channel());
-      }
-      ctx.close();
-    }, timeout.toNanos(), TimeUnit.NANOSECONDS);
+    deadline.expireIn(timeout.toNanos());
     final ByteBuf frame;
     try {
       frame = IdentifyCodec.frame(ctx.alloc(), messages.build(observedAddr));
@@ -85,7 +59,7 @@ final class IdentifyWriteHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     ctx.writeAndFlush(frame).addListener((ChannelFuture f) -> {
-      cancelTimer();
+      deadline.cancel();
       if (f.isSuccess()) {
         sent.complete(null);
       } else {
@@ -93,6 +67,14 @@ final class IdentifyWriteHandler extends ChannelInboundHandlerAdapter {
       }
       ctx.close();
     });
+  }
+
+  private void onTimeout() {
+    if (sent.completeExceptionally(new TimeoutException("identify: write not done in "
+        + timeout))) {
+      LOG.debug("identify write to {} timed out", ctx().channel());
+    }
+    ctx().close();
   }
 
   @Override
@@ -115,28 +97,14 @@ final class IdentifyWriteHandler extends ChannelInboundHandlerAdapter {
   public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause) {
     LOG.debug("identify write stream {} failed: {}", ctx.channel(), cause.toString());
     sent.completeExceptionally(cause);
-    cancelTimer();
+    deadline.cancel();
     ctx.close();
   }
 
   @Override
-  public void channelInactive(final ChannelHandlerContext ctx) {
-    cancelTimer();
+  protected void onInactive(final ChannelHandlerContext ctx) {
     if (!sent.isDone()) {
       sent.completeExceptionally(new ClosedChannelException());
-    }
-    ctx.fireChannelInactive();
-  }
-
-  @Override
-  public void handlerRemoved(final ChannelHandlerContext ctx) {
-    cancelTimer();
-  }
-
-  private void cancelTimer() {
-    if (timer != null) {
-      timer.cancel(false);
-      timer = null;
     }
   }
 }

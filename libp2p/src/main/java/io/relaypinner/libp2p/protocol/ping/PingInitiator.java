@@ -5,18 +5,16 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoop;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.concurrent.ScheduledFuture;
 import io.relaypinner.libp2p.core.BadPeerException;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
+import io.relaypinner.libp2p.netty.ActivatedHandler;
 import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
 import java.util.random.RandomGenerator;
@@ -31,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * allocates only its 32-byte outbound buffer and its future. The timeout uses one timer at a time,
  * re-armed only when it fires.
  */
-final class PingInitiator extends ChannelInboundHandlerAdapter implements PingController {
+final class PingInitiator extends ActivatedHandler implements PingController {
   private static final Logger LOG = LoggerFactory.getLogger(PingInitiator.class);
 
   private final EventLoop eventLoop;
@@ -39,14 +37,12 @@ final class PingInitiator extends ChannelInboundHandlerAdapter implements PingCo
   private final RandomGenerator random;
   private final LongSupplier nanoTime;
   private final byte[] expected = new byte[PingProtocol.PING_LENGTH];
-  private final Runnable timerTask = this::onTimer;
+  /** The pending ping's; a ping right after the last echo moves it later at no cost. */
+  private final Deadline timeout = deadline(this::onTimeout);
   private final ChannelFutureListener writeListener = this::onWritten;
-  private ChannelHandlerContext ctx;
   private ByteBuf received;
   private CompletableFuture<Duration> pending;
   private long sentAt;
-  private long deadline;
-  private ScheduledFuture<?> timer;
   private boolean last;
   private boolean finished;
 
@@ -62,8 +58,7 @@ final class PingInitiator extends ChannelInboundHandlerAdapter implements PingCo
   }
 
   @Override
-  public void handlerAdded(final ChannelHandlerContext ctx) {
-    this.ctx = ctx;
+  protected void onAdded(final ChannelHandlerContext ctx) {
     this.received = ctx.alloc().buffer(PingProtocol.PING_LENGTH, PingProtocol.PING_LENGTH);
   }
 
@@ -97,6 +92,7 @@ final class PingInitiator extends ChannelInboundHandlerAdapter implements PingCo
   }
 
   private void start(final CompletableFuture<Duration> result, final boolean lastPing) {
+    final ChannelHandlerContext ctx = ctx();
     if (ctx == null || finished || !ctx.channel().isActive()) {
       result.completeExceptionally(new ClosedChannelException());
       return;
@@ -112,10 +108,7 @@ final class PingInitiator extends ChannelInboundHandlerAdapter implements PingCo
     pending = result;
     last = lastPing;
     received.clear();
-    deadline = ctx.executor().ticker().nanoTime() + timeoutNanos;
-    if (timer == null) {
-      timer = ctx.executor().schedule(timerTask, timeoutNanos, TimeUnit.NANOSECONDS);
-    }
+    timeout.expireIn(timeoutNanos);
     sentAt = nanoTime.getAsLong();
     ctx.writeAndFlush(payload).addListener(writeListener);
   }
@@ -125,7 +118,7 @@ final class PingInitiator extends ChannelInboundHandlerAdapter implements PingCo
       fail(future.cause());
       return;
     }
-    if (last && pending != null && ctx.channel() instanceof DuplexChannel duplex) {
+    if (last && pending != null && ctx().channel() instanceof DuplexChannel duplex) {
       // Only once the payload is out: shutting the output down fails writes still queued.
       duplex.shutdownOutput();
     }
@@ -178,14 +171,8 @@ final class PingInitiator extends ChannelInboundHandlerAdapter implements PingCo
     result.complete(Duration.ofNanos(Math.max(0, rtt)));
   }
 
-  private void onTimer() {
-    timer = null;
+  private void onTimeout() {
     if (pending == null || finished) {
-      return;
-    }
-    final long left = deadline - ctx.executor().ticker().nanoTime();
-    if (left > 0) {
-      timer = ctx.executor().schedule(timerTask, left, TimeUnit.NANOSECONDS);
       return;
     }
     fail(new TimeoutException("ping: no echo within " + Duration.ofNanos(timeoutNanos)));
@@ -212,21 +199,20 @@ final class PingInitiator extends ChannelInboundHandlerAdapter implements PingCo
   }
 
   @Override
-  public void channelInactive(final ChannelHandlerContext ctx) {
+  protected void onInactive(final ChannelHandlerContext ctx) {
     finished = true;
     failPending(new ClosedChannelException());
     cleanUp();
-    ctx.fireChannelInactive();
   }
 
   @Override
-  public void handlerRemoved(final ChannelHandlerContext ctx) {
+  protected void onRemoved(final ChannelHandlerContext ctx) {
     failPending(new ClosedChannelException());
     cleanUp();
   }
 
   private void doClose() {
-    if (ctx == null) {
+    if (ctx() == null) {
       return;
     }
     failPending(new ClosedChannelException());
@@ -237,7 +223,7 @@ final class PingInitiator extends ChannelInboundHandlerAdapter implements PingCo
     if (finished) {
       return;
     }
-    LOG.debug("ping stream {} failed: {}", ctx.channel(), cause.toString());
+    LOG.debug("ping stream {} failed: {}", ctx().channel(), cause.toString());
     failPending(cause);
     finish();
   }
@@ -252,20 +238,13 @@ final class PingInitiator extends ChannelInboundHandlerAdapter implements PingCo
 
   private void finish() {
     finished = true;
-    cancelTimer();
-    ctx.close();
-  }
-
-  private void cancelTimer() {
-    if (timer != null) {
-      timer.cancel(false);
-      timer = null;
-    }
+    timeout.cancel();
+    ctx().close();
   }
 
   private void cleanUp() {
     finished = true;
-    cancelTimer();
+    timeout.cancel();
     if (received != null) {
       received.release();
       received = null;

@@ -4,12 +4,10 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.concurrent.ScheduledFuture;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
-import java.util.concurrent.TimeUnit;
+import io.relaypinner.libp2p.netty.ActivatedHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,53 +20,34 @@ import org.slf4j.LoggerFactory;
  * {@link PingConfig#maxStreamDuration()} in all. While the stream is not writable (the remote
  * does not read its echoes) reading pauses, so a flood costs at most the write buffer.
  */
-final class PingResponder extends ChannelInboundHandlerAdapter {
+final class PingResponder extends ActivatedHandler {
   private static final Logger LOG = LoggerFactory.getLogger(PingResponder.class);
 
   private final long idleNanos;
   private final long maxNanos;
-  private final Runnable timerTask;
-  private ChannelHandlerContext ctx;
+  /** The earlier of the idle and the total bound; pushed back on every read at no cost. */
+  private final Deadline deadline = deadline(this::onDeadline);
   private ByteBuf partial;
   private ChannelFuture lastWrite;
-  private ScheduledFuture<?> timer;
   private long startedAt;
   private long lastActivity;
-  private boolean started;
   private boolean closing;
   private boolean pausedReading;
 
   PingResponder(final PingConfig config) {
     this.idleNanos = config.idleTimeout().toNanos();
     this.maxNanos = config.maxStreamDuration().toNanos();
-    this.timerTask = this::onTimer;
   }
 
   @Override
-  public void handlerAdded(final ChannelHandlerContext ctx) {
-    this.ctx = ctx;
-    // A negotiated stream is already active, so channelActive will not come.
-    if (ctx.channel().isActive()) {
-      start();
-    }
-  }
-
-  @Override
-  public void channelActive(final ChannelHandlerContext ctx) {
-    start();
-    ctx.fireChannelActive();
-  }
-
-  private void start() {
-    if (started) {
-      return;
-    }
-    started = true;
-    startedAt = now();
+  protected void onActivated(final ChannelHandlerContext ctx) {
+    startedAt = deadline.now();
     lastActivity = startedAt;
-    // One timer at a time, re-armed only when it fires: no allocation per ping.
-    timer = ctx.executor().schedule(timerTask, Math.min(idleNanos, maxNanos),
-        TimeUnit.NANOSECONDS);
+    deadline.expireAt(nextDeadline());
+  }
+
+  private long nextDeadline() {
+    return Math.min(lastActivity + idleNanos, startedAt + maxNanos);
   }
 
   @Override
@@ -83,7 +62,8 @@ final class PingResponder extends ChannelInboundHandlerAdapter {
       if (closing) {
         return;
       }
-      lastActivity = now();
+      lastActivity = deadline.now();
+      deadline.expireAt(nextDeadline());
       while (in.isReadable()) {
         if (partial == null && in.readableBytes() >= PingProtocol.PING_LENGTH) {
           lastWrite = ctx.write(in.readRetainedSlice(PingProtocol.PING_LENGTH));
@@ -143,28 +123,19 @@ final class PingResponder extends ChannelInboundHandlerAdapter {
     if (lastWrite != null && !lastWrite.isDone()) {
       lastWrite.addListener(ChannelFutureListener.CLOSE);
     } else {
-      ctx.close();
+      ctx().close();
     }
   }
 
-  private void onTimer() {
-    timer = null;
+  private void onDeadline() {
     if (closing) {
       return;
     }
-    final long now = now();
-    final long idleLeft = lastActivity + idleNanos - now;
-    final long totalLeft = startedAt + maxNanos - now;
-    if (idleLeft <= 0 || totalLeft <= 0) {
-      LOG.debug("ping stream {} closed: {}", ctx.channel(),
-          idleLeft <= 0 ? "idle" : "open too long");
-      closing = true;
-      cleanUp();
-      ctx.close();
-      return;
-    }
-    timer = ctx.executor().schedule(timerTask, Math.min(idleLeft, totalLeft),
-        TimeUnit.NANOSECONDS);
+    LOG.debug("ping stream {} closed: {}", ctx().channel(),
+        lastActivity + idleNanos - deadline.now() <= 0 ? "idle" : "open too long");
+    closing = true;
+    cleanUp();
+    ctx().close();
   }
 
   @Override
@@ -176,29 +147,21 @@ final class PingResponder extends ChannelInboundHandlerAdapter {
   }
 
   @Override
-  public void channelInactive(final ChannelHandlerContext ctx) {
+  protected void onInactive(final ChannelHandlerContext ctx) {
     closing = true;
     cleanUp();
-    ctx.fireChannelInactive();
   }
 
   @Override
-  public void handlerRemoved(final ChannelHandlerContext ctx) {
+  protected void onRemoved(final ChannelHandlerContext ctx) {
     cleanUp();
   }
 
   private void cleanUp() {
-    if (timer != null) {
-      timer.cancel(false);
-      timer = null;
-    }
+    deadline.cancel();
     if (partial != null) {
       partial.release();
       partial = null;
     }
-  }
-
-  private long now() {
-    return ctx.executor().ticker().nanoTime();
   }
 }

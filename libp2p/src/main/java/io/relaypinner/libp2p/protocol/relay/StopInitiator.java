@@ -4,11 +4,11 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.util.ReferenceCountUtil;
 import io.relaypinner.libp2p.core.BadPeerException;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
+import io.relaypinner.libp2p.netty.ActivatedHandler;
 import io.relaypinner.libp2p.netty.SingleMessageReader;
 import io.relaypinner.libp2p.protocol.relay.pb.CircuitProtos.Limit;
 import io.relaypinner.libp2p.protocol.relay.pb.CircuitProtos.Peer;
@@ -26,13 +26,11 @@ import java.util.concurrent.CompletableFuture;
  * ({@link #handOver}); anything else fails it and closes the stream. The hop handler's timer
  * bounds the exchange.
  */
-final class StopInitiator extends ChannelInboundHandlerAdapter {
+final class StopInitiator extends ActivatedHandler {
   private final PeerId source;
   private final Limit limit;
   private final SingleMessageReader reader;
   private final CompletableFuture<StopInitiator> result = new CompletableFuture<>();
-  private ChannelHandlerContext ctx;
-  private boolean started;
 
   /**
    * @param limit the circuit's limit, or null for none
@@ -48,28 +46,11 @@ final class StopInitiator extends ChannelInboundHandlerAdapter {
   }
 
   ChannelHandlerContext context() {
-    return ctx;
+    return ctx();
   }
 
   @Override
-  public void handlerAdded(final ChannelHandlerContext ctx) {
-    this.ctx = ctx;
-    if (ctx.channel().isActive()) {
-      start();
-    }
-  }
-
-  @Override
-  public void channelActive(final ChannelHandlerContext ctx) {
-    start();
-    ctx.fireChannelActive();
-  }
-
-  private void start() {
-    if (started) {
-      return;
-    }
-    started = true;
+  protected void onActivated(final ChannelHandlerContext ctx) {
     final StopMessage.Builder request = StopMessage.newBuilder().setType(StopMessage.Type.CONNECT)
         .setPeer(Peer.newBuilder().setId(ByteString.copyFrom(source.bytes())));
     if (limit != null) {
@@ -121,6 +102,7 @@ final class StopInitiator extends ChannelInboundHandlerAdapter {
    * after the answer; reading resumes.
    */
   void handOver(final CircuitSplice.End next) {
+    final ChannelHandlerContext ctx = ctx();
     ctx.executor().execute(() -> {
       if (!ctx.channel().isActive()) {
         reader.release();
@@ -153,13 +135,12 @@ final class StopInitiator extends ChannelInboundHandlerAdapter {
   }
 
   @Override
-  public void channelInactive(final ChannelHandlerContext ctx) {
+  protected void onInactive(final ChannelHandlerContext ctx) {
     fail(new ClosedChannelException());
-    ctx.fireChannelInactive();
   }
 
   @Override
-  public void handlerRemoved(final ChannelHandlerContext ctx) {
+  protected void onRemoved(final ChannelHandlerContext ctx) {
     // After a hand-over the reader is empty already.
     reader.release();
   }
@@ -168,7 +149,7 @@ final class StopInitiator extends ChannelInboundHandlerAdapter {
   void fail(final Throwable cause) {
     if (result.completeExceptionally(cause)) {
       reader.release();
-      ctx.close();
+      ctx().close();
     }
   }
 }

@@ -1,22 +1,20 @@
 package io.relaypinner.libp2p.security.noise;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.concurrent.ScheduledFuture;
 import io.relaypinner.libp2p.core.BadPeerException;
 import io.relaypinner.libp2p.core.InternalErrorException;
 import io.relaypinner.libp2p.core.Libp2pException;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
+import io.relaypinner.libp2p.netty.ActivatedHandler;
 import io.relaypinner.multiformats.PeerId;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * <p>Writes from other handlers are refused until the handshake is over: they would otherwise reach
  * the wire unencrypted.
  */
-public final class NoiseHandshakeHandler extends ChannelDuplexHandler {
+public final class NoiseHandshakeHandler extends ActivatedHandler {
   private static final Logger LOG = LoggerFactory.getLogger(NoiseHandshakeHandler.class);
   private static final int LENGTH_PREFIX_BYTES = 2;
   private static final byte[] EMPTY = new byte[0];
@@ -52,9 +50,8 @@ public final class NoiseHandshakeHandler extends ChannelDuplexHandler {
   private final Optional<PeerId> expectedRemote;
   private final NoiseConfig config;
   private final CompletableFuture<SecureSession> result = new CompletableFuture<>();
+  private final Deadline timeout = deadline(this::onTimeout);
   private ByteBuf cumulation;
-  private ScheduledFuture<?> timeout;
-  private boolean started;
   private boolean done;
 
   NoiseHandshakeHandler(
@@ -83,27 +80,8 @@ public final class NoiseHandshakeHandler extends ChannelDuplexHandler {
   }
 
   @Override
-  public void handlerAdded(final ChannelHandlerContext ctx) {
-    if (ctx.channel().isActive()) {
-      start(ctx);
-    }
-  }
-
-  @Override
-  public void channelActive(final ChannelHandlerContext ctx) {
-    start(ctx);
-    ctx.fireChannelActive();
-  }
-
-  private void start(final ChannelHandlerContext ctx) {
-    if (started) {
-      return;
-    }
-    started = true;
-    timeout =
-        ctx.executor()
-            .schedule(
-                () -> onTimeout(ctx), config.handshakeTimeout().toNanos(), TimeUnit.NANOSECONDS);
+  protected void onActivated(final ChannelHandlerContext ctx) {
+    timeout.expireIn(config.handshakeTimeout().toNanos());
     if (handshake.isMyTurn()) {
       // Message 1 carries no libp2p payload: extensions are forbidden there and the identity
       // would go out unencrypted. js-libp2p-noise sends exactly the 32-byte ephemeral key too.
@@ -112,9 +90,9 @@ public final class NoiseHandshakeHandler extends ChannelDuplexHandler {
     readIfNeeded(ctx);
   }
 
-  private void onTimeout(final ChannelHandlerContext ctx) {
+  private void onTimeout() {
     fail(
-        ctx,
+        ctx(),
         new BadPeerException(
             "Noise handshake did not complete within "
                 + config.handshakeTimeout()
@@ -201,7 +179,7 @@ public final class NoiseHandshakeHandler extends ChannelDuplexHandler {
       final SecureSession session,
       final TransportCiphers ciphers) {
     done = true;
-    cancelTimeout();
+    timeout.cancel();
     final ByteBuf leftover = cumulation;
     cumulation = null;
     // replace() keeps the name and points this (now removed) context at the codec, so events
@@ -226,7 +204,7 @@ public final class NoiseHandshakeHandler extends ChannelDuplexHandler {
       return;
     }
     done = true;
-    cancelTimeout();
+    timeout.cancel();
     releaseCumulation();
     if (cause instanceof InternalErrorException) {
       LOG.error("Noise handshake with {} failed", ctx.channel().remoteAddress(), cause);
@@ -285,7 +263,7 @@ public final class NoiseHandshakeHandler extends ChannelDuplexHandler {
   }
 
   @Override
-  public void channelInactive(final ChannelHandlerContext ctx) {
+  protected void onInactive(final ChannelHandlerContext ctx) {
     if (!done) {
       fail(
           ctx,
@@ -294,7 +272,6 @@ public final class NoiseHandshakeHandler extends ChannelDuplexHandler {
                   + handshake.nextMessageNumber()
                   + ")"));
     }
-    ctx.fireChannelInactive();
   }
 
   @Override
@@ -315,20 +292,12 @@ public final class NoiseHandshakeHandler extends ChannelDuplexHandler {
   }
 
   @Override
-  public void handlerRemoved(final ChannelHandlerContext ctx) {
-    cancelTimeout();
+  protected void onRemoved(final ChannelHandlerContext ctx) {
     releaseCumulation();
     if (!done) {
       done = true;
       result.completeExceptionally(
           new IllegalStateException("Noise handshake handler removed before completion"));
-    }
-  }
-
-  private void cancelTimeout() {
-    if (timeout != null) {
-      timeout.cancel(false);
-      timeout = null;
     }
   }
 
