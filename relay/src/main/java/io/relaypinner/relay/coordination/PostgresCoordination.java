@@ -1,9 +1,9 @@
 package io.relaypinner.relay.coordination;
 
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.relaypinner.common.Shutdown;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.multiformats.Cid;
-import io.relaypinner.relay.node.Shutdown;
 import io.relaypinner.stores.PostgresDatastore;
 import io.relaypinner.stores.PostgresLeaseTable;
 import io.relaypinner.stores.PostgresMediaWork;

@@ -2,6 +2,7 @@ package io.relaypinner.relay.node;
 
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.common.Shutdown;
 import io.relaypinner.ipfs.bitswap.Bitswap;
 import io.relaypinner.ipfs.bitswap.NetworkPinner;
 import io.relaypinner.orbitdb.BlockFetcher;

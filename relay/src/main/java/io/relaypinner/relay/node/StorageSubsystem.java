@@ -2,6 +2,7 @@ package io.relaypinner.relay.node;
 
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.common.Shutdown;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.blockstore.FlatFsBlockstore;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;

@@ -1,4 +1,4 @@
-package io.relaypinner.relay.node;
+package io.relaypinner.common;
 
 import java.time.Duration;
 import java.util.Objects;
@@ -7,7 +7,7 @@ import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The one way the relay stops an executor: bounded, and interrupting only when asked to. */
+/** The one way the modules stop an executor: bounded, and interrupting only when asked to. */
 public final class Shutdown {
   private static final Logger LOG = LoggerFactory.getLogger(Shutdown.class);
 

@@ -1,4 +1,4 @@
-package io.relaypinner.relay.node;
+package io.relaypinner.common;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
