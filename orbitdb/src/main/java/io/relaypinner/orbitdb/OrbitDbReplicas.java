@@ -1,5 +1,6 @@
 package io.relaypinner.orbitdb;
 
+import io.relaypinner.common.Failures;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -10,7 +11,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
@@ -114,10 +114,7 @@ public final class OrbitDbReplicas {
   }
 
   private void countFailure(final OrbitDbAddress address, final Throwable error) {
-    Throwable cause = error;
-    while (cause instanceof CompletionException && cause.getCause() != null) {
-      cause = cause.getCause();
-    }
+    final Throwable cause = Failures.unwrap(error);
     if (cause instanceof UnsupportedTypeException unsupported) {
       count("open-failed.unsupported-" + unsupported.kind().label() + "."
           + unsupported.typeName());

@@ -1,5 +1,7 @@
 package io.relaypinner.stores;
 
+import static io.relaypinner.common.Failures.rootMessage;
+
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
@@ -320,13 +322,5 @@ public final class PostgresDatastore implements Datastore {
       }
       throw e;
     }
-  }
-
-  static String rootMessage(final Throwable e) {
-    Throwable t = e;
-    while (t.getCause() != null && t.getCause() != t) {
-      t = t.getCause();
-    }
-    return t.getMessage() != null ? t.getMessage() : t.getClass().getSimpleName();
   }
 }

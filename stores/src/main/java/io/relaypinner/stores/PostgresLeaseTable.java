@@ -1,5 +1,6 @@
 package io.relaypinner.stores;
 
+import io.relaypinner.common.Failures;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import java.sql.Array;
 import java.sql.Connection;
@@ -202,7 +203,7 @@ public final class PostgresLeaseTable {
       return result;
     } catch (final SQLException e) {
       throw availability.failed(new StoreUnavailableException(PostgresDatastore.STORE,
-          what + " failed on " + where + ": " + PostgresDatastore.rootMessage(e), e));
+          what + " failed on " + where + ": " + Failures.rootMessage(e), e));
     }
   }
 }

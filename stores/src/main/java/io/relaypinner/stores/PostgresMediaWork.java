@@ -1,5 +1,6 @@
 package io.relaypinner.stores;
 
+import io.relaypinner.common.Failures;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -130,7 +131,7 @@ public final class PostgresMediaWork {
       }
       sessions.release();
       throw availability.failed(new StoreUnavailableException(PostgresDatastore.STORE,
-          "media claim failed on " + config.safeUrl() + ": " + PostgresDatastore.rootMessage(e),
+          "media claim failed on " + config.safeUrl() + ": " + Failures.rootMessage(e),
           e));
     }
   }

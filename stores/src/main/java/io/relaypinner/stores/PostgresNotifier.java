@@ -1,5 +1,6 @@
 package io.relaypinner.stores;
 
+import io.relaypinner.common.Failures;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -81,7 +82,7 @@ public final class PostgresNotifier implements AutoCloseable {
       availability.succeeded();
     } catch (final SQLException e) {
       throw availability.failed(new StoreUnavailableException(PostgresDatastore.STORE,
-          "notify failed on " + config.safeUrl() + ": " + PostgresDatastore.rootMessage(e), e));
+          "notify failed on " + config.safeUrl() + ": " + Failures.rootMessage(e), e));
     }
   }
 
@@ -112,9 +113,9 @@ public final class PostgresNotifier implements AutoCloseable {
           listenFailures++;
           availability.failed(new StoreUnavailableException(PostgresDatastore.STORE,
               "listening on " + channel + " at " + config.safeUrl() + " failed: "
-              + PostgresDatastore.rootMessage(e), e));
+              + Failures.rootMessage(e), e));
           LOG.debug("listening on {} failed, retrying: {}", channel,
-              PostgresDatastore.rootMessage(e));
+              Failures.rootMessage(e));
           sleepQuietly();
         }
       }

@@ -1,5 +1,6 @@
 package io.relaypinner.stores;
 
+import io.relaypinner.common.Failures;
 import io.relaypinner.ipfs.blockstore.Blocks;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.blockstore.CorruptBlockException;
@@ -332,10 +333,7 @@ public final class S3Blockstore implements Blockstore, Closeable {
 
   /** The innermost message (the SDK's own wraps the transport's several times). */
   private static String rootMessage(final Throwable e) {
-    Throwable t = e;
-    while (t.getCause() != null && t.getCause() != t) {
-      t = t.getCause();
-    }
+    final Throwable t = Failures.rootCause(e);
     return t == e || t.getMessage() == null ? String.valueOf(e.getMessage())
         : e.getClass().getSimpleName() + ": " + t.getMessage();
   }

@@ -1,5 +1,6 @@
 package io.relaypinner.handoff.deploy;
 
+import io.relaypinner.common.Failures;
 import io.relaypinner.libp2p.crypto.KeyType;
 import io.relaypinner.libp2p.crypto.Keys;
 import io.relaypinner.libp2p.host.Connection;
@@ -48,7 +49,7 @@ public final class Libp2pPeerHandshake implements PeerHandshake, AutoCloseable {
     try {
       connection = dial.get(timeout.toMillis() * 2, TimeUnit.MILLISECONDS);
     } catch (final ExecutionException e) {
-      final Throwable cause = e.getCause() == null ? e : e.getCause();
+      final Throwable cause = Failures.unwrap(e);
       throw new IOException("no libp2p handshake with " + address + ": " + cause.getClass()
           .getSimpleName() + (cause.getMessage() == null ? "" : ": " + cause.getMessage()));
     } catch (final TimeoutException e) {

@@ -39,6 +39,7 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import io.relaypinner.common.Failures;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -46,7 +47,6 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -369,8 +369,7 @@ public final class SetupServer implements AutoCloseable {
                   .addListener(f -> closeLater());
               return;
             }
-            final Throwable cause = failure instanceof CompletionException
-                && failure.getCause() != null ? failure.getCause() : failure;
+            final Throwable cause = Failures.unwrap(failure);
             if (cause instanceof ConfigureRejectedException rejected) {
               response = response(HttpResponseStatus.CONFLICT,
                   error("conflict", rejected.code(), rejected.getMessage()));

@@ -1,5 +1,7 @@
 package io.relaypinner.ipfs.bitswap;
 
+import static io.relaypinner.common.Failures.unwrap;
+
 import io.relaypinner.ipfs.blockstore.Blocks;
 import io.relaypinner.ipfs.pin.DagLimitExceededException;
 import io.relaypinner.ipfs.pin.LinkResolver;
@@ -14,7 +16,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -247,10 +248,5 @@ public final class NetworkPinner {
         block.cancel(false);
       }
     }
-  }
-
-  private static Throwable unwrap(final Throwable error) {
-    return error instanceof CompletionException && error.getCause() != null
-        ? error.getCause() : error;
   }
 }

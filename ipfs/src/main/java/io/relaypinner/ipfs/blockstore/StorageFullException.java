@@ -1,5 +1,7 @@
 package io.relaypinner.ipfs.blockstore;
 
+import io.relaypinner.common.Failures;
+
 /**
  * A write was refused because the node's storage quota ({@code RELAY_STORAGE_MAX_BYTES}) is
  * reached. Nothing was written and nothing stored was touched: the caller may retry once garbage
@@ -15,14 +17,6 @@ public final class StorageFullException extends RuntimeException {
 
   /** The first {@link StorageFullException} in {@code error}'s cause chain, or null. */
   public static StorageFullException find(final Throwable error) {
-    for (Throwable t = error; t != null; t = t.getCause()) {
-      if (t instanceof StorageFullException found) {
-        return found;
-      }
-      if (t.getCause() == t) {
-        break;
-      }
-    }
-    return null;
+    return Failures.find(error, StorageFullException.class);
   }
 }

@@ -1,5 +1,7 @@
 package io.relaypinner.ipfs.blockstore;
 
+import io.relaypinner.common.Failures;
+
 /**
  * A networked store (an S3 block store, a PostgreSQL datastore) could not be reached or answered
  * with a server error after its retries. Nothing was changed by the failed call; the caller may
@@ -24,14 +26,6 @@ public final class StoreUnavailableException extends RuntimeException {
 
   /** The first {@link StoreUnavailableException} in {@code error}'s cause chain, or null. */
   public static StoreUnavailableException find(final Throwable error) {
-    for (Throwable t = error; t != null; t = t.getCause()) {
-      if (t instanceof StoreUnavailableException found) {
-        return found;
-      }
-      if (t.getCause() == t) {
-        break;
-      }
-    }
-    return null;
+    return Failures.find(error, StoreUnavailableException.class);
   }
 }

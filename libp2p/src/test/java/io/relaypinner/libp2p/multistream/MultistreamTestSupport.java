@@ -6,6 +6,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.relaypinner.common.Failures;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -80,10 +81,7 @@ final class MultistreamTestSupport {
 
   /** The failure of a completed future, without the {@link CompletionException} wrapper. */
   static Throwable failure(final CompletableFuture<String> future) {
-    final Throwable error = future.handle((value, e) -> e).getNow(null);
-    return error instanceof CompletionException && error.getCause() != null
-        ? error.getCause()
-        : error;
+    return Failures.unwrap(future.handle((value, e) -> e).getNow(null));
   }
 
   /**

@@ -1,5 +1,7 @@
 package io.relaypinner.orbitdb.identity;
 
+import static io.relaypinner.common.Failures.unwrap;
+
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.libp2p.core.BadPeerException;
 import io.relaypinner.multiformats.Cid;
@@ -10,7 +12,6 @@ import io.relaypinner.orbitdb.UnsupportedTypeException;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 
@@ -120,13 +121,5 @@ public final class Identities {
   /** Drops every cached result. */
   public void clearCache() {
     cache.clear();
-  }
-
-  static Throwable unwrap(final Throwable error) {
-    Throwable t = error;
-    while (t instanceof CompletionException && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
   }
 }

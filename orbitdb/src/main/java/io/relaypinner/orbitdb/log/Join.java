@@ -1,5 +1,7 @@
 package io.relaypinner.orbitdb.log;
 
+import static io.relaypinner.common.Failures.unwrap;
+
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.ipfs.dagcbor.DagCbor;
 import io.relaypinner.libp2p.core.BadPeerException;
@@ -17,7 +19,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -355,13 +356,5 @@ final class Join {
     }
     result.complete(new JoinResult(added, rejected, unavailable, truncated, headsNow,
         completed, complete, historyCompleted));
-  }
-
-  private static Throwable unwrap(final Throwable error) {
-    Throwable t = error;
-    while (t instanceof CompletionException && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
   }
 }

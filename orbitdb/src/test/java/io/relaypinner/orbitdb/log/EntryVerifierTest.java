@@ -18,7 +18,6 @@ import io.relaypinner.orbitdb.identity.Identity;
 import io.relaypinner.orbitdb.identity.IdentityVerifiers;
 import java.security.SecureRandom;
 import java.util.Map;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -216,10 +215,5 @@ class EntryVerifierTest {
         .get("hash").asText()), real))
         .isInstanceOf(io.relaypinner.orbitdb.MalformedBlockException.class)
         .hasMessageContaining("does not hash");
-  }
-
-  @SuppressWarnings("unused")
-  private static Throwable unwrap(final Throwable t) {
-    return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
   }
 }

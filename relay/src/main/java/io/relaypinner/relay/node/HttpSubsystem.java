@@ -1,6 +1,6 @@
 package io.relaypinner.relay.node;
 
-import static io.relaypinner.relay.node.Failures.rootMessage;
+import static io.relaypinner.common.Failures.rootMessage;
 
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;

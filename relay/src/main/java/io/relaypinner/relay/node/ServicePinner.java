@@ -1,6 +1,6 @@
 package io.relaypinner.relay.node;
 
-import static io.relaypinner.relay.node.Failures.rootMessage;
+import static io.relaypinner.common.Failures.rootMessage;
 
 import io.relaypinner.ipfs.bitswap.NetworkPinner;
 import io.relaypinner.ipfs.pin.PinStore;

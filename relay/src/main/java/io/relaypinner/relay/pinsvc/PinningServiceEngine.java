@@ -1,6 +1,7 @@
 package io.relaypinner.relay.pinsvc;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.relaypinner.common.Failures;
 import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multiaddr;
@@ -300,7 +301,7 @@ public final class PinningServiceEngine {
         LOG.info("pinning service: {} pinned (request {})", record.pin().cid(),
             record.requestid());
       } else {
-        final Throwable cause = error.getCause() != null ? error.getCause() : error;
+        final Throwable cause = Failures.unwrap(error);
         LOG.info("pinning service: {} failed (request {}): {}", record.pin().cid(),
             record.requestid(), cause.toString());
         update(record, PinStatusRecord.FAILED, Map.of("error", cause.toString()));

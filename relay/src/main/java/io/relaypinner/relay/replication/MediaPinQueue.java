@@ -1,5 +1,6 @@
 package io.relaypinner.relay.replication;
 
+import io.relaypinner.common.Failures;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.relay.coordination.MediaWorkQueue;
@@ -176,7 +177,7 @@ public final class MediaPinQueue {
         synchronized (this) {
           running--;
         }
-        if (error != null && rootCause(error) instanceof BusyException busyError
+        if (error != null && Failures.unwrap(error) instanceof BusyException busyError
             && future != null) {
           // Another relay is pinning it: look again later (it shows in the shared pins).
           busy.incrementAndGet();
@@ -308,14 +309,6 @@ public final class MediaPinQueue {
       super("another relay is pinning it", null, false, false);
       this.looks = looks;
     }
-  }
-
-  private static Throwable rootCause(final Throwable error) {
-    Throwable cause = error;
-    while (cause instanceof CompletionException && cause.getCause() != null) {
-      cause = cause.getCause();
-    }
-    return cause;
   }
 
   /** A store outage ended: the pins waiting for it are tried again now. */

@@ -2,6 +2,7 @@ package io.relaypinner.relay.sync;
 
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.common.Failures;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.relay.config.SyncConfig;
@@ -21,7 +22,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -676,14 +676,7 @@ public final class SyncEngine implements AutoCloseable {
   }
 
   private static String message(final Throwable error) {
-    Throwable cause = error;
-    while (cause instanceof CompletionException && cause.getCause() != null) {
-      cause = cause.getCause();
-    }
-    if (cause == null) {
-      return "unknown error";
-    }
-    return cause.getMessage() != null ? cause.getMessage() : cause.getClass().getSimpleName();
+    return error == null ? "unknown error" : Failures.messageOf(Failures.unwrap(error));
   }
 
   /** {@link #close(Duration)} with {@link #DEFAULT_GRACE}. */

@@ -3,6 +3,7 @@ package io.relaypinner.handoff.records.client;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.relaypinner.common.Failures;
 import io.relaypinner.handoff.records.AlephMessage;
 import io.relaypinner.handoff.records.ErrorCodes;
 import io.relaypinner.handoff.records.PostPage;
@@ -220,7 +221,7 @@ public final class HttpRecordStore implements RecordStore {
       throw new RecordStoreException(request.method() + " " + request.uri() + " timed out after "
           + timeout, e);
     } catch (final ExecutionException e) {
-      final Throwable cause = e.getCause() != null ? e.getCause() : e;
+      final Throwable cause = Failures.unwrap(e);
       if (cause instanceof HttpTimeoutException) {
         throw new RecordStoreException(request.method() + " " + request.uri()
             + " timed out after " + timeout, cause);

@@ -1,5 +1,7 @@
 package io.relaypinner.libp2p.transport.ws;
 
+import static io.relaypinner.common.Failures.rootCause;
+
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -384,13 +386,5 @@ public final class WebSocketTransport {
       }
     });
     return result;
-  }
-
-  private static Throwable rootCause(final Throwable error) {
-    Throwable cause = error;
-    while (cause.getCause() != null && cause.getCause() != cause) {
-      cause = cause.getCause();
-    }
-    return cause;
   }
 }
