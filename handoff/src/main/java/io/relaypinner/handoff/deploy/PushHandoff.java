@@ -3,13 +3,13 @@ package io.relaypinner.handoff.deploy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.relaypinner.common.Backoff;
 import io.relaypinner.handoff.wallet.EthAddress;
 import io.relaypinner.handoff.wallet.EthPrivateKey;
 import io.relaypinner.handoff.wallet.WalletFormatException;
 import io.relaypinner.multiformats.PeerId;
 import java.io.IOException;
 import java.net.URI;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -121,8 +121,8 @@ final class PushHandoff implements Handoff {
   private void awaitSetupHealth(final Attempt attempt, final URI health)
       throws AttemptFailed, InterruptedException {
     final DeployConfig config = context.config();
-    Duration delay = config.setupBackoff();
-    final Duration maxDelay = config.setupBackoff().multipliedBy(8);
+    final Backoff backoff =
+        Backoff.of(config.setupBackoff(), config.setupBackoff().multipliedBy(8));
     String last = "no answer";
     for (int i = 1; i <= config.setupAttempts(); i++) {
       try {
@@ -137,8 +137,7 @@ final class PushHandoff implements Handoff {
       }
       attempt.checkRunning();
       if (i < config.setupAttempts()) {
-        Thread.sleep(delay.toMillis());
-        delay = delay.multipliedBy(2).compareTo(maxDelay) > 0 ? maxDelay : delay.multipliedBy(2);
+        Thread.sleep(backoff.delay(i).toMillis());
       }
     }
     throw new AttemptFailed("the setup endpoint " + health + " never became healthy ("

@@ -1,5 +1,6 @@
 package io.relaypinner.ipfs.bitswap;
 
+import io.relaypinner.common.Backoff;
 import io.relaypinner.ipfs.bitswap.BitswapFrame.Block;
 import io.relaypinner.ipfs.bitswap.BitswapFrame.Presence;
 import io.relaypinner.ipfs.bitswap.BitswapFrame.Want;
@@ -76,6 +77,8 @@ final class WantManager {
   }
 
   private final BitswapConfig config;
+  /** How long an unanswered want waits before it is asked again, by rounds asked. */
+  private final Backoff rebroadcast;
   private final Clock clock;
   private final Sink sink;
   /** The engine's bitswap peers (a live view, in connection order). */
@@ -109,6 +112,9 @@ final class WantManager {
     this.clock = clock;
     this.sink = sink;
     this.peers = peers;
+    final long base = config.rebroadcastInterval().toMillis();
+    this.rebroadcast = Backoff.of(Duration.ofMillis(base),
+        Duration.ofMillis(base << MAX_BACKOFF_SHIFT));
   }
 
   /** Whether a block of {@code key} is wanted and not yet received. */
@@ -400,7 +406,7 @@ final class WantManager {
     }
     final long base = config.rebroadcastInterval().toMillis();
     for (final ClientWant want : wants.values()) {
-      final long interval = base << Math.min(want.rounds, MAX_BACKOFF_SHIFT);
+      final long interval = rebroadcast.delayMillis(want.rounds + 1);
       if (want.storing || now - want.lastAskMillis < interval) {
         continue;
       }

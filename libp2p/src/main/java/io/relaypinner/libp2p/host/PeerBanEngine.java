@@ -1,5 +1,6 @@
 package io.relaypinner.libp2p.host;
 
+import io.relaypinner.common.Backoff;
 import io.relaypinner.multiformats.PeerId;
 import java.time.Clock;
 import java.util.Collections;
@@ -46,6 +47,8 @@ public final class PeerBanEngine {
   }
 
   private final ConnectionLimits limits;
+  /** A peer's n-th ban in a row lasts {@code peerBanDuration * 2^(n-1)}, at most the maximum. */
+  private final Backoff banLength;
   private final Clock clock;
   private final AtomicLongArray faults = new AtomicLongArray(Fault.values().length);
   /** Access-ordered: the first entry is the one touched longest ago. */
@@ -57,6 +60,7 @@ public final class PeerBanEngine {
   public PeerBanEngine(final ConnectionLimits limits, final Clock clock) {
     this.limits = Objects.requireNonNull(limits, "limits");
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.banLength = Backoff.of(limits.peerBanDuration(), limits.maxPeerBanDuration());
   }
 
   private static final class PeerRecord {
@@ -118,9 +122,8 @@ public final class PeerBanEngine {
         && now - record.lastBanMillis > 2 * limits.maxPeerBanDuration().toMillis()) {
       record.bansSoFar = 0;
     }
-    final long duration = Math.min(limits.maxPeerBanDuration().toMillis(),
-        limits.peerBanDuration().toMillis() << Math.min(20, record.bansSoFar));
     record.bansSoFar++;
+    final long duration = banLength.delayMillis(record.bansSoFar);
     record.lastBanMillis = now;
     record.bannedUntilMillis = now + duration;
     record.tokens = limits.peerFaults();

@@ -1,5 +1,6 @@
 package io.relaypinner.orbitdb.log;
 
+import io.relaypinner.common.Backoff;
 import io.relaypinner.multiformats.Cid;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,6 +28,7 @@ final class Frontier {
   static final Duration RETRY_MIN = Duration.ofSeconds(1);
   /** Longest retry delay of a block whose fetch keeps failing. */
   static final Duration RETRY_MAX = Duration.ofMinutes(2);
+  private static final Backoff RETRY = Backoff.of(RETRY_MIN, RETRY_MAX);
 
   private final LogMemory.Share memory;
   private final Counters counters;
@@ -51,9 +53,7 @@ final class Frontier {
     }
 
     Retry failed(final long nowMillis) {
-      final long delay = Math.min(RETRY_MAX.toMillis(),
-          RETRY_MIN.toMillis() << Math.min(attempts, 20));
-      return new Retry(attempts + 1, nowMillis + delay);
+      return new Retry(attempts + 1, nowMillis + RETRY.delayMillis(attempts + 1));
     }
   }
 

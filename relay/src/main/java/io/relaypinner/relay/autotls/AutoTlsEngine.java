@@ -1,5 +1,6 @@
 package io.relaypinner.relay.autotls;
 
+import io.relaypinner.common.Backoff;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -70,6 +71,7 @@ public final class AutoTlsEngine {
       long obtained) {}
 
   private final Config config;
+  private final Backoff backoff;
   private final Clock clock;
   private State state = State.STARTING;
   private Instant notBefore;
@@ -84,6 +86,7 @@ public final class AutoTlsEngine {
   public AutoTlsEngine(final Config config, final Clock clock) {
     this.config = Objects.requireNonNull(config, "config");
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.backoff = Backoff.of(config.initialBackoff(), config.maxBackoff());
     this.nextAttempt = clock.instant();
   }
 
@@ -148,11 +151,7 @@ public final class AutoTlsEngine {
     final boolean news = reason != lastFailure;
     lastFailure = reason;
     consecutiveFailures++;
-    final int shift = Math.min(consecutiveFailures - 1, 30);
-    Duration wait = config.initialBackoff().multipliedBy(1L << shift);
-    if (wait.compareTo(config.maxBackoff()) > 0 || wait.isNegative()) {
-      wait = config.maxBackoff();
-    }
+    Duration wait = backoff.delay(consecutiveFailures);
     if (retryAfter.isPresent() && retryAfter.get().compareTo(wait) > 0) {
       wait = retryAfter.get().compareTo(config.maxRetryAfter()) > 0 ? config.maxRetryAfter()
           : retryAfter.get();

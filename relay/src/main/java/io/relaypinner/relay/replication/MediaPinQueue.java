@@ -1,5 +1,6 @@
 package io.relaypinner.relay.replication;
 
+import io.relaypinner.common.Backoff;
 import io.relaypinner.common.Failures;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.multiformats.Cid;
@@ -46,6 +47,7 @@ public final class MediaPinQueue {
   static final Duration STORE_RETRY_MIN = Duration.ofSeconds(1);
   static final Duration STORE_RETRY_MAX = Duration.ofSeconds(30);
   static final Duration STORE_RETRY_FOR = Duration.ofMinutes(10);
+  private static final Backoff STORE_RETRY = Backoff.of(STORE_RETRY_MIN, STORE_RETRY_MAX);
 
   /** Fetches a DAG's missing blocks and pins it (completes once pinned). */
   @FunctionalInterface
@@ -256,7 +258,7 @@ public final class MediaPinQueue {
     final int tries = storeTries.merge(cid, 1, Integer::sum);
     long waited = 0;
     for (int i = 0; i < tries - 1; i++) {
-      waited += retryDelay(i + 1);
+      waited += STORE_RETRY.delayMillis(i + 1);
     }
     if (waited >= STORE_RETRY_FOR.toMillis()) {
       storeTries.remove(cid);
@@ -271,7 +273,7 @@ public final class MediaPinQueue {
     }
     storeWaiting.put(cid, looks);
     try {
-      CompletableFuture.delayedExecutor(retryDelay(tries), TimeUnit.MILLISECONDS)
+      CompletableFuture.delayedExecutor(STORE_RETRY.delayMillis(tries), TimeUnit.MILLISECONDS)
           .execute(() -> {
             if (storeWaiting.remove(cid) != null) {
               check(cid, future, looks);
@@ -282,11 +284,6 @@ public final class MediaPinQueue {
       failed.incrementAndGet();
       future.completeExceptionally(rejected);
     }
-  }
-
-  private static long retryDelay(final int tries) {
-    return Math.min(STORE_RETRY_MAX.toMillis(),
-        STORE_RETRY_MIN.toMillis() << Math.min(tries - 1, 16));
   }
 
   /** Checks {@code cid} again after {@link #BUSY_RECHECK}; fails it if that cannot be queued. */

@@ -2,6 +2,7 @@ package io.relaypinner.relay.sync;
 
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.common.Backoff;
 import io.relaypinner.common.Failures;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.orbitdb.OrbitDbAddress;
@@ -85,6 +86,7 @@ public final class SyncEngine implements AutoCloseable {
   public static final Duration STORE_RETRY_MAX = Duration.ofSeconds(60);
   /** Longest delay between the resumptions of a failing sync. */
   public static final Duration RESUME_MAX = Duration.ofMinutes(30);
+  private static final Backoff STORE_RETRY = Backoff.of(STORE_RETRY_MIN, STORE_RETRY_MAX);
   /** How long {@link #close} waits for interrupted syncs before giving up on them. */
   private static final Duration INTERRUPT_WAIT = Duration.ofSeconds(2);
 
@@ -161,6 +163,8 @@ public final class SyncEngine implements AutoCloseable {
   private final int maxDetached;
   private final Duration timeout;
   private final Duration cooldown;
+  /** When a sync that keeps failing (not for a store outage) is resumed: from its cooldown. */
+  private final Backoff resume;
   private final ThreadPoolExecutor workers;
   private final SyncMetrics metrics;
 
@@ -216,6 +220,9 @@ public final class SyncEngine implements AutoCloseable {
     this.maxDetached = 2 * config.slots();
     this.timeout = config.pinningSyncTimeout();
     this.cooldown = config.syncCooldown();
+    // A cooldown longer than RESUME_MAX resumes after RESUME_MAX each time.
+    this.resume = Backoff.of(
+        cooldown.compareTo(RESUME_MAX) < 0 ? cooldown : RESUME_MAX, RESUME_MAX);
     if (timer == null) {
       final ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1,
           new DefaultThreadFactory("relay-sync-timer", true));
@@ -633,8 +640,7 @@ public final class SyncEngine implements AutoCloseable {
       job.done.complete(result);
     } else {
       if (storeFailed > 0) {
-        final long delay = Math.min(STORE_RETRY_MAX.toMillis(),
-            STORE_RETRY_MIN.toMillis() << Math.min(storeFailed - 1, 16));
+        final long delay = STORE_RETRY.delayMillis(storeFailed);
         if (storeFailed == 1) {
           LOG.info("sync of {} failed after {} ms: {}; retrying in {} ms, then with back-off "
               + "while the store is down", job.address, millis, message(error), delay);
@@ -650,8 +656,7 @@ public final class SyncEngine implements AutoCloseable {
         problems.record("sync_failed", job.address, message(error));
       }
       if (resumeAfter > 0) {
-        final long delay = Math.min(RESUME_MAX.toMillis(),
-            cooldown.toMillis() << Math.min(resumeAfter - 1, 16));
+        final long delay = resume.delayMillis(resumeAfter);
         timer.schedule(() -> resumeAfterFailure(job.address), Duration.ofMillis(delay));
       }
       job.done.completeExceptionally(error);
