@@ -1,6 +1,7 @@
 package io.relaypinner.cli;
 
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.common.EnvFile;
 import io.relaypinner.handoff.guest.RelayLauncher;
 import io.relaypinner.handoff.guest.RunningRelay;
 import io.relaypinner.multiformats.Multiaddr;

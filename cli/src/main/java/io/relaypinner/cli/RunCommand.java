@@ -1,6 +1,7 @@
 package io.relaypinner.cli;
 
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.common.EnvFile;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.libp2p.crypto.KeyFormatException;
 import io.relaypinner.relay.RelayNode;
