@@ -1,9 +1,11 @@
 package io.relaypinner.handoff.guest;
 
+import io.relaypinner.common.Shutdown;
 import io.relaypinner.multiformats.Multibase;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -16,7 +18,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,6 +32,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class GuestAgent implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(GuestAgent.class);
+  /** How long {@link #close} lets a configuration being applied finish before interrupting it. */
+  private static final Duration CLOSE_WAIT = Duration.ofSeconds(15);
 
   /** Where a configuration came from. */
   public enum Source {
@@ -360,14 +363,7 @@ public final class GuestAgent implements AutoCloseable {
       closed = true;
       last = configured;
     }
-    worker.shutdown();
-    try {
-      if (!worker.awaitTermination(15, TimeUnit.SECONDS)) {
-        worker.shutdownNow();
-      }
-    } catch (final InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    Shutdown.shutdownGracefully(worker, CLOSE_WAIT, false, "guest agent worker");
     final Configured finalState = configured().orElse(last);
     if (finalState != null) {
       finalState.relay().ifPresent(RunningRelay::close);

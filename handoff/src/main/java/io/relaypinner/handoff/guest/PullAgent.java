@@ -3,6 +3,7 @@ package io.relaypinner.handoff.guest;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.relaypinner.common.Shutdown;
 import io.relaypinner.handoff.records.AlephMessage;
 import io.relaypinner.handoff.records.PostQuery;
 import io.relaypinner.handoff.records.RecordRejectedException;
@@ -52,6 +53,8 @@ public final class PullAgent implements AutoCloseable {
   /** Polls without the acknowledgement listed before it is published again. */
   private static final int REPUBLISH_AFTER_POLLS = 6;
   private static final Duration CONFIGURE_WAIT = Duration.ofMinutes(2);
+  /** How long {@link #close} waits for an interrupted poll to end. */
+  private static final Duration CLOSE_WAIT = Duration.ofSeconds(5);
 
   private enum Phase { WAITING, ACKNOWLEDGING, WATCHING, STOPPED }
 
@@ -320,12 +323,7 @@ public final class PullAgent implements AutoCloseable {
     synchronized (this) {
       phase = Phase.STOPPED;
     }
-    scheduler.shutdownNow();
-    try {
-      scheduler.awaitTermination(5, TimeUnit.SECONDS);
-    } catch (final InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    Shutdown.shutdownGracefully(scheduler, CLOSE_WAIT, true, "pull agent");
   }
 
   /** Signs with the publisher key in use now (a configuration may have replaced it, spec 2.9). */

@@ -2,6 +2,7 @@ package io.relaypinner.handoff.guest;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.relaypinner.common.Shutdown;
 import io.relaypinner.handoff.records.AlephMessage;
 import io.relaypinner.handoff.records.RecordRejectedException;
 import io.relaypinner.handoff.records.RecordSigner;
@@ -44,6 +45,8 @@ public final class RegistrationPublisher implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RegistrationPublisher.class);
   /** Delay before another attempt after a failed publish. */
   private static final Duration RETRY_DELAY = Duration.ofSeconds(15);
+  /** How long {@link #close} lets a publication finish before the registrations are forgotten. */
+  private static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
 
   private final GuestAgent agent;
   private final RecordStore store;
@@ -217,12 +220,7 @@ public final class RegistrationPublisher implements AutoCloseable {
         next.cancel(false);
       }
     }
-    scheduler.shutdown();
-    try {
-      scheduler.awaitTermination(10, TimeUnit.SECONDS);
-    } catch (final InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    Shutdown.shutdownGracefully(scheduler, CLOSE_WAIT, false, "registration publisher");
     final List<String> toForget = published();
     if (!toForget.isEmpty()) {
       forget(toForget, "relay shut down");

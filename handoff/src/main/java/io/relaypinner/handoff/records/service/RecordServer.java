@@ -16,6 +16,7 @@ import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.ImmediateEventExecutor;
+import io.relaypinner.common.Shutdown;
 import io.relaypinner.handoff.records.MessageVerifier;
 import java.io.UncheckedIOException;
 import java.net.BindException;
@@ -27,8 +28,6 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The embedded record service: the Aleph API subset of {@link RecordHttpHandler} over Netty HTTP,
@@ -40,7 +39,6 @@ import org.slf4j.LoggerFactory;
  * and headers), body aggregator (bounded, JSON 413), router.
  */
 public final class RecordServer implements AutoCloseable {
-  private static final Logger LOG = LoggerFactory.getLogger(RecordServer.class);
   private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(5);
   private static final int MAX_INITIAL_LINE = 8 * 1024;
   private static final int MAX_HEADER_SIZE = 16 * 1024;
@@ -161,17 +159,8 @@ public final class RecordServer implements AutoCloseable {
       channel.close().awaitUninterruptibly(CLOSE_TIMEOUT.toMillis());
     }
     channels.close().awaitUninterruptibly(CLOSE_TIMEOUT.toMillis());
-    worker.shutdown();
-    try {
-      if (!worker.awaitTermination(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-        LOG.warn("record service worker still busy after {}; closing the store anyway",
-            CLOSE_TIMEOUT);
-        worker.shutdownNow();
-      }
-    } catch (final InterruptedException e) {
-      Thread.currentThread().interrupt();
-      worker.shutdownNow();
-    }
+    // Accepted messages finish their store write; the store closes after, whatever happened.
+    Shutdown.shutdownGracefully(worker, CLOSE_TIMEOUT, false, "record service worker");
     group.shutdownGracefully(0, CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
         .awaitUninterruptibly(CLOSE_TIMEOUT.toMillis());
     store.close();
