@@ -27,6 +27,7 @@ import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.export.DatabaseExporter;
 import io.relaypinner.relay.export.DatabaseImporter;
 import io.relaypinner.relay.export.ExportRoutes;
+import io.relaypinner.relay.gateway.GatewayFallback;
 import io.relaypinner.relay.gateway.GatewayMetrics;
 import io.relaypinner.relay.gateway.IpfsGatewayRoute;
 import io.relaypinner.relay.http.ErrorCodes;
@@ -130,6 +131,7 @@ public final class HttpSubsystem implements Subsystem {
           () -> network.advertisedAddresses().stream().map(Multiaddr::toString).toList(),
           responses.mapper()), config.pinningService().tokens(), storage.executor(), responses);
       final ExportRoutes exportRoutes = exportRoutes(storage, replication, gatewayMetrics);
+      final UnixFsReader reader = new UnixFsReader(storage.blockstore());
       router = RelayRoutes.builder(responses, clock)
           .health(RelayVersion.VERSION, status, () -> metricsHttps)
           .multiaddrs(RelayVersion.VERSION, status, network::advertisedAddresses,
@@ -140,10 +142,10 @@ public final class HttpSubsystem implements Subsystem {
               () -> Optional.of(replication.service()), replication.syncEngine(),
               storage.pins(), config.storage().dataDir(), storage.quotaBytes(),
               storage.executor(), clock, responses))
-          .gateway(new IpfsGatewayRoute(storage.pins(), new UnixFsReader(storage.blockstore()),
-              storage.executor(), responses, gatewayMetrics, storage::blockFile,
-              config.gateway(), content.gatewayContent(), storage.blockstore(),
-              tuning.carPlanner()))
+          .gateway(new IpfsGatewayRoute(storage.pins(), reader, storage.executor(), responses,
+              gatewayMetrics, storage::blockFile, new GatewayFallback(config.gateway(),
+                  content.gatewayContent(), reader, storage.executor(), network.host().ticker()),
+              storage.blockstore(), tuning.carPlanner()))
           .addTo(Router.builder())
           .getPrefix(RoutingRoute.PREFIX, new RoutingRoute(settings.identity().peerId(),
               network::advertisedAddresses, storage.blockstore()::has,
