@@ -249,7 +249,7 @@ public final class HttpSubsystem implements Subsystem {
         "relay-pinner/" + RelayVersion.VERSION, options.brokerTimeout());
     final AcmeIssuer issuer = new AcmeIssuer(config.tls().effectiveAcmeDirectory(),
         config.storage().dataDir().resolve("autotls").resolve("acme-account-key.pem"), broker,
-        options.acmeTimeout(), options.acmeTrust());
+        options.acmeTimeout(), options.acmeTrust(), clock);
     final AutoTlsService service = new AutoTlsService(identity.autoTlsServingZone(),
         config.tls().certDir(), issuer, network.addresses()::dialBack, certificates::checkNow,
         new AutoTlsEngine(options.engine(), clock));

@@ -735,6 +735,10 @@ public final class SyncEngine implements AutoCloseable {
     }
   }
 
+  /**
+   * Waits at most {@code limit} for every sync to end. A shutdown deadline: real time on
+   * purpose, not the engine's clock (a fixed or test clock must not make close wait forever).
+   */
   private boolean awaitIdle(final Duration limit) {
     final long deadline = System.nanoTime() + limit.toNanos();
     synchronized (lock) {
