@@ -235,6 +235,14 @@ public final class SyncEngine implements AutoCloseable {
         this::waitingCount, this::activeCount, this::cooldownCount);
   }
 
+  /**
+   * The timer of this engine's timeouts, for syncers that wait for a time of the same clock
+   * (it outlives every sync the engine waits for at {@link #close}).
+   */
+  public Timer timer() {
+    return timer;
+  }
+
   /** Syncs that may run on after their timeout without a slot, at most. */
   public int maxDetached() {
     return maxDetached;

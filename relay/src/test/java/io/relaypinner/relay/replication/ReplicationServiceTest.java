@@ -50,7 +50,9 @@ import org.junit.jupiter.api.Test;
 /**
  * The replication core without a network: a fake {@link ReplicationNetwork}, blocks fetched from
  * a map of Java-written logs ({@link JavaWriter}), the real {@link SyncEngine} on a
- * {@link MutableClock} whose timeouts run when the test moves time.
+ * {@link MutableClock} whose timeouts run when the test moves time ({@link #timer}); the syncs'
+ * own deadlines (quiet period, update window, resumptions) come as the test moves the clock
+ * ({@link #runUntil}, on {@link #syncTimer}).
  */
 class ReplicationServiceTest {
   private static final Duration TIMEOUT = Duration.ofSeconds(10);
@@ -60,7 +62,10 @@ class ReplicationServiceTest {
       .publicKey().peerId();
 
   private final MutableClock clock = new MutableClock(Instant.parse("2026-11-24T12:00:00Z"));
+  /** The engine's timeouts: they run only when a test says so. */
   private final ManualTimer timer = new ManualTimer(clock);
+  /** The syncs' deadlines: they come as {@link #runUntil} moves the clock. */
+  private final ManualTimer syncTimer = new ManualTimer(clock);
   /** What the network could give: blocks held by peers. */
   private final MemoryBlockstore remote = new MemoryBlockstore();
   private final Set<Cid> withheld = ConcurrentHashMap.newKeySet();
@@ -112,7 +117,8 @@ class ReplicationServiceTest {
     };
     service = new ReplicationService(new FakeNetwork(), local, pins, replicas,
         new MediaCidExtractor(SyncConfig.DEFAULT_MEDIA_CID_FIELDS), pinQueue, executor,
-        ReplicationService.Config.DEFAULT, InboxBudget.defaults(), topic -> true, follow, clock);
+        ReplicationService.Config.DEFAULT, InboxBudget.defaults(), topic -> true, follow, clock,
+        syncTimer);
     engine = new SyncEngine(new SyncConfig(TIMEOUT, COOLDOWN, 2,
         SyncConfig.DEFAULT_MEDIA_CID_FIELDS), service.syncer(), history, new PrometheusRegistry(),
         clock, timer);
@@ -180,7 +186,7 @@ class ReplicationServiceTest {
       if (done.getAsBoolean()) {
         return true;
       }
-      clock.advance(Duration.ofMillis(50));
+      syncTimer.advance(Duration.ofMillis(50));
       return false;
     });
   }
