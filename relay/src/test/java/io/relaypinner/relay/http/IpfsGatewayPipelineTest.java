@@ -30,12 +30,13 @@ import io.relaypinner.relay.testing.RawHttpResponse;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
@@ -148,37 +149,18 @@ class IpfsGatewayPipelineTest {
       throws IOException {
     // The CAR planner reads every block; a heap exhausted there was answered 404 "content
     // cannot be served: Java heap space" and not logged.
-    final Blockstore exhausted = new Blockstore() {
-      @Override
-      public boolean has(final Cid cid) {
-        return blocks.has(cid);
-      }
-
-      @Override
-      public Optional<byte[]> get(final Cid cid) {
-        throw new OutOfMemoryError("Java heap space");
-      }
-
-      @Override
-      public Optional<Integer> size(final Cid cid) {
-        throw new OutOfMemoryError("Java heap space");
-      }
-
-      @Override
-      public void put(final Cid cid, final byte[] data) {
-        throw new UnsupportedOperationException("read-only");
-      }
-
-      @Override
-      public boolean delete(final Cid cid) {
-        throw new UnsupportedOperationException("read-only");
-      }
-
-      @Override
-      public void forEachKey(final Consumer<Cid> visitor) {
-        blocks.forEachKey(visitor);
-      }
-    };
+    final Blockstore exhausted = (Blockstore) Proxy.newProxyInstance(
+        Blockstore.class.getClassLoader(), new Class<?>[] {Blockstore.class},
+        (proxy, method, args) -> {
+          if (method.getName().equals("get")) {
+            throw new OutOfMemoryError("Java heap space");
+          }
+          try {
+            return method.invoke(blocks, args);
+          } catch (final InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
     final PinStore pins = new PinStore(new MemoryDatastore(), blocks,
         CodecLinkResolver.standard());
     final IpfsGatewayRoute route = new IpfsGatewayRoute(pins, new UnixFsReader(blocks), INLINE,

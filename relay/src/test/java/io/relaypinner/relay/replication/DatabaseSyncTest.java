@@ -9,7 +9,6 @@ import io.relaypinner.ipfs.datastore.MemoryDatastore;
 import io.relaypinner.ipfs.pin.CodecLinkResolver;
 import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.multiformats.Cid;
-import io.relaypinner.multiformats.PeerId;
 import io.relaypinner.orbitdb.BlockFetcher;
 import io.relaypinner.orbitdb.JavaWriter;
 import io.relaypinner.orbitdb.OrbitDbAddress;
@@ -32,7 +31,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -91,7 +89,7 @@ class DatabaseSyncTest {
     final Function<DatabaseSession, HeadsEndpoint> noEndpoints = session -> {
       throw new AssertionError("no peer is connected: nothing is dialled");
     };
-    sync = new DatabaseSync(new NoPeers(), noEndpoints, media, clock, timer,
+    sync = new DatabaseSync(new OfflineNetwork(), noEndpoints, media, clock, timer,
         DatabaseSync.Config.DEFAULT, this::count);
   }
 
@@ -103,46 +101,6 @@ class DatabaseSyncTest {
 
   private void count(final String name) {
     counters.merge(name, 1L, Long::sum);
-  }
-
-  /** A network with no peer: syncs join only what their session holds. */
-  private static final class NoPeers implements ReplicationNetwork {
-    @Override
-    public Set<PeerId> topicPeers(final String topic) {
-      return Set.of();
-    }
-
-    @Override
-    public boolean isConnected(final PeerId peer) {
-      return false;
-    }
-
-    @Override
-    public CompletableFuture<?> exchangeHeads(final PeerId peer, final OrbitDbAddress address,
-        final HeadsEndpoint endpoint) {
-      return CompletableFuture.failedFuture(new IOException("not connected"));
-    }
-
-    @Override
-    public CompletableFuture<Boolean> redial(final PeerId peer) {
-      return CompletableFuture.completedFuture(false);
-    }
-
-    @Override
-    public boolean hasPeers() {
-      return false;
-    }
-
-    @Override
-    public void announce(final Cid cid) {}
-
-    @Override
-    public void serveHeads(final Function<OrbitDbAddress, Optional<HeadsEndpoint>> endpoints) {}
-
-    @Override
-    public Map<String, Long> headsCounters() {
-      return Map.of();
-    }
   }
 
   /** One database, its replica and its session. */

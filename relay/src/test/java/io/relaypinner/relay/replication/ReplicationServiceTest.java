@@ -15,7 +15,6 @@ import io.relaypinner.orbitdb.JavaWriter;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.OrbitDbReplicas;
 import io.relaypinner.orbitdb.ReplicaContext;
-import io.relaypinner.orbitdb.heads.HeadsEndpoint;
 import io.relaypinner.orbitdb.identity.Identities;
 import io.relaypinner.orbitdb.identity.IdentityVerifiers;
 import io.relaypinner.orbitdb.log.Entry;
@@ -34,7 +33,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -115,7 +113,7 @@ class ReplicationServiceTest {
       follows.add(topic);
       return CompletableFuture.completedFuture(followAccepted);
     };
-    service = new ReplicationService(new FakeNetwork(), local, pins, replicas,
+    service = new ReplicationService(new OfflineNetwork(), local, pins, replicas,
         new MediaCidExtractor(SyncConfig.DEFAULT_MEDIA_CID_FIELDS), pinQueue, executor,
         ReplicationService.Config.DEFAULT, InboxBudget.defaults(), topic -> true, follow, clock,
         syncTimer);
@@ -130,46 +128,6 @@ class ReplicationServiceTest {
     engine.close(Duration.ZERO);
     service.close();
     executor.shutdownNow();
-  }
-
-  /** The network: no peer is connected, so syncs only join what the inbox holds. */
-  private static final class FakeNetwork implements ReplicationNetwork {
-    @Override
-    public Set<PeerId> topicPeers(final String topic) {
-      return Set.of();
-    }
-
-    @Override
-    public boolean isConnected(final PeerId peer) {
-      return false;
-    }
-
-    @Override
-    public CompletableFuture<?> exchangeHeads(final PeerId peer, final OrbitDbAddress address,
-        final HeadsEndpoint endpoint) {
-      return CompletableFuture.failedFuture(new IOException("not connected"));
-    }
-
-    @Override
-    public CompletableFuture<Boolean> redial(final PeerId peer) {
-      return CompletableFuture.completedFuture(false);
-    }
-
-    @Override
-    public boolean hasPeers() {
-      return true;
-    }
-
-    @Override
-    public void announce(final Cid cid) {}
-
-    @Override
-    public void serveHeads(final Function<OrbitDbAddress, Optional<HeadsEndpoint>> endpoints) {}
-
-    @Override
-    public Map<String, Long> headsCounters() {
-      return Map.of();
-    }
   }
 
   private OrbitDbAddress database(final String name, final JavaWriter... writers) {
