@@ -12,6 +12,7 @@ import io.relaypinner.relay.gateway.CarSections;
 import io.relaypinner.relay.gateway.SliceInput;
 import io.relaypinner.relay.http.BearerAuth;
 import io.relaypinner.relay.http.ErrorCodes;
+import io.relaypinner.relay.http.ErrorMapping;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RequestBody;
 import io.relaypinner.relay.http.RouteHandler;
@@ -125,8 +126,7 @@ public final class ExportRoutes {
         return response;
       }, storage);
     } catch (final RejectedExecutionException e) {
-      return done(responses.error(HttpResponseStatus.SERVICE_UNAVAILABLE,
-          ErrorCodes.IPFS_UNAVAILABLE, "content store busy, retry later"));
+      return done(responses.error(ErrorMapping.busy()));
     }
   }
 
@@ -174,8 +174,7 @@ public final class ExportRoutes {
       }, storage);
     } catch (final RejectedExecutionException e) {
       importing.release();
-      return done(responses.error(HttpResponseStatus.SERVICE_UNAVAILABLE,
-          ErrorCodes.IPFS_UNAVAILABLE, "content store busy, retry later"));
+      return done(responses.error(ErrorMapping.busy()));
     }
   }
 

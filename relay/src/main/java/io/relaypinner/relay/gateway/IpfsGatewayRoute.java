@@ -186,8 +186,7 @@ public final class IpfsGatewayRoute implements RouteHandler {
       }
       return CompletableFuture.supplyAsync(() -> lookUp(cid, path, range, head), storage);
     } catch (final RejectedExecutionException e) {
-      final ErrorMapping.Answer busy = ErrorMapping.busy();
-      return done(error(busy.status(), busy.code(), busy.message()));
+      return done(error(ErrorMapping.busy()));
     }
   }
 
@@ -278,7 +277,7 @@ public final class IpfsGatewayRoute implements RouteHandler {
             LOG.debug("network fallback for {} failed: {}", cid,
                 ErrorMapping.unwrap(failure).toString());
           }
-          return error(answer.status(), answer.code(), answer.message());
+          return error(answer);
         });
   }
 
@@ -388,6 +387,10 @@ public final class IpfsGatewayRoute implements RouteHandler {
       final String message) {
     metrics.request(status.code());
     return responses.error(status, code, message);
+  }
+
+  private FullHttpResponse error(final ErrorMapping.Answer answer) {
+    return error(answer.status(), answer.code(), answer.message());
   }
 
   private static CompletableFuture<FullHttpResponse> done(final FullHttpResponse response) {

@@ -195,12 +195,11 @@ final class TrustlessGateway {
     if (answer.status().equals(HttpResponseStatus.NOT_FOUND)) {
       LOG.debug("trustless answer failed: {}", ErrorMapping.unwrap(failure).toString());
     }
-    return error(answer.status(), answer.code(), answer.message());
+    return error(answer);
   }
 
   private FullHttpResponse busy() {
-    final ErrorMapping.Answer busy = ErrorMapping.busy();
-    return error(busy.status(), busy.code(), busy.message());
+    return error(ErrorMapping.busy());
   }
 
   private static void common(final HttpHeaders headers, final String etag) {
@@ -243,6 +242,10 @@ final class TrustlessGateway {
     final FullHttpResponse response = responses.error(status, code, message);
     response.headers().add(HttpHeaderNames.VARY, "Accept");
     return response;
+  }
+
+  private FullHttpResponse error(final ErrorMapping.Answer answer) {
+    return error(answer.status(), answer.code(), answer.message());
   }
 
   private static CompletableFuture<FullHttpResponse> done(final FullHttpResponse response) {

@@ -309,7 +309,7 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
       LOG.debug("HTTP route {} {}: {}", exchange.method(), exchange.route(), failure.toString());
     }
     metrics.error(answer.code());
-    return responses.error(answer.status(), answer.code(), answer.message());
+    return responses.error(answer);
   }
 
   private void reject(final ChannelHandlerContext ctx, final RejectedRequest rejected) {
