@@ -9,10 +9,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.dagpb.DagPb;
-import io.relaypinner.ipfs.dagpb.PbLink;
 import io.relaypinner.ipfs.dagpb.PbNode;
 import io.relaypinner.ipfs.unixfs.UnixFsImporter;
-import io.relaypinner.ipfs.unixfs.pb.UnixFsProto;
 import io.relaypinner.libp2p.crypto.Ed25519PrivateKey;
 import io.relaypinner.libp2p.crypto.PrivateKey;
 import io.relaypinner.multiformats.Cid;
@@ -21,6 +19,7 @@ import io.relaypinner.multiformats.Multihash;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.identity.NodeIdentity;
 import io.relaypinner.relay.testing.RawHttpResponse;
+import io.relaypinner.relay.testing.UnixFsFixtures;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
@@ -95,15 +94,6 @@ class IpfsGatewayIT {
     return out;
   }
 
-  private static Cid directory(final Blockstore store, final String name, final Cid child) {
-    final byte[] data = UnixFsProto.Data.newBuilder()
-        .setType(UnixFsProto.Data.DataType.Directory).build().toByteArray();
-    final byte[] block = DagPb.encode(PbNode.of(data, List.of(PbLink.of(child, name, 1))));
-    final Cid cid = DagPb.cidOf(block);
-    store.put(cid, block);
-    return cid;
-  }
-
   /** Imports and pins the test content. */
   private static Content content(final RelayNode node) {
     final Blockstore store = node.storage().blockstore();
@@ -112,7 +102,8 @@ class IpfsGatewayIT {
     final Cid bigCid = importer.importBytes(big);
     final byte[] image = pattern(5_000, 2);
     final Cid imageCid = importer.importBytes(image);
-    final Cid dir = directory(store, "a", directory(store, "b.jpg", imageCid));
+    final Cid dir = UnixFsFixtures.directory(store, "a",
+        UnixFsFixtures.directory(store, "b.jpg", imageCid));
     node.storage().pins().pin(bigCid);
     node.storage().pins().pin(dir);
     return new Content(big, bigCid, image, imageCid, dir);

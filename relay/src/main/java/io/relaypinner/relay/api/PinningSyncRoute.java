@@ -10,6 +10,7 @@ import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.relaypinner.orbitdb.OrbitDbAddress;
+import io.relaypinner.relay.http.BearerAuth;
 import io.relaypinner.relay.http.ErrorCodes;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RouteHandler;
@@ -19,10 +20,7 @@ import io.relaypinner.relay.sync.SyncOutcome;
 import io.relaypinner.relay.sync.SyncResult;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.util.List;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -44,7 +42,6 @@ import java.util.concurrent.CompletableFuture;
 public final class PinningSyncRoute implements RouteHandler {
   /** Largest accepted body; an address is well under 200 bytes. */
   public static final int MAX_BODY = 16 * 1024;
-  private static final String BEARER = "bearer ";
 
   /** The sync result of spec 2.6; {@code coalesced} only when true. */
   @JsonPropertyOrder({"ok", "dbAddress", "receivedUpdate", "fallbackScanUsed",
@@ -60,7 +57,7 @@ public final class PinningSyncRoute implements RouteHandler {
   }
 
   private final SyncEngine engine;
-  private final Optional<byte[]> token;
+  private final BearerAuth auth;
   private final HttpResponses responses;
 
   /**
@@ -70,17 +67,14 @@ public final class PinningSyncRoute implements RouteHandler {
   public PinningSyncRoute(final SyncEngine engine, final Optional<String> apiToken,
       final HttpResponses responses) {
     this.engine = Objects.requireNonNull(engine, "engine");
-    this.token = apiToken.map(t -> t.getBytes(StandardCharsets.UTF_8));
+    this.auth = BearerAuth.apiToken(apiToken);
     this.responses = Objects.requireNonNull(responses, "responses");
   }
 
   @Override
   public CompletableFuture<FullHttpResponse> handle(final RouteRequest request) {
-    if (!authorized(request)) {
-      final FullHttpResponse response = responses.error(HttpResponseStatus.UNAUTHORIZED,
-          ErrorCodes.UNAUTHORIZED, "Authorization: Bearer <RELAY_API_TOKEN> required");
-      response.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer");
-      return CompletableFuture.completedFuture(response);
+    if (!auth.permits(request.headers().get(HttpHeaderNames.AUTHORIZATION))) {
+      return CompletableFuture.completedFuture(BearerAuth.apiTokenRequired(responses));
     }
     final ByteBuf body = request.content();
     if (body.readableBytes() > MAX_BODY) {
@@ -146,21 +140,6 @@ public final class PinningSyncRoute implements RouteHandler {
     }
     return responses.error(HttpResponseStatus.INTERNAL_SERVER_ERROR, ErrorCodes.SYNC_FAILED,
         "sync of " + address + " failed: " + failed.message());
-  }
-
-  private boolean authorized(final RouteRequest request) {
-    if (token.isEmpty()) {
-      return true;
-    }
-    final String header = request.headers().get(HttpHeaderNames.AUTHORIZATION);
-    if (header == null || header.length() < BEARER.length()
-        || !header.substring(0, BEARER.length()).toLowerCase(Locale.ROOT).equals(BEARER)) {
-      return false;
-    }
-    final byte[] given =
-        header.substring(BEARER.length()).trim().getBytes(StandardCharsets.UTF_8);
-    // Constant time in the token's content: no timing oracle for guessing it byte by byte.
-    return MessageDigest.isEqual(token.get(), given);
   }
 
   private CompletableFuture<FullHttpResponse> error(final HttpResponseStatus status,

@@ -42,17 +42,20 @@ public final class AcmeIssuer implements CertificateIssuer {
   private final BrokerClient broker;
   private final Duration acmeTimeout;
   private final Optional<SSLContext> trust;
+  private final Clock clock;
 
   /**
    * @param trust the CAs the ACME server's HTTPS is checked against; empty: the JDK's
+   * @param clock turns a rate limit's "retry after" instant into a delay
    */
   public AcmeIssuer(final URI directory, final Path accountKeyFile, final BrokerClient broker,
-      final Duration acmeTimeout, final Optional<SSLContext> trust) {
+      final Duration acmeTimeout, final Optional<SSLContext> trust, final Clock clock) {
     this.directory = Objects.requireNonNull(directory, "directory");
     this.accountKeyFile = Objects.requireNonNull(accountKeyFile, "accountKeyFile");
     this.broker = Objects.requireNonNull(broker, "broker");
     this.acmeTimeout = Objects.requireNonNull(acmeTimeout, "acmeTimeout");
     this.trust = Objects.requireNonNull(trust, "trust");
+    this.clock = Objects.requireNonNull(clock, "clock");
   }
 
   @Override
@@ -98,7 +101,7 @@ public final class AcmeIssuer implements CertificateIssuer {
     } catch (final AcmeRateLimitedException e) {
       throw new AutoTlsFailure(FailureReason.ACME_RATE_LIMITED, "ACME rate limit: "
           + e.getMessage(), e.getRetryAfter().map(at -> Duration.between(
-              Clock.systemUTC().instant(), at)));
+              clock.instant(), at)));
     } catch (final AcmeServerException e) {
       throw new AutoTlsFailure(FailureReason.ACME_ERROR, "ACME server " + directory + ": "
           + e.getMessage());

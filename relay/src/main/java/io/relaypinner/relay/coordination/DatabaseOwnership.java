@@ -30,6 +30,16 @@ public interface DatabaseOwnership {
   /** Whether this relay may replicate {@code name} now. */
   boolean owns(String name);
 
+  /**
+   * Until when (clock millis) {@link #owns} stays true for {@code name} as far as is known now
+   * (a lease's end before its renewal), a past instant when it is not owned: an owner that waits
+   * for events looks again then. The default suits an ownership that changes only when asked:
+   * for ever while owned.
+   */
+  default long ownedUntil(final String name) {
+    return owns(name) ? Long.MAX_VALUE : Long.MIN_VALUE;
+  }
+
   /** Called (on a coordination thread) with each name this relay newly owns. */
   void onAcquired(Consumer<String> listener);
 }

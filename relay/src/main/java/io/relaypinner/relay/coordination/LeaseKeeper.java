@@ -117,6 +117,13 @@ public final class LeaseKeeper implements DatabaseOwnership {
     return until != null && clock.millis() < until;
   }
 
+  /** The end of the lease's trust period unless it is renewed: {@link #owns} turns false then. */
+  @Override
+  public synchronized long ownedUntil(final String name) {
+    final Long until = validUntil.get(name);
+    return until != null && clock.millis() < until ? until : Long.MIN_VALUE;
+  }
+
   @Override
   public void onAcquired(final Consumer<String> listener) {
     this.listener = Objects.requireNonNull(listener, "listener");

@@ -3,16 +3,15 @@ package io.relaypinner.relay.export;
 import io.relaypinner.ipfs.blockstore.Blocks;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.car.CarWriter;
-import io.relaypinner.ipfs.dagcbor.DagCbor;
 import io.relaypinner.ipfs.dagcbor.DagCborValue;
 import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.ipfs.pin.LinkResolver;
 import io.relaypinner.multiformats.Cid;
-import io.relaypinner.multiformats.Multibase;
 import io.relaypinner.orbitdb.Manifest;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.access.AccessControllerRef;
 import io.relaypinner.orbitdb.log.Entry;
+import io.relaypinner.orbitdb.log.LogStore;
 import io.relaypinner.relay.gateway.CarPlanner;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -36,7 +35,7 @@ import java.util.function.Function;
  * {@link CarPlanner.Limits}. No Netty; runs on the storage executor.
  */
 public final class DatabaseExporter {
-  /** The database is not followed here (no persisted heads, or no manifest block). */
+  /** The database is not followed here (no readable persisted heads, or no manifest block). */
   public static final class UnknownDatabaseException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
@@ -64,18 +63,15 @@ public final class DatabaseExporter {
     this.limits = Objects.requireNonNull(limits, "limits");
   }
 
-  /** The persisted heads of a followed database (the OrbitDB log's own record of them). */
+  /**
+   * The persisted heads of a followed database (the OrbitDB log's own record of them, read
+   * through {@link LogStore#storedHeads}, which owns the layout). What cannot be read of the
+   * record is left out (the log store logs it at WARN): a record with no readable head makes
+   * the export answer that the database is not followed here (404 {@code database_not_found})
+   * instead of failing with 500 as it did, and a CAR never names a head it could not read.
+   */
   public List<Cid> heads(final OrbitDbAddress address) {
-    final Optional<byte[]> bytes = datastore.get("/orbitdb/logs/"
-        + address.manifest().toString(Multibase.Base.BASE58BTC) + "/heads");
-    if (bytes.isEmpty()) {
-      return List.of();
-    }
-    final List<Cid> out = new ArrayList<>();
-    for (final DagCborValue item : DagCbor.decode(bytes.get()).asList().items()) {
-      out.add(Cid.parse(item.asText()));
-    }
-    return out;
+    return LogStore.storedHeads(datastore, address);
   }
 
   /**
@@ -87,7 +83,8 @@ public final class DatabaseExporter {
   public CarPlanner.Plan plan(final OrbitDbAddress address, final boolean media) {
     final List<Cid> heads = heads(address);
     if (heads.isEmpty() || !blockstore.has(address.manifest())) {
-      throw new UnknownDatabaseException(address + " is not followed here (no heads stored)");
+      throw new UnknownDatabaseException(address
+          + " is not followed here (no readable heads stored)");
     }
     final List<Cid> roots = new ArrayList<>();
     roots.add(address.manifest());

@@ -10,7 +10,9 @@ import io.relaypinner.relay.gateway.CarPlanner;
 import io.relaypinner.relay.gateway.GatewayMetrics;
 import io.relaypinner.relay.gateway.CarSections;
 import io.relaypinner.relay.gateway.SliceInput;
+import io.relaypinner.relay.http.BearerAuth;
 import io.relaypinner.relay.http.ErrorCodes;
+import io.relaypinner.relay.http.ErrorMapping;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RequestBody;
 import io.relaypinner.relay.http.RouteHandler;
@@ -19,9 +21,6 @@ import io.relaypinner.relay.http.StreamedResponse;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -43,7 +42,6 @@ public final class ExportRoutes {
   private static final Logger LOG = LoggerFactory.getLogger(ExportRoutes.class);
   public static final String EXPORT = "/pinning/export";
   public static final String IMPORT = "/pinning/import";
-  private static final String BEARER = "bearer ";
   /**
    * The largest CAR {@code POST /pinning/import} takes (its blocks are held in memory until
    * every entry is verified, one import at a time): 128 MiB.
@@ -60,7 +58,7 @@ public final class ExportRoutes {
   private final Executor storage;
   private final HttpResponses responses;
   private final GatewayMetrics metrics;
-  private final Optional<byte[]> token;
+  private final BearerAuth auth;
   private final Consumer<OrbitDbAddress> imported;
   private final Semaphore importing = new Semaphore(1);
 
@@ -77,7 +75,7 @@ public final class ExportRoutes {
     this.storage = Objects.requireNonNull(storage, "storage");
     this.responses = Objects.requireNonNull(responses, "responses");
     this.metrics = Objects.requireNonNull(metrics, "metrics");
-    this.token = apiToken.map(t -> t.getBytes(StandardCharsets.UTF_8));
+    this.auth = BearerAuth.apiToken(apiToken);
     this.imported = Objects.requireNonNull(imported, "imported");
   }
 
@@ -128,17 +126,13 @@ public final class ExportRoutes {
         return response;
       }, storage);
     } catch (final RejectedExecutionException e) {
-      return done(responses.error(HttpResponseStatus.SERVICE_UNAVAILABLE,
-          ErrorCodes.IPFS_UNAVAILABLE, "content store busy, retry later"));
+      return done(responses.error(ErrorMapping.busy()));
     }
   }
 
   private CompletableFuture<FullHttpResponse> importCar(final RouteRequest request) {
-    if (!authorized(request.headers().get(HttpHeaderNames.AUTHORIZATION))) {
-      final FullHttpResponse response = responses.error(HttpResponseStatus.UNAUTHORIZED,
-          ErrorCodes.UNAUTHORIZED, "Authorization: Bearer <RELAY_API_TOKEN> required");
-      response.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer");
-      return done(response);
+    if (!auth.permits(request.headers().get(HttpHeaderNames.AUTHORIZATION))) {
+      return done(BearerAuth.apiTokenRequired(responses));
     }
     if (!importing.tryAcquire()) {
       return done(responses.error(HttpResponseStatus.SERVICE_UNAVAILABLE, IMPORT_BUSY,
@@ -180,21 +174,8 @@ public final class ExportRoutes {
       }, storage);
     } catch (final RejectedExecutionException e) {
       importing.release();
-      return done(responses.error(HttpResponseStatus.SERVICE_UNAVAILABLE,
-          ErrorCodes.IPFS_UNAVAILABLE, "content store busy, retry later"));
+      return done(responses.error(ErrorMapping.busy()));
     }
-  }
-
-  private boolean authorized(final String header) {
-    if (token.isEmpty()) {
-      return true;
-    }
-    if (header == null || header.length() < BEARER.length()
-        || !header.substring(0, BEARER.length()).toLowerCase(Locale.ROOT).equals(BEARER)) {
-      return false;
-    }
-    return MessageDigest.isEqual(token.get(),
-        header.substring(BEARER.length()).trim().getBytes(StandardCharsets.UTF_8));
   }
 
   private static CompletableFuture<FullHttpResponse> done(final FullHttpResponse response) {

@@ -6,19 +6,17 @@ import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.relaypinner.ipfs.blockstore.Blockstore;
-import io.relaypinner.ipfs.blockstore.StorageFullException;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.ipfs.pin.CodecLinkResolver;
-import io.relaypinner.ipfs.pin.DagLimitExceededException;
 import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.ipfs.unixfs.UnixFsEntry;
 import io.relaypinner.ipfs.unixfs.UnixFsException;
 import io.relaypinner.ipfs.unixfs.UnixFsReader;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multicodec;
-import io.relaypinner.relay.config.GatewayConfig;
 import io.relaypinner.relay.config.GatewayMode;
 import io.relaypinner.relay.http.ErrorCodes;
+import io.relaypinner.relay.http.ErrorMapping;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RouteHandler;
 import io.relaypinner.relay.http.RouteRequest;
@@ -31,15 +29,12 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,14 +44,15 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A CID is served locally when it, or the same multihash and codec under the other CID
  * version (v0 and v1 dag-pb), is pinned as a root; a path inside it is resolved through its
- * directories. In {@link GatewayMode#PINNED_FIRST} with a {@link NetworkContent}, anything else
- * goes to the network fallback: the path is resolved block by block (each missing block fetched
- * from connected peers), then every block of the target file is made present, and the file is
- * streamed from the blockstore. Fetched blocks stay in the blockstore unpinned (the next GC may
- * remove them). The fallback as a whole is bounded by {@code RELAY_IPFS_FALLBACK_TIMEOUT_MS}:
- * beyond it the answer is 504 {@code gateway_timeout}; content that no connected peer has
- * therefore ends in 504 too, unless no bitswap peer is connected at all (then the local answer,
- * usually 404, comes at once). {@link GatewayMode#PINNED_ONLY} never touches the network (404).
+ * directories. In {@link GatewayMode#PINNED_FIRST} anything else goes to the
+ * {@link GatewayFallback} (the path resolved block by block, then every block of the target file
+ * made present) and the file is streamed from the blockstore. Fetched blocks stay in the
+ * blockstore unpinned (the next GC may remove them). The fallback as a whole is bounded by
+ * {@code RELAY_IPFS_FALLBACK_TIMEOUT_MS}: beyond it the answer is 504 {@code gateway_timeout};
+ * content that no connected peer has therefore ends in 504 too, unless no bitswap peer is
+ * connected at all (then the local answer, usually 404, comes at once).
+ * {@link GatewayMode#PINNED_ONLY} never touches the network (404). Failures are answered by
+ * {@link ErrorMapping}.
  *
  * <p>Pin checks and block reads block on disk, so they run on the storage executor; the body is
  * streamed block by block ({@link SliceInput}), or, for a file that is one raw block, sent from
@@ -74,13 +70,11 @@ public final class IpfsGatewayRoute implements RouteHandler {
   private final HttpResponses responses;
   private final GatewayMetrics metrics;
   private final Function<Cid, Optional<FileChannel>> blockFiles;
-  private final GatewayMode mode;
-  private final Duration fallbackTimeout;
-  private final Optional<NetworkContent> network;
+  private final GatewayFallback fallback;
+  /** How fallback failures are answered here (the trustless answers word a few differently). */
+  private final ErrorMapping.ContentRoute failures;
   /** Raw blocks and CARs (trustless gateway); null: every request gets the plain answer. */
   private final TrustlessGateway trustless;
-  /** Missing blocks one path resolution may fetch before it gives up (deep or hostile DAGs). */
-  private static final int MAX_PATH_FETCHES = 256;
 
   /**
    * A route that streams every file from decoded blocks.
@@ -102,37 +96,33 @@ public final class IpfsGatewayRoute implements RouteHandler {
   public IpfsGatewayRoute(final PinStore pins, final UnixFsReader reader, final Executor storage,
       final HttpResponses responses, final GatewayMetrics metrics,
       final Function<Cid, Optional<FileChannel>> blockFiles) {
-    this(pins, reader, storage, responses, metrics, blockFiles,
-        new GatewayConfig(GatewayMode.PINNED_ONLY, Duration.ofSeconds(60)), Optional.empty());
+    this(pins, reader, storage, responses, metrics, blockFiles, GatewayFallback.off());
   }
 
   /**
-   * A route with the network fallback of {@code gateway.mode()} {@code pinned-first}.
-   *
-   * @param network fetches what is not here; empty behaves as {@code pinned-only}
+   * A route whose content that is not pinned here goes to {@code fallback} (when enabled).
    */
   public IpfsGatewayRoute(final PinStore pins, final UnixFsReader reader, final Executor storage,
       final HttpResponses responses, final GatewayMetrics metrics,
-      final Function<Cid, Optional<FileChannel>> blockFiles, final GatewayConfig gateway,
-      final Optional<NetworkContent> network) {
-    this(pins, reader, storage, responses, metrics, blockFiles, gateway, network, null, null);
+      final Function<Cid, Optional<FileChannel>> blockFiles, final GatewayFallback fallback) {
+    this(pins, reader, storage, responses, metrics, blockFiles, fallback, null, null);
   }
 
   /**
    * The full route: plain answers as above, plus the trustless gateway (raw blocks and CAR v1
    * of any block {@code blockstore} holds, {@link TrustlessRequest}) when the request's
-   * {@code Accept} or {@code format} asks for it.
+   * {@code Accept} or {@code format} asks for it, both with {@code fallback}.
    *
    * @param carLimits bounds on one CAR response
    */
   public IpfsGatewayRoute(final PinStore pins, final UnixFsReader reader, final Executor storage,
       final HttpResponses responses, final GatewayMetrics metrics,
-      final Function<Cid, Optional<FileChannel>> blockFiles, final GatewayConfig gateway,
-      final Optional<NetworkContent> network, final Blockstore blockstore,
-      final CarPlanner.Limits carLimits) {
-    this.mode = gateway.mode();
-    this.fallbackTimeout = gateway.fallbackTimeout();
-    this.network = Objects.requireNonNull(network, "network");
+      final Function<Cid, Optional<FileChannel>> blockFiles, final GatewayFallback fallback,
+      final Blockstore blockstore, final CarPlanner.Limits carLimits) {
+    this.fallback = Objects.requireNonNull(fallback, "fallback");
+    this.failures = new ErrorMapping.ContentRoute(fallback.timeout(),
+        HttpResponseStatus.NOT_FOUND, ErrorCodes.CONTENT_NOT_FOUND,
+        "content cannot be fetched: ");
     this.blockFiles = Objects.requireNonNull(blockFiles, "blockFiles");
     this.pins = Objects.requireNonNull(pins, "pins");
     this.reader = Objects.requireNonNull(reader, "reader");
@@ -142,7 +132,7 @@ public final class IpfsGatewayRoute implements RouteHandler {
     this.trustless = blockstore == null ? null : new TrustlessGateway(blockstore, blockFiles, reader,
         new CarPlanner(blockstore, CodecLinkResolver.standard(),
             Objects.requireNonNull(carLimits, "carLimits")),
-        storage, responses, metrics, this::isPinned, mode, fallbackTimeout, network);
+        storage, responses, metrics, this::isPinned, fallback);
   }
 
   @Override
@@ -189,15 +179,14 @@ public final class IpfsGatewayRoute implements RouteHandler {
     final String range = request.headers().get(HttpHeaderNames.RANGE);
     final boolean head = HttpMethod.HEAD.equals(request.method());
     try {
-      if (mode == GatewayMode.PINNED_FIRST && network.isPresent()) {
+      if (fallback.enabled()) {
         return pinnedCheck(cid).thenCompose(pinned -> pinned
             ? CompletableFuture.supplyAsync(() -> lookUp(cid, path, range, head), storage)
-            : fromNetwork(network.get(), cid, path, range, head));
+            : fromNetwork(cid, path, range, head));
       }
       return CompletableFuture.supplyAsync(() -> lookUp(cid, path, range, head), storage);
     } catch (final RejectedExecutionException e) {
-      return done(error(HttpResponseStatus.SERVICE_UNAVAILABLE, ErrorCodes.IPFS_UNAVAILABLE,
-          "content store busy, retry later"));
+      return done(error(ErrorMapping.busy()));
     }
   }
 
@@ -274,88 +263,22 @@ public final class IpfsGatewayRoute implements RouteHandler {
   }
 
   /**
-   * The network fallback: resolves {@code path} (fetching each missing block on the way), makes
-   * the target's whole DAG present, then serves it like pinned content.
+   * Content not pinned here: the {@link GatewayFallback} makes the file present (or finds nobody
+   * to ask), then it is served like pinned content.
    */
-  private CompletableFuture<FullHttpResponse> fromNetwork(final NetworkContent fetcher,
-      final Cid cid, final String path, final String range, final boolean head) {
-    final long deadline = System.nanoTime() + fallbackTimeout.toNanos();
-    if (!fetcher.hasPeers()) {
-      // Nobody to ask: what is here is all there is.
-      return CompletableFuture.supplyAsync(() -> serveLocal(cid, path, range, head), storage);
-    }
-    return resolveFetching(fetcher, cid, path, deadline, 0)
-        .thenCompose(target -> target == null
-            ? CompletableFuture.completedFuture(null)
-            : fetcher.dag(target, remaining(deadline)).thenApply(done -> target))
-        .thenApplyAsync(target -> serveLocal(cid, path, range, head), storage)
-        .exceptionally(error -> {
-          final Throwable cause = unwrap(error);
-          if (cause instanceof TimeoutException) {
-            return error(HttpResponseStatus.GATEWAY_TIMEOUT, ErrorCodes.GATEWAY_TIMEOUT,
-                "content not found on connected peers within " + fallbackTimeout.toMillis()
-                    + " ms");
+  private CompletableFuture<FullHttpResponse> fromNetwork(final Cid cid, final String path,
+      final String range, final boolean head) {
+    return fallback.fetch(cid, path, GatewayFallback.Need.UNIXFS)
+        .thenApplyAsync(done -> serveLocal(cid, path, range, head), storage)
+        .exceptionally(failure -> {
+          final ErrorMapping.Answer answer = ErrorMapping.content(failure, failures)
+              .orElseThrow(() -> ErrorMapping.passOn(failure));
+          if (answer.status().equals(HttpResponseStatus.NOT_FOUND)) {
+            LOG.debug("network fallback for {} failed: {}", cid,
+                ErrorMapping.unwrap(failure).toString());
           }
-          if (cause instanceof RejectedExecutionException) {
-            return error(HttpResponseStatus.SERVICE_UNAVAILABLE, ErrorCodes.IPFS_UNAVAILABLE,
-                "content store busy, retry later");
-          }
-          if (cause instanceof DagLimitExceededException) {
-            return notFound("content too large to fetch: " + cause.getMessage());
-          }
-          if (StorageFullException.find(cause) != null) {
-            return error(HttpResponseStatus.INSUFFICIENT_STORAGE, ErrorCodes.STORAGE_FULL,
-                "this relay's storage is full: " + cause.getMessage());
-          }
-          final StoreUnavailableException outage = StoreUnavailableException.find(cause);
-          if (outage != null) {
-            // 503 store_unavailable (HttpDispatcher): what is missing may be here once it is back.
-            throw outage;
-          }
-          LOG.debug("network fallback for {} failed: {}", cid, cause.toString());
-          return notFound("content cannot be fetched: " + cause.getMessage());
+          return error(answer);
         });
-  }
-
-  /**
-   * The CID of what {@code path} names under {@code cid}, fetching blocks the resolution misses;
-   * null when the resolution fails for another reason (the local answer then reports it).
-   */
-  private CompletableFuture<Cid> resolveFetching(final NetworkContent fetcher, final Cid cid,
-      final String path, final long deadline, final int fetches) {
-    return CompletableFuture.supplyAsync(() -> {
-      try {
-        return new Resolution(reader.resolve(cid, path).cid(), null);
-      } catch (final UnixFsException e) {
-        if (e.reason() == UnixFsException.Reason.MISSING_BLOCK && e.cid().isPresent()) {
-          return new Resolution(null, e.cid().get());
-        }
-        return new Resolution(null, null);
-      }
-    }, storage).thenCompose(resolution -> {
-      if (resolution.missing() == null) {
-        return CompletableFuture.completedFuture(resolution.target());
-      }
-      if (fetches >= MAX_PATH_FETCHES) {
-        return CompletableFuture.completedFuture(null);
-      }
-      return fetcher.block(resolution.missing(), remaining(deadline))
-          .thenCompose(done -> resolveFetching(fetcher, cid, path, deadline, fetches + 1));
-    });
-  }
-
-  private record Resolution(Cid target, Cid missing) {}
-
-  private static Duration remaining(final long deadline) {
-    return Duration.ofNanos(Math.max(1, deadline - System.nanoTime()));
-  }
-
-  private static Throwable unwrap(final Throwable error) {
-    Throwable cause = error;
-    while (cause instanceof CompletionException && cause.getCause() != null) {
-      cause = cause.getCause();
-    }
-    return cause;
   }
 
   /**
@@ -464,6 +387,10 @@ public final class IpfsGatewayRoute implements RouteHandler {
       final String message) {
     metrics.request(status.code());
     return responses.error(status, code, message);
+  }
+
+  private FullHttpResponse error(final ErrorMapping.Answer answer) {
+    return error(answer.status(), answer.code(), answer.message());
   }
 
   private static CompletableFuture<FullHttpResponse> done(final FullHttpResponse response) {

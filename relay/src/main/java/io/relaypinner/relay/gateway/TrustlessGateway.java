@@ -5,27 +5,22 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.relaypinner.ipfs.blockstore.Blockstore;
-import io.relaypinner.ipfs.blockstore.StorageFullException;
-import io.relaypinner.ipfs.pin.DagLimitExceededException;
 import io.relaypinner.ipfs.unixfs.UnixFsException;
 import io.relaypinner.ipfs.unixfs.UnixFsReader;
 import io.relaypinner.multiformats.Cid;
-import io.relaypinner.relay.config.GatewayMode;
 import io.relaypinner.relay.http.ErrorCodes;
+import io.relaypinner.relay.http.ErrorMapping;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.StreamedResponse;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.zip.CRC32;
@@ -41,8 +36,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Any block the blockstore holds is served (they are verifiable by hash, and the blocks
  * inside pinned DAGs are what block-by-block clients such as Helia's trustless broker ask for).
- * In {@code pinned-first} mode, what is missing is fetched over bitswap as for plain answers,
- * within {@code RELAY_IPFS_FALLBACK_TIMEOUT_MS}. CARs are planned before the first byte
+ * In {@code pinned-first} mode, what is missing is fetched by the same {@link GatewayFallback}
+ * as for plain answers (the block, or the DAG under the path's target), within
+ * {@code RELAY_IPFS_FALLBACK_TIMEOUT_MS}; failures are answered by {@link ErrorMapping}. CARs are planned before the first byte
  * ({@link CarPlanner}: exact length, limits refused up front with 400 {@code car_too_large}) and
  * streamed from the storage executor ({@link CarSections}: large blocks with {@code sendfile}).
  */
@@ -58,9 +54,8 @@ final class TrustlessGateway {
   private final HttpResponses responses;
   private final GatewayMetrics metrics;
   private final Predicate<Cid> pinned;
-  private final GatewayMode mode;
-  private final Duration fallbackTimeout;
-  private final Optional<NetworkContent> network;
+  private final GatewayFallback fallback;
+  private final ErrorMapping.ContentRoute failures;
 
   /**
    * @param blockFiles opens a block's file for zero-copy sending (the caller closes it), empty
@@ -69,8 +64,7 @@ final class TrustlessGateway {
   TrustlessGateway(final Blockstore blockstore,
       final Function<Cid, Optional<FileChannel>> blockFiles, final UnixFsReader reader,
       final CarPlanner planner, final Executor storage, final HttpResponses responses,
-      final GatewayMetrics metrics, final Predicate<Cid> pinned, final GatewayMode mode,
-      final Duration fallbackTimeout, final Optional<NetworkContent> network) {
+      final GatewayMetrics metrics, final Predicate<Cid> pinned, final GatewayFallback fallback) {
     this.blockstore = Objects.requireNonNull(blockstore, "blockstore");
     this.blockFiles = Objects.requireNonNull(blockFiles, "blockFiles");
     this.reader = Objects.requireNonNull(reader, "reader");
@@ -79,9 +73,9 @@ final class TrustlessGateway {
     this.responses = Objects.requireNonNull(responses, "responses");
     this.metrics = Objects.requireNonNull(metrics, "metrics");
     this.pinned = Objects.requireNonNull(pinned, "pinned");
-    this.mode = Objects.requireNonNull(mode, "mode");
-    this.fallbackTimeout = Objects.requireNonNull(fallbackTimeout, "fallbackTimeout");
-    this.network = Objects.requireNonNull(network, "network");
+    this.fallback = Objects.requireNonNull(fallback, "fallback");
+    this.failures = new ErrorMapping.ContentRoute(fallback.timeout(),
+        HttpResponseStatus.BAD_REQUEST, "car_too_large", "content cannot be served: ");
   }
 
   /** Answers a raw or CAR request for {@code cid} and {@code path} (already decoded). */
@@ -112,28 +106,23 @@ final class TrustlessGateway {
   }
 
   /**
-   * Completes once the content is as present as it can be: at once when pinned, in
-   * {@code pinned-only} mode, or with nobody to ask; else after a bitswap fetch (the block, or
-   * for a CAR the whole DAG under the CID).
+   * Completes once the content is as present as it can be: at once when it is here (the block
+   * held, or for a CAR its root pinned) or the fallback is off or has nobody to ask; else after
+   * the {@link GatewayFallback} fetched the block, or for a CAR of scope {@code all} or
+   * {@code entity} the DAG under the path's target.
    */
   private CompletableFuture<?> ensure(final TrustlessRequest request, final Cid cid,
       final String path) {
-    if (mode != GatewayMode.PINNED_FIRST || network.isEmpty() || !network.get().hasPeers()) {
+    if (!fallback.enabled()) {
       return CompletableFuture.completedFuture(null);
     }
-    final NetworkContent fetcher = network.get();
-    return CompletableFuture.supplyAsync(() -> request.kind() == TrustlessRequest.Kind.RAW
-        ? blockstore.has(cid) : pinned.test(cid), storage)
-        .<Object>thenCompose(here -> {
-          if (here) {
-            return CompletableFuture.completedFuture(null);
-          }
-          final boolean blockOnly = request.kind() == TrustlessRequest.Kind.RAW
-              || request.scope() == TrustlessRequest.Scope.BLOCK && path.isEmpty();
-          final CompletableFuture<?> fetch = blockOnly ? fetcher.block(cid, fallbackTimeout)
-              : fetcher.dag(cid, fallbackTimeout);
-          return fetch.thenApply(done -> (Object) null);
-        });
+    final boolean raw = request.kind() == TrustlessRequest.Kind.RAW;
+    final GatewayFallback.Need need = raw || request.scope() == TrustlessRequest.Scope.BLOCK
+        ? GatewayFallback.Need.BLOCK : GatewayFallback.Need.DAG;
+    return CompletableFuture.supplyAsync(() -> raw ? blockstore.has(cid) : pinned.test(cid),
+            storage)
+        .thenCompose(here -> here ? CompletableFuture.completedFuture(null)
+            : fallback.fetch(cid, path, need));
   }
 
   private FullHttpResponse raw(final Cid cid, final String etag) {
@@ -200,34 +189,17 @@ final class TrustlessGateway {
     return reader.resolve(root, path, through::add).cid();
   }
 
-  private FullHttpResponse failure(final Throwable error) {
-    Throwable cause = error;
-    while (cause instanceof CompletionException && cause.getCause() != null) {
-      cause = cause.getCause();
+  private FullHttpResponse failure(final Throwable failure) {
+    final ErrorMapping.Answer answer = ErrorMapping.content(failure, this.failures)
+        .orElseThrow(() -> ErrorMapping.passOn(failure));
+    if (answer.status().equals(HttpResponseStatus.NOT_FOUND)) {
+      LOG.debug("trustless answer failed: {}", ErrorMapping.unwrap(failure).toString());
     }
-    if (cause instanceof TimeoutException) {
-      return error(HttpResponseStatus.GATEWAY_TIMEOUT, ErrorCodes.GATEWAY_TIMEOUT,
-          "content not found on connected peers within " + fallbackTimeout.toMillis() + " ms");
-    }
-    if (cause instanceof RejectedExecutionException) {
-      return busy();
-    }
-    if (cause instanceof DagLimitExceededException) {
-      return error(HttpResponseStatus.BAD_REQUEST, "car_too_large",
-          "content too large to fetch: " + cause.getMessage());
-    }
-    if (StorageFullException.find(cause) != null) {
-      return error(HttpResponseStatus.INSUFFICIENT_STORAGE, ErrorCodes.STORAGE_FULL,
-          "this relay's storage is full: " + cause.getMessage());
-    }
-    LOG.debug("trustless answer failed: {}", cause.toString());
-    return error(HttpResponseStatus.NOT_FOUND, ErrorCodes.CONTENT_NOT_FOUND,
-        "content cannot be served: " + cause.getMessage());
+    return error(answer);
   }
 
   private FullHttpResponse busy() {
-    return error(HttpResponseStatus.SERVICE_UNAVAILABLE, ErrorCodes.IPFS_UNAVAILABLE,
-        "content store busy, retry later");
+    return error(ErrorMapping.busy());
   }
 
   private static void common(final HttpHeaders headers, final String etag) {
@@ -270,6 +242,10 @@ final class TrustlessGateway {
     final FullHttpResponse response = responses.error(status, code, message);
     response.headers().add(HttpHeaderNames.VARY, "Accept");
     return response;
+  }
+
+  private FullHttpResponse error(final ErrorMapping.Answer answer) {
+    return error(answer.status(), answer.code(), answer.message());
   }
 
   private static CompletableFuture<FullHttpResponse> done(final FullHttpResponse response) {

@@ -27,8 +27,6 @@ import io.netty.handler.stream.ChunkedNioFile;
 import io.netty.handler.stream.ChunkedWriteHandler;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
-import io.relaypinner.ipfs.blockstore.StorageFullException;
-import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.concurrent.CancellationException;
@@ -302,27 +300,16 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
     } catch (final CancellationException e) {
       failure = e;
     }
-    final StorageFullException full = StorageFullException.find(failure);
-    if (full != null) {
-      // The quota refused new content: the store logged it once; the client may retry later.
-      LOG.debug("HTTP route {} {}: {}", exchange.method(), exchange.route(), full.getMessage());
-      metrics.error(ErrorCodes.STORAGE_FULL);
-      return responses.error(HttpResponseStatus.INSUFFICIENT_STORAGE, ErrorCodes.STORAGE_FULL,
-          full.getMessage());
+    final ErrorMapping.Answer answer = ErrorMapping.unhandled(failure);
+    if (answer.isInternal()) {
+      LOG.error("HTTP route {} {} failed", exchange.method(), exchange.route(), failure);
+    } else {
+      // A full quota or a shared store's outage: the client may retry later. The store logged
+      // it once; a line per request would flood the log while it lasts.
+      LOG.debug("HTTP route {} {}: {}", exchange.method(), exchange.route(), failure.toString());
     }
-    final StoreUnavailableException outage = StoreUnavailableException.find(failure);
-    if (outage != null) {
-      // A shared store is down: the client may retry. The store logged the outage once (WARN);
-      // a line per request would flood the log while it lasts.
-      LOG.debug("HTTP route {} {}: {}", exchange.method(), exchange.route(), outage.getMessage());
-      metrics.error(ErrorCodes.STORE_UNAVAILABLE);
-      return responses.error(HttpResponseStatus.SERVICE_UNAVAILABLE,
-          ErrorCodes.STORE_UNAVAILABLE, outage.store() + " store unavailable");
-    }
-    LOG.error("HTTP route {} {} failed", exchange.method(), exchange.route(), failure);
-    metrics.error(ErrorCodes.INTERNAL_ERROR);
-    return responses.error(HttpResponseStatus.INTERNAL_SERVER_ERROR, ErrorCodes.INTERNAL_ERROR,
-        "internal error");
+    metrics.error(answer.code());
+    return responses.error(answer);
   }
 
   private void reject(final ChannelHandlerContext ctx, final RejectedRequest rejected) {

@@ -113,6 +113,11 @@ public final class HttpResponses {
     return json(status, new ErrorBody(false, code, message));
   }
 
+  /** An {@link ErrorMapping} answer in the JSON error shape. */
+  public FullHttpResponse error(final ErrorMapping.Answer answer) {
+    return error(answer.status(), answer.code(), answer.message());
+  }
+
   /**
    * 400 {@code invalid_address}: {@code text} is not a database address by the one rule of
    * {@code OrbitDbAddress.parse} (base58btc dag-cbor); every route that takes an address answers

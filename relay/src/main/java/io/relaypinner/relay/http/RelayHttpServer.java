@@ -165,6 +165,7 @@ public final class RelayHttpServer implements AutoCloseable {
     }
     final int boundPort = port();
     serverChannel = null;
+    // A shutdown deadline: real time on purpose, whatever time the node's handlers run on.
     final long deadline = System.nanoTime() + CLOSE_TIMEOUT.toNanos();
     channel.close().awaitUninterruptibly(CLOSE_TIMEOUT.toMillis());
     channels.close().awaitUninterruptibly(

@@ -28,6 +28,7 @@ import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.export.DatabaseExporter;
 import io.relaypinner.relay.export.DatabaseImporter;
 import io.relaypinner.relay.export.ExportRoutes;
+import io.relaypinner.relay.gateway.GatewayFallback;
 import io.relaypinner.relay.gateway.GatewayMetrics;
 import io.relaypinner.relay.gateway.IpfsGatewayRoute;
 import io.relaypinner.relay.http.ErrorCodes;
@@ -129,6 +130,7 @@ public final class HttpSubsystem extends Subsystem {
           () -> network.advertisedAddresses().stream().map(Multiaddr::toString).toList(),
           responses.mapper()), config.pinningService().tokens(), storage.executor(), responses);
       final ExportRoutes exportRoutes = exportRoutes(storage, replication, gatewayMetrics);
+      final UnixFsReader reader = new UnixFsReader(storage.blockstore());
       router = RelayRoutes.builder(responses, clock)
           .health(RelayVersion.VERSION, status, () -> metricsHttps)
           .multiaddrs(RelayVersion.VERSION, status, network::advertisedAddresses,
@@ -139,10 +141,10 @@ public final class HttpSubsystem extends Subsystem {
               () -> Optional.of(replication.service()), replication.syncEngine(),
               storage.pins(), config.storage().dataDir(), storage.quotaBytes(),
               storage.executor(), clock, responses))
-          .gateway(new IpfsGatewayRoute(storage.pins(), new UnixFsReader(storage.blockstore()),
-              storage.executor(), responses, gatewayMetrics, storage::blockFile,
-              config.gateway(), content.gatewayContent(), storage.blockstore(),
-              tuning.carPlanner()))
+          .gateway(new IpfsGatewayRoute(storage.pins(), reader, storage.executor(), responses,
+              gatewayMetrics, storage::blockFile, new GatewayFallback(config.gateway(),
+                  content.gatewayContent(), reader, storage.executor(), network.host().ticker()),
+              storage.blockstore(), tuning.carPlanner()))
           .addTo(Router.builder())
           .getPrefix(RoutingRoute.PREFIX, new RoutingRoute(settings.identity().peerId(),
               network::advertisedAddresses, storage.blockstore()::has,
@@ -246,7 +248,7 @@ public final class HttpSubsystem extends Subsystem {
         "relay-pinner/" + RelayVersion.VERSION, options.brokerTimeout());
     final AcmeIssuer issuer = new AcmeIssuer(config.tls().effectiveAcmeDirectory(),
         config.storage().dataDir().resolve("autotls").resolve("acme-account-key.pem"), broker,
-        options.acmeTimeout(), options.acmeTrust());
+        options.acmeTimeout(), options.acmeTrust(), clock);
     final AutoTlsService service = new AutoTlsService(identity.autoTlsServingZone(),
         config.tls().certDir(), issuer, network.addresses()::dialBack, certificates::checkNow,
         new AutoTlsEngine(options.engine(), clock));

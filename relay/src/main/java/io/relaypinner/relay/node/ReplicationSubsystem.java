@@ -138,7 +138,7 @@ public final class ReplicationSubsystem extends Subsystem {
         new Libp2pReplicationNetwork(network.host(), network.pubsub(), bitswap, tuning.heads()),
         storage.blockstore(), storage.pins(), new OrbitDbReplicas(context), mediaExtractor,
         pinQueue, executor, tuning.replication(), tuning.newInboxBudget(), topics::permits,
-        topics::followAdmitted, clock);
+        topics::followAdmitted, clock, syncEngine.timer());
     started.coordinate(storage.coordination());
     pinQueue.shareWith(storage.coordination().media());
     started.start(syncEngine);

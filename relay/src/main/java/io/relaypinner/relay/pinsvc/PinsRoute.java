@@ -9,12 +9,11 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.relaypinner.multiformats.Cid;
+import io.relaypinner.relay.http.BearerAuth;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RouteHandler;
 import io.relaypinner.relay.http.RouteRequest;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
@@ -51,7 +50,7 @@ public final class PinsRoute implements RouteHandler {
   record Results(int count, List<PinStatusRecord> results) {}
 
   private final PinningServiceEngine engine;
-  private final List<byte[]> tokens;
+  private final BearerAuth auth;
   private final Executor storage;
   private final HttpResponses responses;
   private final ObjectMapper json;
@@ -60,7 +59,7 @@ public final class PinsRoute implements RouteHandler {
   public PinsRoute(final PinningServiceEngine engine, final List<String> tokens,
       final Executor storage, final HttpResponses responses) {
     this.engine = Objects.requireNonNull(engine, "engine");
-    this.tokens = tokens.stream().map(t -> t.getBytes(StandardCharsets.UTF_8)).toList();
+    this.auth = BearerAuth.anyOf(tokens);
     this.storage = Objects.requireNonNull(storage, "storage");
     this.responses = Objects.requireNonNull(responses, "responses");
     this.json = responses.mapper();
@@ -68,14 +67,13 @@ public final class PinsRoute implements RouteHandler {
 
   @Override
   public CompletableFuture<FullHttpResponse> handle(final RouteRequest request) {
-    final Optional<String> owner = authenticate(request.headers().get(
-        HttpHeaderNames.AUTHORIZATION));
+    final Optional<String> owner = auth.token(request.headers().get(
+        HttpHeaderNames.AUTHORIZATION)).map(PinningServiceEngine::owner);
     if (owner.isEmpty()) {
-      final FullHttpResponse response = failure(401, "UNAUTHORIZED", tokens.isEmpty()
-          ? "the pinning service is not enabled on this relay (RELAY_PINNING_SERVICE_TOKENS)"
-          : "Authorization: Bearer <token> required");
-      response.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer");
-      return CompletableFuture.completedFuture(response);
+      return CompletableFuture.completedFuture(BearerAuth.challenge(failure(401, "UNAUTHORIZED",
+          auth.hasTokens() ? "Authorization: Bearer <token> required"
+              : "the pinning service is not enabled on this relay"
+                  + " (RELAY_PINNING_SERVICE_TOKENS)")));
     }
     final String path = request.path();
     final String id = path.length() > PATH.length() + 1 ? path.substring(PATH.length() + 1) : "";
@@ -229,25 +227,6 @@ public final class PinsRoute implements RouteHandler {
 
   private static PinningServiceEngine.RequestException bad(final String details) {
     return new PinningServiceEngine.RequestException(400, "BAD_REQUEST", details);
-  }
-
-  /** The owner of a valid bearer token (compared in constant time), else empty. */
-  private Optional<String> authenticate(final String header) {
-    if (header == null || tokens.isEmpty()) {
-      return Optional.empty();
-    }
-    final String prefix = "Bearer ";
-    if (header.length() <= prefix.length()
-        || !header.regionMatches(true, 0, prefix, 0, prefix.length())) {
-      return Optional.empty();
-    }
-    final String presented = header.substring(prefix.length()).trim();
-    final byte[] bytes = presented.getBytes(StandardCharsets.UTF_8);
-    boolean ok = false;
-    for (final byte[] token : tokens) {
-      ok |= MessageDigest.isEqual(token, bytes);
-    }
-    return ok ? Optional.of(PinningServiceEngine.owner(presented)) : Optional.empty();
   }
 
   private FullHttpResponse failure(final int status, final String reason,

@@ -12,14 +12,14 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 
 /**
  * What the relay holds for one followed database between and during its syncs: the inbox of heads
  * that arrived (pubsub messages, heads exchanges), bounded in bytes per database and in total
  * ({@link InboxBudget}); the peers seen on its topic (re-dialled by an explicit sync) and those
  * to dial at the next sync; and its {@link MediaLedger}. The sync loop ({@link DatabaseSync})
- * drains it. Thread-safe; offers come from event loops and never block.
+ * drains it, and waits on it for the next event ({@link #awaitEvent}). Thread-safe; offers come
+ * from event loops and never block.
  */
 final class DatabaseSession {
   /** Peers remembered per database for reconnection on an explicit sync. */
@@ -51,6 +51,8 @@ final class DatabaseSession {
   private long bytes;
   private int redialing;
   private boolean closed;
+  /** Events a running sync may decide on, counted so that none is missed. Guarded by this. */
+  private long events;
 
   /** A session whose media ledger, remembered peers and named media have budgets of their own. */
   DatabaseSession(final OrbitDbAddress address, final InboxBudget budget) {
@@ -216,7 +218,7 @@ final class DatabaseSession {
     }
     heads.addLast(block.clone());
     bytes += block.length;
-    notifyAll();
+    signal();
     return droppedOldest ? Offer.QUEUED_DROPPING_OLDEST : Offer.QUEUED;
   }
 
@@ -234,11 +236,28 @@ final class DatabaseSession {
     return !heads.isEmpty();
   }
 
-  /** Waits up to {@code millis} for a head (returns at once when one is queued). */
-  synchronized void awaitHead(final long millis) throws InterruptedException {
-    if (heads.isEmpty() && millis > 0) {
-      TimeUnit.MILLISECONDS.timedWait(this, millis);
+  /**
+   * The events so far: a sync reads it before it looks at the session and its joins, then
+   * {@link #awaitEvent waits} for one after it.
+   */
+  synchronized long events() {
+    return events;
+  }
+
+  /**
+   * Waits for an event after the {@code seen}-th: a head offered, a peer queued to dial, a
+   * re-dial that ended, the session closed, or a {@link #wake}. Returns at once when one came
+   * since; a spurious return only makes the sync look again.
+   */
+  synchronized void awaitEvent(final long seen) throws InterruptedException {
+    if (events == seen) {
+      wait();
     }
+  }
+
+  private void signal() {
+    events++;
+    notifyAll();
   }
 
   /**
@@ -250,6 +269,8 @@ final class DatabaseSession {
     boolean remembered = remember(seen, peer);
     if (dialNext) {
       remembered &= remember(dial, peer);
+      // A running sync dials it too.
+      signal();
     }
     return remembered;
   }
@@ -269,9 +290,12 @@ final class DatabaseSession {
     return out;
   }
 
-  /** Wakes a sync waiting in {@link #awaitHead}: something it waits for besides heads ended. */
+  /**
+   * Wakes a sync waiting in {@link #awaitEvent}: something it waits for besides the session
+   * happened (a join or a heads exchange ended, a deadline came).
+   */
   synchronized void wake() {
-    notifyAll();
+    signal();
   }
 
   /** Whether peers are queued to be dialled. */
@@ -287,7 +311,7 @@ final class DatabaseSession {
   /** A re-dial ended, connected or not (a connected peer was queued to dial first). */
   synchronized void redialEnded() {
     redialing--;
-    notifyAll();
+    signal();
   }
 
   /** Whether a re-dial is still running: a sync waits for it before it says nothing is new. */
@@ -314,6 +338,6 @@ final class DatabaseSession {
     closed = true;
     ledger.close();
     takeHeads();
-    notifyAll();
+    signal();
   }
 }

@@ -8,6 +8,7 @@ import io.relaypinner.orbitdb.log.Entry;
 import io.relaypinner.orbitdb.log.JoinResult;
 import io.relaypinner.orbitdb.log.OrbitDbLog;
 import io.relaypinner.relay.sync.SyncContext;
+import io.relaypinner.relay.sync.SyncEngine;
 import io.relaypinner.relay.sync.SyncResult;
 import io.relaypinner.relay.sync.SyncTrigger;
 import java.time.Clock;
@@ -20,8 +21,10 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,15 +43,17 @@ import org.slf4j.LoggerFactory;
  * timeout it fails with {@link IncompleteLogException} (counted in {@code failedSyncs}). So
  * {@code /pinning/databases} lists only databases that were complete.
  *
- * <p>Times come from the injected {@link Clock}; waits are short polls on the session.
+ * <p>Decisions are taken on the injected {@link Clock}; the sync waits for events, not by
+ * polling: a head offered to the session, a peer queued to dial, a heads exchange or a join that
+ * ends, a re-dial that ends, or the next of its deadlines (the join hold, the next frontier
+ * resumption, the end of the quiet period or of the update window, the lease's end, giving up),
+ * which the {@link SyncEngine.Timer} delivers as an event at that time of the clock.
  */
 final class DatabaseSync {
   private static final Logger LOG = LoggerFactory.getLogger(DatabaseSync.class);
 
   /** Heads exchanges dialled at once by one sync. */
   static final int MAX_DIALS_PER_SYNC = 32;
-  /** How often a sync looks again when nothing wakes it. */
-  private static final long POLL_MILLIS = 50;
   /**
    * How long new heads wait for the database's running join before they get one of their own:
    * meanwhile they queue, and the next join takes them all (one barrier and one datastore commit
@@ -84,16 +89,19 @@ final class DatabaseSync {
   private final Function<DatabaseSession, HeadsEndpoint> endpoints;
   private final MediaPath media;
   private final Clock clock;
+  private final SyncEngine.Timer timer;
   private final Config config;
   private final Consumer<String> counter;
 
   DatabaseSync(final ReplicationNetwork network,
       final Function<DatabaseSession, HeadsEndpoint> endpoints, final MediaPath media,
-      final Clock clock, final Config config, final Consumer<String> counter) {
+      final Clock clock, final SyncEngine.Timer timer, final Config config,
+      final Consumer<String> counter) {
     this.network = Objects.requireNonNull(network, "network");
     this.endpoints = Objects.requireNonNull(endpoints, "endpoints");
     this.media = Objects.requireNonNull(media, "media");
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.timer = Objects.requireNonNull(timer, "timer");
     this.config = Objects.requireNonNull(config, "config");
     this.counter = Objects.requireNonNull(counter, "counter");
   }
@@ -104,10 +112,14 @@ final class DatabaseSync {
    * @param acSession the session of the database of an {@code orbitdb} access controller, or
    *     null
    * @param start when the sync began (clock millis), opening included
+   * @param ownedUntil until when (clock millis) {@code context} cannot turn cancelled unless the
+   *     sync is interrupted or woken: the end of this relay's lease on the database (as owner),
+   *     when the sync looks at {@link SyncContext#cancelled()} again; {@link Long#MAX_VALUE}
+   *     when ownership cannot lapse
    */
   SyncResult run(final SyncContext context, final DatabaseSession session,
-      final OrbitDbReplica replica, final DatabaseSession acSession, final long start)
-      throws Exception {
+      final OrbitDbReplica replica, final DatabaseSession acSession, final long start,
+      final LongSupplier ownedUntil) throws Exception {
     final OrbitDbLog log = replica.log();
     final long windowEnd = start + Math.min(config.updateWindow().toMillis(),
         context.timeout().toMillis() / 2);
@@ -125,70 +137,95 @@ final class DatabaseSync {
 
     final List<Entry> added = new ArrayList<>();
     final List<CompletableFuture<JoinResult>> joins = new ArrayList<>();
+    final Alarm alarm = new Alarm(session);
     long quietSince = clock.millis();
     // Due at once (not Long.MIN_VALUE: now - MIN_VALUE overflows and would never be due).
     long lastResume = quietSince - config.resumeEvery().toMillis();
     int lastSize = log.size();
     long lastJoinStart = Long.MIN_VALUE / 2;
-    while (true) {
-      if (context.cancelled() || Thread.currentThread().isInterrupted()) {
-        throw new InterruptedException("sync of " + session.address() + " cancelled");
+    try {
+      while (true) {
+        // Events from here on end the wait below: none is lost between a look and the wait.
+        final long seen = session.events();
+        if (context.cancelled() || Thread.currentThread().isInterrupted()) {
+          throw new InterruptedException("sync of " + session.address() + " cancelled");
+        }
+        final boolean hold = running(joins)
+            && clock.millis() - lastJoinStart < JOIN_HOLD_MILLIS;
+        if (session.hasDial()) {
+          // A peer queued while this sync runs (a re-dial that connected): ask it too.
+          exchanges.addAll(exchangesWith(session.takeDial(), session, acSession,
+              exchanges.size()));
+        }
+        final List<byte[]> heads = hold ? List.of() : session.takeHeads();
+        if (heads.size() == 1) {
+          joins.add(wakes(session, replica.joinBlock(heads.get(0))));
+          lastJoinStart = clock.millis();
+        } else if (!heads.isEmpty()) {
+          // Heads that queued up while a join ran: one join, one barrier and one commit for all.
+          counter.accept("heads-joined-together");
+          joins.add(wakes(session, replica.joinBlocks(heads)));
+          lastJoinStart = clock.millis();
+        }
+        final long now = clock.millis();
+        if (!log.isComplete() && joins.isEmpty()
+            && now - lastResume >= config.resumeEvery().toMillis()) {
+          lastResume = now;
+          joins.add(wakes(session, replica.resume()));
+        }
+        final int size = log.size();
+        if (!heads.isEmpty() || size != lastSize) {
+          // Heads arriving or the log growing (a long history being fetched) is progress.
+          quietSince = now;
+          lastSize = size;
+        }
+        final boolean joinsDone = collect(joins, added);
+        final boolean exchangesDone = exchanges.stream().allMatch(CompletableFuture::isDone);
+        final boolean quiet = now - quietSince >= config.quietPeriod().toMillis();
+        // Every peer asked has answered (joinsDone, exchangesDone) and nothing it sent was new,
+        // and no re-dial can still bring a peer that has something. A log with no entry yet (a
+        // database just followed) still waits for the window: a peer may not have spoken yet.
+        final boolean nothingNew = added.isEmpty() && size > 0 && !session.redialing();
+        if (joinsDone && exchangesDone && log.isComplete() && !session.hasHeads()
+            && (nothingNew
+                || quiet && (!added.isEmpty() || now >= windowEnd || nothingToAwait))) {
+          break;
+        }
+        if (now >= giveUp) {
+          counter.accept("syncs-incomplete");
+          throw new IncompleteLogException(session.address() + " is still missing "
+              + log.missing().size() + " blocks (" + (log.isWalkingHistory()
+              ? "its history is walked" : log.incompleteCount() + " entries wait for them")
+              + ") after " + (now - start) + " ms");
+        }
+        // The next time a decision may change without an event; all but giving up are looked
+        // at only while still ahead.
+        long next = giveUp;
+        if (hold && session.hasHeads()) {
+          // Heads wait for the running join: they get one of their own at the latest then.
+          next = Math.min(next, lastJoinStart + JOIN_HOLD_MILLIS);
+        }
+        if (!log.isComplete() && joins.isEmpty()) {
+          next = Math.min(next, lastResume + config.resumeEvery().toMillis());
+        }
+        final long quietEnd = quietSince + config.quietPeriod().toMillis();
+        if (quietEnd > now) {
+          next = Math.min(next, quietEnd);
+        }
+        if (windowEnd > now) {
+          next = Math.min(next, windowEnd);
+        }
+        next = Math.min(next, ownedUntil.getAsLong());
+        final long later = clock.millis();
+        if (next <= later) {
+          // Due already: decide again now.
+          continue;
+        }
+        alarm.at(next, later);
+        session.awaitEvent(seen);
       }
-      final boolean hold = running(joins)
-          && clock.millis() - lastJoinStart < JOIN_HOLD_MILLIS;
-      if (session.hasDial()) {
-        // A peer queued while this sync runs (a re-dial that connected): ask it too.
-        exchanges.addAll(exchangesWith(session.takeDial(), session, acSession,
-            exchanges.size()));
-      }
-      final List<byte[]> heads = hold ? List.of() : session.takeHeads();
-      if (heads.size() == 1) {
-        joins.add(replica.joinBlock(heads.get(0)));
-        lastJoinStart = clock.millis();
-      } else if (!heads.isEmpty()) {
-        // Heads that queued up while a join ran: one join, one barrier and one commit for all.
-        counter.accept("heads-joined-together");
-        joins.add(replica.joinBlocks(heads));
-        lastJoinStart = clock.millis();
-      }
-      final long now = clock.millis();
-      if (!log.isComplete() && joins.isEmpty()
-          && now - lastResume >= config.resumeEvery().toMillis()) {
-        lastResume = now;
-        joins.add(replica.resume());
-      }
-      final int size = log.size();
-      if (!heads.isEmpty() || size != lastSize) {
-        // Heads arriving or the log growing (a long history being fetched) is progress.
-        quietSince = now;
-        lastSize = size;
-      }
-      final boolean joinsDone = collect(joins, added);
-      final boolean exchangesDone = exchanges.stream().allMatch(CompletableFuture::isDone);
-      final boolean quiet = now - quietSince >= config.quietPeriod().toMillis();
-      // Every peer asked has answered (joinsDone, exchangesDone) and nothing it sent was new,
-      // and no re-dial can still bring a peer that has something. A log with no entry yet (a
-      // database just followed) still waits for the window: a peer may not have spoken yet.
-      final boolean nothingNew = added.isEmpty() && size > 0 && !session.redialing();
-      if (joinsDone && exchangesDone && log.isComplete() && !session.hasHeads()
-          && (nothingNew
-              || quiet && (!added.isEmpty() || now >= windowEnd || nothingToAwait))) {
-        break;
-      }
-      if (now >= giveUp) {
-        counter.accept("syncs-incomplete");
-        throw new IncompleteLogException(session.address() + " is still missing "
-            + log.missing().size() + " blocks (" + (log.isWalkingHistory()
-            ? "its history is walked" : log.incompleteCount() + " entries wait for them")
-            + ") after " + (now - start) + " ms");
-      }
-      if (hold && session.hasHeads()) {
-        // Heads wait for the running join (up to JOIN_HOLD_MILLIS): wake when it ends.
-        awaitAnyJoin(joins, Math.min(POLL_MILLIS,
-            Math.max(1, JOIN_HOLD_MILLIS - (clock.millis() - lastJoinStart))));
-      } else {
-        session.awaitHead(POLL_MILLIS);
-      }
+    } finally {
+      alarm.cancel();
     }
     replica.accessControllerDatabase().ifPresent(acDb -> {
       if (!acDb.log().isComplete()) {
@@ -287,15 +324,46 @@ final class DatabaseSync {
     return false;
   }
 
-  /** Waits up to {@code millis} for one of the running joins to end (however it ends). */
-  private static void awaitAnyJoin(final List<CompletableFuture<JoinResult>> joins,
-      final long millis) throws InterruptedException {
-    try {
-      CompletableFuture.anyOf(joins.toArray(CompletableFuture[]::new))
-          .get(millis, TimeUnit.MILLISECONDS);
-    } catch (final java.util.concurrent.ExecutionException
-        | java.util.concurrent.TimeoutException e) {
-      // Ended badly (collected and counted by the loop) or still running: look again.
+  /** {@code join}, which wakes the sync waiting on {@code session} when it ends, however. */
+  private static CompletableFuture<JoinResult> wakes(final DatabaseSession session,
+      final CompletableFuture<JoinResult> join) {
+    join.whenComplete((result, error) -> session.wake());
+    return join;
+  }
+
+  /**
+   * The sync's one pending wake-up on the {@link SyncEngine.Timer}: at the next deadline it
+   * wakes the session like any other event. Used by the sync's thread only; a wake-up still
+   * pending for the same time is kept, one that fired or is for another time is replaced.
+   */
+  private final class Alarm {
+    private final DatabaseSession session;
+    private long due = Long.MIN_VALUE;
+    private AtomicBoolean pending = new AtomicBoolean();
+    private Runnable cancel = () -> { };
+
+    Alarm(final DatabaseSession session) {
+      this.session = session;
+    }
+
+    /** Wakes the session at {@code when} (clock millis, after {@code now}). */
+    void at(final long when, final long now) {
+      if (when == due && pending.get()) {
+        return;
+      }
+      cancel.run();
+      final AtomicBoolean armed = new AtomicBoolean(true);
+      pending = armed;
+      due = when;
+      cancel = timer.schedule(() -> {
+        armed.set(false);
+        session.wake();
+      }, Duration.ofMillis(when - now));
+    }
+
+    void cancel() {
+      cancel.run();
+      pending.set(false);
     }
   }
 

@@ -144,6 +144,14 @@ final class ReplicationCoordinator {
   }
 
   /**
+   * Until when (clock millis) {@link #owns} stays true for {@code address} without an event:
+   * a sync running as its owner looks again then ({@code Long.MAX_VALUE} alone).
+   */
+  long ownedUntil(final OrbitDbAddress address) {
+    return coordination.ownership().ownedUntil(address.toString());
+  }
+
+  /**
    * Whether joins of {@code address} pin their entries and media here: on its owner, and for a
    * database nobody leases (an access controller's database, pinned with the database that uses
    * it). A follower pins only what its own peers sent ({@link #followerSync}).

@@ -76,12 +76,14 @@ public final class ReplicationService implements AutoCloseable {
    * @param executor runs joins, verification, pins and storage (bounded; never an event loop)
    * @param permitted the operator's policy ({@code RELAY_ORBITDB_ALLOW} / {@code _DENY})
    * @param follow follows a database an explicit sync reached; completes false when refused
+   * @param timer wakes a sync at its next deadline on {@code clock} (the sync engine's)
    */
   public ReplicationService(final ReplicationNetwork network, final Blockstore blockstore,
       final PinStore pins, final OrbitDbReplicas replicas, final MediaCidExtractor extractor,
       final MediaPinQueue pinQueue, final Executor executor, final Config config,
       final InboxBudget inboxBudget, final Predicate<String> permitted,
-      final Function<String, CompletableFuture<Boolean>> follow, final Clock clock) {
+      final Function<String, CompletableFuture<Boolean>> follow, final Clock clock,
+      final SyncEngine.Timer timer) {
     this.network = Objects.requireNonNull(network, "network");
     this.replicas = Objects.requireNonNull(replicas, "replicas");
     this.pinQueue = Objects.requireNonNull(pinQueue, "pinQueue");
@@ -97,7 +99,7 @@ public final class ReplicationService implements AutoCloseable {
     this.intake = new ReplicationIntake(sessions, replicas, network, executor, coordinator,
         this::count, config.dialTimeout());
     final DatabaseSync databaseSync = new DatabaseSync(network, intake::endpoint, media, clock,
-        new DatabaseSync.Config(config.updateWindow(), config.quietPeriod(),
+        timer, new DatabaseSync.Config(config.updateWindow(), config.quietPeriod(),
             config.dialTimeout(), DatabaseSync.Config.DEFAULT.resumeEvery(),
             DatabaseSync.Config.DEFAULT.giveUpFactor()), this::count);
     this.syncer = new ReplicationSyncer(replicas, sessions, network, databaseSync, media,

@@ -168,7 +168,8 @@ final class ReplicationSyncer implements DatabaseSyncer {
       }
     };
     try {
-      return databaseSync.run(owned, session, replica, acSession, start);
+      return databaseSync.run(owned, session, replica, acSession, start,
+          () -> coordinator.ownedUntil(address));
     } catch (final InterruptedException e) {
       if (context.cancelled() || coordinator.owns(address)) {
         throw e;

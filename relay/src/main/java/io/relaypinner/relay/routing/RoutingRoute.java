@@ -10,6 +10,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.multiformats.PeerId;
+import io.relaypinner.relay.http.ErrorMapping;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RouteHandler;
 import io.relaypinner.relay.http.RouteRequest;
@@ -92,8 +93,7 @@ public final class RoutingRoute implements RouteHandler {
                 ? found(ndjson, List.of(record(self, selfAddresses.get())), true)
                 : notFound(cid + ": no provider known here"));
       } catch (final RejectedExecutionException e) {
-        return done(responses.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "ipfs_unavailable",
-            "content store busy, retry later"));
+        return done(responses.error(ErrorMapping.busy()));
       }
     }
     if (rest.startsWith("peers/")) {

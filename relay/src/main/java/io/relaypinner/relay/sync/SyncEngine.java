@@ -242,6 +242,14 @@ public final class SyncEngine implements AutoCloseable {
         this::waitingCount, this::activeCount, this::cooldownCount);
   }
 
+  /**
+   * The timer of this engine's timeouts, for syncers that wait for a time of the same clock
+   * (it outlives every sync the engine waits for at {@link #close}).
+   */
+  public Timer timer() {
+    return timer;
+  }
+
   /** Syncs that may run on after their timeout without a slot, at most. */
   public int maxDetached() {
     return maxDetached;
@@ -733,6 +741,10 @@ public final class SyncEngine implements AutoCloseable {
     }
   }
 
+  /**
+   * Waits at most {@code limit} for every sync to end. A shutdown deadline: real time on
+   * purpose, not the engine's clock (a fixed or test clock must not make close wait forever).
+   */
   private boolean awaitIdle(final Duration limit) {
     final long deadline = System.nanoTime() + limit.toNanos();
     synchronized (lock) {

@@ -178,4 +178,25 @@ class LeaseKeeperTest {
     one.tick();
     assertThat(table.holders).doesNotContainKey("/orbitdb/a");
   }
+
+  @Test
+  void ownedUntil_isWhenOwnsTurnsFalse_withoutARenewal() {
+    final Table table = new Table();
+    final LeaseKeeper one = new LeaseKeeper(table.as("one"), table.clock);
+    assertThat(one.ownedUntil("/orbitdb/a")).isEqualTo(Long.MIN_VALUE);
+    one.want("/orbitdb/a");
+    one.tick();
+    final long until = one.ownedUntil("/orbitdb/a");
+    assertThat(until).isGreaterThan(table.clock.millis())
+        .isLessThan(table.expiries.get("/orbitdb/a").toEpochMilli());
+
+    table.down = true;
+    table.clock.advance(Duration.ofMillis(until - 1 - table.clock.millis()));
+    one.tick();
+    assertThat(one.owns("/orbitdb/a")).isTrue();
+    assertThat(one.ownedUntil("/orbitdb/a")).isEqualTo(until);
+    table.clock.advance(Duration.ofMillis(1));
+    assertThat(one.owns("/orbitdb/a")).isFalse();
+    assertThat(one.ownedUntil("/orbitdb/a")).isEqualTo(Long.MIN_VALUE);
+  }
 }

@@ -2,12 +2,17 @@ package io.relaypinner.relay.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
 import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.ipfs.datastore.MemoryDatastore;
@@ -17,12 +22,16 @@ import io.relaypinner.ipfs.unixfs.UnixFsImporter;
 import io.relaypinner.ipfs.unixfs.UnixFsReader;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.relay.config.RelayConfig;
+import io.relaypinner.relay.gateway.CarPlanner;
+import io.relaypinner.relay.gateway.GatewayFallback;
 import io.relaypinner.relay.gateway.GatewayMetrics;
 import io.relaypinner.relay.gateway.IpfsGatewayRoute;
 import io.relaypinner.relay.testing.RawHttpResponse;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
@@ -30,10 +39,12 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /**
  * The {@code /ipfs/} answers of spec 4.6 that a running node cannot be pushed into cleanly: a
- * full storage executor (503) and a failing pin check (500), on an {@link EmbeddedChannel}.
+ * full storage executor (503), a failing pin check (500) and an {@link OutOfMemoryError} while a
+ * CAR is planned (500), on an {@link EmbeddedChannel}.
  */
 class IpfsGatewayPipelineTest {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -59,14 +70,17 @@ class IpfsGatewayPipelineTest {
   private RawHttpResponse get(final Datastore datastore, final Executor storage)
       throws IOException {
     final PinStore pins = new PinStore(datastore, blocks, CodecLinkResolver.standard());
-    final Router router = Router.builder().getPrefix(IpfsGatewayRoute.PREFIX,
-        new IpfsGatewayRoute(pins, new UnixFsReader(blocks), storage, responses,
-            new GatewayMetrics(registry))).build();
+    return get(new IpfsGatewayRoute(pins, new UnixFsReader(blocks), storage, responses,
+        new GatewayMetrics(registry)), "/ipfs/" + file);
+  }
+
+  private RawHttpResponse get(final RouteHandler route, final String target) throws IOException {
+    final Router router = Router.builder().getPrefix(IpfsGatewayRoute.PREFIX, route).build();
     channel = new EmbeddedChannel(new HttpServerInitializer(RelayConfig.DEFAULT.http(),
         new CorsPolicy(RelayConfig.DEFAULT.cors()), router, responses,
         new HttpMetrics(registry)));
     channel.writeInbound(Unpooled.copiedBuffer(
-        "GET /ipfs/" + file + " HTTP/1.1\r\nHost: a\r\n\r\n", StandardCharsets.ISO_8859_1));
+        "GET " + target + " HTTP/1.1\r\nHost: a\r\n\r\n", StandardCharsets.ISO_8859_1));
     channel.runPendingTasks();
     final ByteArrayOutputStream out = new ByteArrayOutputStream();
     for (ByteBuf buf = channel.readOutbound(); buf != null; buf = channel.readOutbound()) {
@@ -128,6 +142,45 @@ class IpfsGatewayPipelineTest {
   @Test
   void get_shouldAnswer404_whenNotPinned() throws IOException {
     assertError(get(new MemoryDatastore(), INLINE), 404, ErrorCodes.CONTENT_NOT_FOUND);
+  }
+
+  @Test
+  void car_shouldAnswer500AndLogAtError_whenPlanningRunsOutOfMemory_notA404()
+      throws IOException {
+    // The CAR planner reads every block; a heap exhausted there was answered 404 "content
+    // cannot be served: Java heap space" and not logged.
+    final Blockstore exhausted = (Blockstore) Proxy.newProxyInstance(
+        Blockstore.class.getClassLoader(), new Class<?>[] {Blockstore.class},
+        (proxy, method, args) -> {
+          if (method.getName().equals("get")) {
+            throw new OutOfMemoryError("Java heap space");
+          }
+          try {
+            return method.invoke(blocks, args);
+          } catch (final InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
+    final PinStore pins = new PinStore(new MemoryDatastore(), blocks,
+        CodecLinkResolver.standard());
+    final IpfsGatewayRoute route = new IpfsGatewayRoute(pins, new UnixFsReader(blocks), INLINE,
+        responses, new GatewayMetrics(registry), cid -> Optional.empty(), GatewayFallback.off(),
+        exhausted, CarPlanner.Limits.DEFAULT);
+    final ListAppender<ILoggingEvent> logs = new ListAppender<>();
+    final Logger logger = (Logger) LoggerFactory.getLogger(HttpDispatcher.class);
+    logs.start();
+    logger.addAppender(logs);
+    try {
+      assertError(get(route, "/ipfs/" + file + "?format=car"), 500, ErrorCodes.INTERNAL_ERROR);
+    } finally {
+      logger.detachAppender(logs);
+    }
+
+    assertThat(logs.list).anySatisfy(event -> {
+      assertThat(event.getLevel()).isEqualTo(Level.ERROR);
+      assertThat(event.getThrowableProxy().getClassName())
+          .isEqualTo(OutOfMemoryError.class.getName());
+    });
   }
 
 }

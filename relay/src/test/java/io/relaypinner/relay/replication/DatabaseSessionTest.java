@@ -3,14 +3,18 @@ package io.relaypinner.relay.replication;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.relaypinner.ipfs.dagcbor.DagCbor;
+import io.relaypinner.libp2p.crypto.KeyType;
+import io.relaypinner.libp2p.crypto.Keys;
+import io.relaypinner.multiformats.PeerId;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.log.Entry;
 import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
 import org.junit.jupiter.api.Test;
 
 /**
  * The inbox is bounded in bytes per database and in total; oversized payloads never enter; the
- * peers remembered are bounded per database and in total.
+ * peers remembered are bounded per database and in total; what a sync waits for is counted.
  */
 class DatabaseSessionTest {
   private static OrbitDbAddress address(final String name) {
@@ -147,5 +151,35 @@ class DatabaseSessionTest {
     session.scannedMedia(java.util.Set.of(media(1)), 13);
     session.close();
     assertThat(named.usedCount()).isZero();
+  }
+
+  @Test
+  void events_shouldCountWhatASyncWaitsFor_soThatNoneIsMissed() throws Exception {
+    final DatabaseSession session =
+        new DatabaseSession(address("a"), new InboxBudget(1 << 20, 4 << 20));
+    final PeerId peer = Keys.generate(KeyType.ED25519, new SecureRandom()).publicKey().peerId();
+
+    long seen = session.events();
+    session.offer(new byte[10]);
+    assertThat(session.events()).isGreaterThan(seen);
+    seen = session.events();
+    session.sawPeer(peer, false);
+    assertThat(session.events()).as("a peer only remembered changes no decision")
+        .isEqualTo(seen);
+    session.sawPeer(peer, true);
+    assertThat(session.events()).isGreaterThan(seen);
+    seen = session.events();
+    session.redialStarted();
+    session.redialEnded();
+    assertThat(session.events()).isGreaterThan(seen);
+    seen = session.events();
+    session.wake();
+    assertThat(session.events()).isGreaterThan(seen);
+
+    // An event that came after the look, before the wait: the wait returns at once.
+    session.awaitEvent(seen);
+    seen = session.events();
+    session.close();
+    session.awaitEvent(seen);
   }
 }

@@ -15,7 +15,6 @@ import io.relaypinner.orbitdb.JavaWriter;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.OrbitDbReplicas;
 import io.relaypinner.orbitdb.ReplicaContext;
-import io.relaypinner.orbitdb.heads.HeadsEndpoint;
 import io.relaypinner.orbitdb.identity.Identities;
 import io.relaypinner.orbitdb.identity.IdentityVerifiers;
 import io.relaypinner.orbitdb.log.Entry;
@@ -34,7 +33,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -50,7 +48,9 @@ import org.junit.jupiter.api.Test;
 /**
  * The replication core without a network: a fake {@link ReplicationNetwork}, blocks fetched from
  * a map of Java-written logs ({@link JavaWriter}), the real {@link SyncEngine} on a
- * {@link MutableClock} whose timeouts run when the test moves time.
+ * {@link MutableClock} whose timeouts run when the test moves time ({@link #timer}); the syncs'
+ * own deadlines (quiet period, update window, resumptions) come as the test moves the clock
+ * ({@link #runUntil}, on {@link #syncTimer}).
  */
 class ReplicationServiceTest {
   private static final Duration TIMEOUT = Duration.ofSeconds(10);
@@ -60,7 +60,10 @@ class ReplicationServiceTest {
       .publicKey().peerId();
 
   private final MutableClock clock = new MutableClock(Instant.parse("2026-11-24T12:00:00Z"));
+  /** The engine's timeouts: they run only when a test says so. */
   private final ManualTimer timer = new ManualTimer(clock);
+  /** The syncs' deadlines: they come as {@link #runUntil} moves the clock. */
+  private final ManualTimer syncTimer = new ManualTimer(clock);
   /** What the network could give: blocks held by peers. */
   private final MemoryBlockstore remote = new MemoryBlockstore();
   private final Set<Cid> withheld = ConcurrentHashMap.newKeySet();
@@ -110,9 +113,10 @@ class ReplicationServiceTest {
       follows.add(topic);
       return CompletableFuture.completedFuture(followAccepted);
     };
-    service = new ReplicationService(new FakeNetwork(), local, pins, replicas,
+    service = new ReplicationService(new OfflineNetwork(), local, pins, replicas,
         new MediaCidExtractor(SyncConfig.DEFAULT_MEDIA_CID_FIELDS), pinQueue, executor,
-        ReplicationService.Config.DEFAULT, InboxBudget.defaults(), topic -> true, follow, clock);
+        ReplicationService.Config.DEFAULT, InboxBudget.defaults(), topic -> true, follow, clock,
+        syncTimer);
     engine = new SyncEngine(new SyncConfig(TIMEOUT, COOLDOWN, 2,
         SyncConfig.DEFAULT_MEDIA_CID_FIELDS), service.syncer(), history, new PrometheusRegistry(),
         clock, timer);
@@ -124,46 +128,6 @@ class ReplicationServiceTest {
     engine.close(Duration.ZERO);
     service.close();
     executor.shutdownNow();
-  }
-
-  /** The network: no peer is connected, so syncs only join what the inbox holds. */
-  private static final class FakeNetwork implements ReplicationNetwork {
-    @Override
-    public Set<PeerId> topicPeers(final String topic) {
-      return Set.of();
-    }
-
-    @Override
-    public boolean isConnected(final PeerId peer) {
-      return false;
-    }
-
-    @Override
-    public CompletableFuture<?> exchangeHeads(final PeerId peer, final OrbitDbAddress address,
-        final HeadsEndpoint endpoint) {
-      return CompletableFuture.failedFuture(new IOException("not connected"));
-    }
-
-    @Override
-    public CompletableFuture<Boolean> redial(final PeerId peer) {
-      return CompletableFuture.completedFuture(false);
-    }
-
-    @Override
-    public boolean hasPeers() {
-      return true;
-    }
-
-    @Override
-    public void announce(final Cid cid) {}
-
-    @Override
-    public void serveHeads(final Function<OrbitDbAddress, Optional<HeadsEndpoint>> endpoints) {}
-
-    @Override
-    public Map<String, Long> headsCounters() {
-      return Map.of();
-    }
   }
 
   private OrbitDbAddress database(final String name, final JavaWriter... writers) {
@@ -180,7 +144,7 @@ class ReplicationServiceTest {
       if (done.getAsBoolean()) {
         return true;
       }
-      clock.advance(Duration.ofMillis(50));
+      syncTimer.advance(Duration.ofMillis(50));
       return false;
     });
   }

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.OptionalLong;
 
 /** A {@link SyncEngine.Timer} driven by a {@link MutableClock}: tasks run in {@link #advance}. */
 public final class ManualTimer implements SyncEngine.Timer {
@@ -27,6 +28,11 @@ public final class ManualTimer implements SyncEngine.Timer {
         tasks.remove(entry);
       }
     };
+  }
+
+  /** When the earliest task is due (clock millis); empty when none is scheduled. */
+  public synchronized OptionalLong nextDue() {
+    return tasks.stream().mapToLong(Task::due).min();
   }
 
   /** Moves the clock and runs every task that is due, in order, on the calling thread. */

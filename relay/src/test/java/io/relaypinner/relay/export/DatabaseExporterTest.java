@@ -1,0 +1,88 @@
+package io.relaypinner.relay.export;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
+import io.relaypinner.ipfs.car.CarReader;
+import io.relaypinner.ipfs.car.CarWriter;
+import io.relaypinner.ipfs.datastore.Datastore;
+import io.relaypinner.ipfs.datastore.MemoryDatastore;
+import io.relaypinner.ipfs.pin.CodecLinkResolver;
+import io.relaypinner.ipfs.pin.PinStore;
+import io.relaypinner.multiformats.Cid;
+import io.relaypinner.orbitdb.JavaWriter;
+import io.relaypinner.orbitdb.OrbitDbAddress;
+import io.relaypinner.orbitdb.identity.IdentityVerifiers;
+import io.relaypinner.orbitdb.log.Entry;
+import io.relaypinner.relay.gateway.CarPlanner;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The exporter reads a database's heads through the orbitdb module's log store: those a real
+ * log stored (here: one an import joined), and none from a record it cannot read.
+ */
+class DatabaseExporterTest {
+  private final MemoryBlockstore blockstore = new MemoryBlockstore();
+  private final MemoryDatastore datastore = new MemoryDatastore();
+  private final DatabaseExporter exporter = new DatabaseExporter(blockstore, datastore,
+      CodecLinkResolver.standard(), payload -> Set.of(), CarPlanner.Limits.DEFAULT);
+  private OrbitDbAddress address;
+  private List<Entry> chain;
+
+  @BeforeEach
+  void importADatabase() throws Exception {
+    final MemoryBlockstore writerStore = new MemoryBlockstore();
+    final JavaWriter writer = new JavaWriter();
+    writerStore.put(writer.identityCid(), writer.identityBlock());
+    address = JavaWriter.database(writerStore, "exported", List.of(writer.id()));
+    chain = writer.chain(writerStore, address, 3);
+    final ByteArrayOutputStream car = new ByteArrayOutputStream();
+    try (CarWriter out = new CarWriter(car, List.of(address.manifest(), chain.get(2).cid()))) {
+      final List<Cid> all = new ArrayList<>();
+      writerStore.forEachKey(all::add);
+      for (final Cid cid : all) {
+        out.write(cid, writerStore.get(cid).orElseThrow());
+      }
+    }
+    new DatabaseImporter(blockstore, datastore,
+        new PinStore(datastore, blockstore, CodecLinkResolver.standard()),
+        CodecLinkResolver.standard(), payload -> Set.of(), Runnable::run,
+        CarReader.Limits.DEFAULT, Duration.ofSeconds(10), IdentityVerifiers.defaults(),
+        followed -> Optional.empty()).importCar(new ByteArrayInputStream(car.toByteArray()));
+  }
+
+  @Test
+  void plan_shouldStartWithTheManifestAndTheLogsStoredHeads() {
+    assertThat(exporter.heads(address)).containsExactly(chain.get(2).cid());
+
+    final CarPlanner.Plan plan = exporter.plan(address, false);
+
+    assertThat(plan.roots()).containsExactly(address.manifest(), chain.get(2).cid());
+    assertThat(plan.blocks()).contains(chain.get(0).cid(), chain.get(1).cid(),
+        chain.get(2).cid());
+  }
+
+  @Test
+  void plan_shouldAnswerNotFollowed_whenTheHeadsRecordIsUnreadable() {
+    // Whatever the layout names its heads record, a corrupt one is not a list of CIDs.
+    for (final Datastore.Entry record : datastore.scan("/")) {
+      if (record.key().endsWith("/heads")) {
+        datastore.put(record.key(), new byte[] {(byte) 0xff, 0x00, 0x13});
+      }
+    }
+
+    assertThat(exporter.heads(address)).isEmpty();
+    assertThatThrownBy(() -> exporter.plan(address, false))
+        .isInstanceOf(DatabaseExporter.UnknownDatabaseException.class)
+        .hasMessageContaining("no readable heads");
+  }
+}
