@@ -1,5 +1,6 @@
 package io.relaypinner.relay.export;
 
+import io.relaypinner.common.Failures;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
 import io.relaypinner.ipfs.car.CarBlock;
@@ -146,7 +147,7 @@ public final class DatabaseImporter {
           .orElseGet(() -> OrbitDbReplica.openController(controller, context)))
           .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (final ExecutionException | TimeoutException e) {
-      final Throwable cause = e.getCause() != null ? e.getCause() : e;
+      final Throwable cause = Failures.unwrap(e);
       throw new BadImportException("the database does not open from the CAR: "
           + cause.getMessage(), cause);
     } catch (final InterruptedException e) {
@@ -175,7 +176,7 @@ public final class DatabaseImporter {
             }
           });
         } catch (final ExecutionException | TimeoutException e) {
-          final Throwable cause = e.getCause() != null ? e.getCause() : e;
+          final Throwable cause = Failures.unwrap(e);
           throw new BadImportException("joining head " + head + " failed: "
               + cause.getMessage(), cause);
         }
@@ -224,7 +225,7 @@ public final class DatabaseImporter {
       try {
         joinWhole(live, head, result -> { });
       } catch (final ExecutionException | TimeoutException e) {
-        final Throwable cause = e.getCause() != null ? e.getCause() : e;
+        final Throwable cause = Failures.unwrap(e);
         throw new IOException("joining head " + head + " into the followed database failed: "
             + cause.getMessage(), cause);
       }

@@ -1,6 +1,7 @@
 package io.relaypinner.relay.http;
 
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.relaypinner.common.Failures;
 import io.relaypinner.ipfs.blockstore.StorageFullException;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.ipfs.pin.DagLimitExceededException;
@@ -67,12 +68,7 @@ public final class ErrorMapping {
    * {@link ExecutionException}).
    */
   public static Throwable unwrap(final Throwable error) {
-    Throwable cause = error;
-    while ((cause instanceof CompletionException || cause instanceof ExecutionException)
-        && cause.getCause() != null && cause.getCause() != cause) {
-      cause = cause.getCause();
-    }
-    return cause;
+    return Failures.unwrap(error);
   }
 
   /**

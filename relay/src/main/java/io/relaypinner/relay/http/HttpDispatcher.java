@@ -27,6 +27,7 @@ import io.netty.handler.stream.ChunkedNioFile;
 import io.netty.handler.stream.ChunkedWriteHandler;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
+import io.relaypinner.common.Failures;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.concurrent.CancellationException;
@@ -296,7 +297,7 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
       }
       failure = new IllegalStateException("route " + exchange.route() + " answered null");
     } catch (final CompletionException e) {
-      failure = e.getCause() != null ? e.getCause() : e;
+      failure = Failures.unwrap(e);
     } catch (final CancellationException e) {
       failure = e;
     }
