@@ -44,28 +44,32 @@ globalThis.RTCPeerConnection = class extends NativeRTCPeerConnection {
   }
 }
 
-/** For each connection: the selected ICE candidate pair's addresses and byte counts. */
+/**
+ * For each connection: the candidate pair that carried the most bytes (the selected pair when
+ * none did yet), its addresses and byte counts. Not only the selected pair: ICE may nominate
+ * another pair after the data crossed the first one, and the new pair then shows 0 bytes until
+ * more traffic comes.
+ */
 export async function rtcStats () {
   const out = []
   for (const pc of peerConnections) {
     const stats = await pc.getStats()
     let selected = null
     stats.forEach((s) => {
-      if (s.type === 'transport' && s.selectedCandidatePairId) selected = stats.get(s.selectedCandidatePairId)
+      if (s.type === 'transport' && s.selectedCandidatePairId) selected = stats.get(s.selectedCandidatePairId) ?? selected
     })
-    if (selected == null) {
-      stats.forEach((s) => {
-        if (s.type === 'candidate-pair' && s.state === 'succeeded' &&
-          (selected == null || s.bytesReceived > selected.bytesReceived)) selected = s
-      })
-    }
+    stats.forEach((s) => {
+      if (s.type === 'candidate-pair' && (s.bytesReceived ?? 0) > 0 &&
+        (selected == null || s.bytesReceived > (selected.bytesReceived ?? 0))) selected = s
+    })
     if (selected == null) continue
     const local = stats.get(selected.localCandidateId)
     const remote = stats.get(selected.remoteCandidateId)
     out.push({
       state: pc.connectionState,
-      bytesReceived: selected.bytesReceived,
-      bytesSent: selected.bytesSent,
+      pairState: selected.state,
+      bytesReceived: selected.bytesReceived ?? 0,
+      bytesSent: selected.bytesSent ?? 0,
       localAddress: local?.address ?? local?.ip,
       remoteAddress: remote?.address ?? remote?.ip,
       local: `${local?.address ?? local?.ip} port ${local?.port} ${local?.candidateType}`,
@@ -74,5 +78,3 @@ export async function rtcStats () {
   }
   return out
 }
-
-

@@ -31,6 +31,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -159,13 +160,19 @@ class BrowserWebRtcE2eIT {
     // behind the traffic (one CI run saw 0 bytes on the pair the messages had just crossed), so
     // the pairs are read again until one shows bytes, within the step's time.
     final AtomicReference<JsonNode> rtc = new AtomicReference<>(replicated.get("rtc"));
-    await().atMost(STEP).pollInterval(Duration.ofMillis(200)).until(() -> {
-      if (hasBytes(rtc.get())) {
-        return true;
-      }
-      rtc.set(b.eval("snapshot()", STEP).get("rtc"));
-      return hasBytes(rtc.get());
-    });
+    try {
+      await().atMost(STEP).pollInterval(Duration.ofMillis(200)).until(() -> {
+        if (hasBytes(rtc.get())) {
+          return true;
+        }
+        rtc.set(b.eval("snapshot()", STEP).get("rtc"));
+        return hasBytes(rtc.get());
+      });
+    } catch (final ConditionTimeoutException e) {
+      throw new AssertionError("no WebRTC candidate pair of B received bytes within " + STEP
+          + "; B's last pairs: " + rtc.get() + "; B's connections: "
+          + replicated.get("connections"), e);
+    }
     assertThat(rtc.get()).as("B's WebRTC candidate pairs").anySatisfy(pair -> {
       assertThat(pair.get("bytesReceived").asLong()).isPositive();
       // B's end is a host candidate on this machine's own address; A's is its host candidate
