@@ -12,10 +12,12 @@ import io.relaypinner.relay.config.MetricsHttpsEndpoint;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.identity.NodeIdentity;
+import io.relaypinner.relay.node.BudgetMetrics;
 import io.relaypinner.relay.node.ContentSubsystem;
 import io.relaypinner.relay.node.HttpSubsystem;
 import io.relaypinner.relay.node.LiveStatus;
 import io.relaypinner.relay.node.NetworkSubsystem;
+import io.relaypinner.relay.node.NodeBudget;
 import io.relaypinner.relay.node.NodeTuning;
 import io.relaypinner.relay.node.ReplicationSubsystem;
 import io.relaypinner.relay.node.StorageSubsystem;
@@ -74,6 +76,7 @@ public final class RelayNode implements AutoCloseable {
   private final MetricsHttpsEndpoint httpsEndpoint;
   private final HttpResponses responses;
   private final NodeStatus status;
+  private final NodeBudget budget;
   /** The started subsystems (and own event loops), in start order. */
   private final List<Subsystem> started = new ArrayList<>();
 
@@ -130,6 +133,14 @@ public final class RelayNode implements AutoCloseable {
     this.sharedLoops = sharedLoops;
     this.httpsEndpoint = MetricsHttpsEndpoint.resolve(config, identity.autoTlsServingZone());
     this.responses = HttpResponses.withMapperBuiltInBackground();
+    this.budget = NodeBudget.ofThisJvm(new NodeBudget.Sizes(config.network().maxConnections(),
+        config.budget().maxConnectionsPerIp(), config.budget().httpMaxConnections(),
+        config.budget().prefix()));
+  }
+
+  /** The node's one resource budget (docs/hardening.md "The budget"). */
+  public NodeBudget budget() {
+    return budget;
   }
 
   /**
@@ -149,6 +160,7 @@ public final class RelayNode implements AutoCloseable {
     final CertificateStore certificates = new CertificateStore(config.tls().certDir(),
         CertificateStore.DEFAULT_POLL_INTERVAL, clock);
     try {
+      BudgetMetrics.register(registry, budget);
       storage = add(StorageSubsystem.open(config.storage(), peerId, registry, clock, tuning,
           gcPolicy));
       final EventLoops loops = sharedLoops != null ? sharedLoops : ownLoops();

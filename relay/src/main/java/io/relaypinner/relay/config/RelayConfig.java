@@ -1,5 +1,7 @@
 package io.relaypinner.relay.config;
 
+import io.relaypinner.common.budget.IpPrefix;
+import io.relaypinner.common.budget.IpRange;
 import io.relaypinner.libp2p.host.ConnectionLimits;
 import io.relaypinner.libp2p.protocol.relay.CircuitRelayConfig;
 import io.relaypinner.relay.config.EnvReader.Value;
@@ -40,7 +42,8 @@ public record RelayConfig(
     LoggingConfig logging,
     CircuitConfig circuit,
     PasskeyConfig passkeys,
-    PinningServiceConfig pinningService) {
+    PinningServiceConfig pinningService,
+    BudgetConfig budget) {
 
   /** The embedded defaults: what {@code ./relay-pinner} runs with an empty environment. */
   public static final RelayConfig DEFAULT = builder().build();
@@ -60,6 +63,7 @@ public record RelayConfig(
     Objects.requireNonNull(circuit, "circuit");
     Objects.requireNonNull(passkeys, "passkeys");
     Objects.requireNonNull(pinningService, "pinningService");
+    Objects.requireNonNull(budget, "budget");
   }
 
   /** Spec 4.2: any of {@code PROXY_HOSTNAME}, {@code PUBLIC_IPV4} or an external port is set. */
@@ -80,6 +84,37 @@ public record RelayConfig(
             StorageLimits.MAX_GC_MS)).orElse(d.gcInterval()),
         in.get("RELAY_GC_GRACE_MS").map(v -> EnvReader.millis(v, 0,
             StorageLimits.MAX_GC_MS)).orElse(d.gcGrace()));
+  }
+
+  /**
+   * {@code RELAY_MAX_CONNECTIONS_PER_IP}, {@code RELAY_HTTP_MAX_CONNECTIONS},
+   * {@code RELAY_IPV4_PREFIX_LENGTH}, {@code RELAY_IPV6_PREFIX_LENGTH},
+   * {@code RELAY_TRUSTED_PROXIES}.
+   */
+  private static BudgetConfig budget(final EnvReader in) {
+    final BudgetConfig d = BudgetConfig.DEFAULT;
+    final String count = Checks.intExpectation(1, BudgetConfig.MAX_CONNECTIONS);
+    final int perIp = in.get("RELAY_MAX_CONNECTIONS_PER_IP").map(v -> (int) EnvReader.integer(v,
+        1, BudgetConfig.MAX_CONNECTIONS, count)).orElse(d.maxConnectionsPerIp());
+    final int http = in.get("RELAY_HTTP_MAX_CONNECTIONS").map(v -> (int) EnvReader.integer(v,
+        1, BudgetConfig.MAX_CONNECTIONS, count)).orElse(d.httpMaxConnections());
+    final int v4 = in.get("RELAY_IPV4_PREFIX_LENGTH").map(v -> (int) EnvReader.integer(v, 1, 32,
+        Checks.intExpectation(1, 32))).orElse(d.prefix().ipv4Bits());
+    final int v6 = in.get("RELAY_IPV6_PREFIX_LENGTH").map(v -> (int) EnvReader.integer(v, 1, 128,
+        Checks.intExpectation(1, 128))).orElse(d.prefix().ipv6Bits());
+    final List<IpRange> proxies = new ArrayList<>();
+    final Optional<Value> trusted = in.get("RELAY_TRUSTED_PROXIES");
+    EnvReader.list(trusted).ifPresent(items -> {
+      for (final String item : items) {
+        try {
+          proxies.add(IpRange.parse(item));
+        } catch (final IllegalArgumentException e) {
+          throw InvalidConfigException.badValue(trusted.get().variable(), item,
+              "IP addresses or CIDR ranges (numeric), comma-separated");
+        }
+      }
+    });
+    return new BudgetConfig(perIp, http, new IpPrefix(v4, v6), proxies);
   }
 
   public static Builder builder() {
@@ -110,6 +145,7 @@ public record RelayConfig(
     b.handshakeTimeout = network.handshakeTimeout();
     b.idleTimeout = network.idleTimeout();
     b.maxPeerInboundBytesPerSec = network.maxPeerInboundBytesPerSec();
+    b.budget = budget;
     b.publicIpv4 = deployment.publicIpv4().orElse(null);
     b.publicIpv6 = deployment.publicIpv6().orElse(null);
     b.proxyHostname = deployment.proxyHostname().orElse(null);
@@ -193,6 +229,7 @@ public record RelayConfig(
     in.get("RELAY_MAX_CONNECTIONS").map(v -> (int) EnvReader.integer(v, 1,
         NetworkConfig.MAX_MAX_CONNECTIONS,
         Checks.intExpectation(1, NetworkConfig.MAX_MAX_CONNECTIONS))).ifPresent(b::maxConnections);
+    b.budget(budget(in));
     in.get("RELAY_MAX_STREAMS_PER_CONNECTION").map(v -> (int) EnvReader.integer(v, 1,
         NetworkConfig.MAX_STREAMS_PER_CONNECTION,
         Checks.intExpectation(1, NetworkConfig.MAX_STREAMS_PER_CONNECTION)))
@@ -319,6 +356,7 @@ public record RelayConfig(
     private Duration handshakeTimeout = ConnectionLimits.DEFAULT.handshakeTimeout();
     private Duration idleTimeout = ConnectionLimits.DEFAULT.idleTimeout();
     private long maxPeerInboundBytesPerSec = ConnectionLimits.DEFAULT.peerInboundBytesPerSecond();
+    private BudgetConfig budget = BudgetConfig.DEFAULT;
     private String publicIpv4;
     private String publicIpv6;
     private String proxyHostname;
@@ -454,6 +492,15 @@ public record RelayConfig(
 
     public Builder announce(final List<String> value) {
       this.announce = value == null ? List.of() : value;
+      return this;
+    }
+
+    /**
+     * {@code RELAY_MAX_CONNECTIONS_PER_IP}, {@code RELAY_HTTP_MAX_CONNECTIONS}, the IP key's
+     * prefix lengths and {@code RELAY_TRUSTED_PROXIES}; default {@link BudgetConfig#DEFAULT}.
+     */
+    public Builder budget(final BudgetConfig value) {
+      this.budget = value == null ? BudgetConfig.DEFAULT : value;
       return this;
     }
 
@@ -793,7 +840,8 @@ public record RelayConfig(
           new LoggingConfig(logLevel, logFormat),
           new CircuitConfig(buildCircuitRelay(), discoveryTopics, discoveryInterval),
           new PasskeyConfig(webauthnOrigins, webauthnRpIds, webauthnRequireLowS),
-          new PinningServiceConfig(pinningServiceTokens));
+          new PinningServiceConfig(pinningServiceTokens),
+          budget);
     }
 
     private CircuitRelayConfig buildCircuitRelay() {

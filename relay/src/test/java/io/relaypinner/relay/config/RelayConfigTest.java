@@ -3,6 +3,7 @@ package io.relaypinner.relay.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.relaypinner.common.budget.IpPrefix;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -607,6 +608,40 @@ class RelayConfigTest {
       assertThat(rejected(parts[0], parts[1]).variable()).isEqualTo(parts[0]);
     }
   }
+  @Nested
+  class BudgetVariables {
+    @Test
+    void fromEnvironment_shouldReadTheBudgetsConnectionLimits_prefixes_andTrustedProxies() {
+      final RelayConfig c = env("RELAY_MAX_CONNECTIONS_PER_IP", "8",
+          "RELAY_HTTP_MAX_CONNECTIONS", "100", "RELAY_IPV4_PREFIX_LENGTH", "24",
+          "RELAY_IPV6_PREFIX_LENGTH", "56", "RELAY_TRUSTED_PROXIES", "10.0.0.0/8, ::1");
+      assertThat(c.budget().maxConnectionsPerIp()).isEqualTo(8);
+      assertThat(c.budget().httpMaxConnections()).isEqualTo(100);
+      assertThat(c.budget().prefix()).isEqualTo(new IpPrefix(24, 56));
+      assertThat(c.budget().trustedProxies()).extracting(Object::toString)
+          .containsExactly("10.0.0.0/8", "::1");
+      assertThat(c.toBuilder().build()).isEqualTo(c);
+    }
+
+    @Test
+    void defaults_shouldCapAHostAt64_andHttpAt512_withoutTrustedProxies() {
+      assertThat(RelayConfig.DEFAULT.budget()).isEqualTo(BudgetConfig.DEFAULT);
+      assertThat(BudgetConfig.DEFAULT.maxConnectionsPerIp()).isEqualTo(64);
+      assertThat(BudgetConfig.DEFAULT.httpMaxConnections()).isEqualTo(512);
+      assertThat(BudgetConfig.DEFAULT.trustedProxies()).isEmpty();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"RELAY_MAX_CONNECTIONS_PER_IP=0", "RELAY_HTTP_MAX_CONNECTIONS=x",
+        "RELAY_IPV4_PREFIX_LENGTH=33", "RELAY_IPV6_PREFIX_LENGTH=0",
+        "RELAY_TRUSTED_PROXIES=proxy.example.com", "RELAY_TRUSTED_PROXIES=10.0.0.0/40"})
+    void fromEnvironment_shouldRejectABadBudgetSetting_namingItsVariable(
+        final String assignment) {
+      final String[] parts = assignment.split("=", 2);
+      assertThat(rejected(parts[0], parts[1]).variable()).isEqualTo(parts[0]);
+    }
+  }
+
   @Nested
   class Circuit {
     @Test

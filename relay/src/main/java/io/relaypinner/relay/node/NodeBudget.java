@@ -1,0 +1,179 @@
+package io.relaypinner.relay.node;
+
+import io.relaypinner.common.budget.IpPrefix;
+import io.relaypinner.common.budget.KeyedScopes;
+import io.relaypinner.common.budget.LimitListener;
+import io.relaypinner.common.budget.Limits;
+import io.relaypinner.common.budget.Resource;
+import io.relaypinner.common.budget.Scope;
+import java.net.InetAddress;
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The node's one resource budget (docs/hardening.md "The budget"): a tree of {@link Scope}s
+ * every surface takes what it holds from, sized from the heap the JVM really has
+ * ({@link Runtime#maxMemory()}), so the launcher's {@code -Xmx160m} and an operator's larger
+ * heap both stay safe.
+ *
+ * <pre>
+ * system                          memory: SYSTEM_MEMORY_SHARE of the heap
+ * ├── libp2p                      connections: RELAY_MAX_CONNECTIONS (half-open included)
+ * │   └── ip (keyed)              connections: RELAY_MAX_CONNECTIONS_PER_IP (IPv4 /32, IPv6 /64)
+ * ├── http                        connections: RELAY_HTTP_MAX_CONNECTIONS
+ * │   └── ip (keyed)              connections: RELAY_MAX_CONNECTIONS_PER_IP
+ * └── one scope per {@link Surface}: memory, its share of the heap
+ * </pre>
+ *
+ * <p>Every refused reservation is counted by scope kind and resource
+ * ({@code relay_resource_limit_hits_total{scope,resource}}); {@link #hits()} is what the metric
+ * reads.
+ */
+public final class NodeBudget {
+  /** Of the heap, what everything peers and clients size may hold together. */
+  public static final double SYSTEM_MEMORY_SHARE = 0.5;
+  /** Distinct IP keys held at once per transport (each is held by an open connection). */
+  public static final int MAX_IP_KEYS = 65_536;
+
+  /** The memory surfaces and their share of the heap (they overlap: the system caps the sum). */
+  public enum Surface {
+    /** CAR plans and the network fallback's blocks in flight. */
+    GATEWAY(0.20),
+    /** Import parsing (the body itself is staged on disk). */
+    IMPORT(0.05),
+    /** HTTP request bodies aggregated before their route runs. */
+    HTTP(0.10),
+    /** libp2p inbound queues, pubsub and bitswap messages. */
+    LIBP2P(0.25),
+    /** Replication's fetched entries and heads in flight. */
+    REPLICATION(0.15);
+
+    private final double share;
+
+    Surface(final double share) {
+      this.share = share;
+    }
+
+    public double share() {
+      return share;
+    }
+
+    public String label() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  /**
+   * @param maxConnections libp2p connections in all ({@code RELAY_MAX_CONNECTIONS})
+   * @param maxConnectionsPerIp libp2p, and separately HTTP, connections per IP key
+   *     ({@code RELAY_MAX_CONNECTIONS_PER_IP})
+   * @param httpMaxConnections HTTP connections in all ({@code RELAY_HTTP_MAX_CONNECTIONS})
+   * @param prefix how an address becomes an IP key
+   */
+  public record Sizes(int maxConnections, int maxConnectionsPerIp, int httpMaxConnections,
+      IpPrefix prefix) {
+    public Sizes {
+      Objects.requireNonNull(prefix, "prefix");
+    }
+  }
+
+  private final long maxHeap;
+  private final Sizes sizes;
+  private final Map<String, LongAdder> hits = new ConcurrentHashMap<>();
+  private final Scope system;
+  private final Scope libp2p;
+  private final KeyedScopes libp2pIps;
+  private final Scope http;
+  private final KeyedScopes httpIps;
+  private final Map<Surface, Scope> surfaces = new EnumMap<>(Surface.class);
+
+  /**
+   * @param maxHeap the heap the JVM really has ({@code Runtime.getRuntime().maxMemory()})
+   * @param also told of every refusal too, after it is counted (tests, logs)
+   */
+  public NodeBudget(final long maxHeap, final Sizes sizes, final LimitListener also) {
+    this.maxHeap = maxHeap;
+    this.sizes = sizes;
+    final LimitListener listener = (scope, resource) -> {
+      hits.computeIfAbsent(scope.kind() + '\0' + resource.label(), k -> new LongAdder())
+          .increment();
+      also.limitHit(scope, resource);
+    };
+    this.system = Scope.root("system", Limits.NONE.with(Resource.MEMORY,
+        (long) (maxHeap * SYSTEM_MEMORY_SHARE)), listener);
+    this.libp2p = system.child("libp2p", "libp2p",
+        Limits.NONE.with(Resource.CONNECTIONS, sizes.maxConnections()));
+    this.libp2pIps = new KeyedScopes(libp2p, "ip",
+        Limits.NONE.with(Resource.CONNECTIONS, sizes.maxConnectionsPerIp()), MAX_IP_KEYS,
+        listener);
+    this.http = system.child("http", "http",
+        Limits.NONE.with(Resource.CONNECTIONS, sizes.httpMaxConnections()));
+    this.httpIps = new KeyedScopes(http, "http_ip",
+        Limits.NONE.with(Resource.CONNECTIONS, sizes.maxConnectionsPerIp()), MAX_IP_KEYS,
+        listener);
+    for (final Surface s : Surface.values()) {
+      surfaces.put(s, system.child(s.label(), s.label(),
+          Limits.NONE.with(Resource.MEMORY, (long) (maxHeap * s.share()))));
+    }
+  }
+
+  /** Sized from this JVM's heap. */
+  public static NodeBudget ofThisJvm(final Sizes sizes) {
+    return new NodeBudget(Runtime.getRuntime().maxMemory(), sizes, LimitListener.NONE);
+  }
+
+  public long maxHeap() {
+    return maxHeap;
+  }
+
+  public Sizes sizes() {
+    return sizes;
+  }
+
+  public Scope system() {
+    return system;
+  }
+
+  /** libp2p connections in all; its children are the per-IP scopes. */
+  public Scope libp2p() {
+    return libp2p;
+  }
+
+  public KeyedScopes libp2pIps() {
+    return libp2pIps;
+  }
+
+  /** HTTP connections in all; its children are the per-IP scopes. */
+  public Scope http() {
+    return http;
+  }
+
+  public KeyedScopes httpIps() {
+    return httpIps;
+  }
+
+  /** The key of {@code address} in the per-IP scopes. */
+  public String ipKey(final InetAddress address) {
+    return sizes.prefix().key(address);
+  }
+
+  /** The memory scope of {@code surface}. */
+  public Scope memory(final Surface surface) {
+    return surfaces.get(surface);
+  }
+
+  /** Refusals so far by scope kind and resource, as {@code kind\0resource}. */
+  public Map<String, LongAdder> hits() {
+    return hits;
+  }
+
+  /** Refusals so far of {@code resource} by scopes of {@code kind}. */
+  public long hits(final String kind, final Resource resource) {
+    final LongAdder n = hits.get(kind + '\0' + resource.label());
+    return n == null ? 0 : n.sum();
+  }
+}

@@ -1,0 +1,46 @@
+package io.relaypinner.relay.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.relaypinner.common.budget.IpPrefix;
+import io.relaypinner.common.budget.KeyedScopes;
+import io.relaypinner.common.budget.LimitListener;
+import io.relaypinner.common.budget.Resource;
+import java.net.InetAddress;
+import org.junit.jupiter.api.Test;
+
+class NodeBudgetTest {
+  private static final long HEAP = 160L << 20;
+  private final NodeBudget budget = new NodeBudget(HEAP,
+      new NodeBudget.Sizes(10, 3, 5, IpPrefix.DEFAULT), LimitListener.NONE);
+
+  @Test
+  void memoryRoots_shouldComeFromTheHeap_andTheSystemCapTheirSum() {
+    assertThat(budget.system().limits().max(Resource.MEMORY)).isEqualTo(HEAP / 2);
+    assertThat(budget.memory(NodeBudget.Surface.GATEWAY).limits().max(Resource.MEMORY))
+        .isEqualTo((long) (HEAP * 0.20));
+    assertThat(budget.memory(NodeBudget.Surface.GATEWAY)
+        .tryReserve(Resource.MEMORY, (long) (HEAP * 0.20))).isTrue();
+    assertThat(budget.memory(NodeBudget.Surface.LIBP2P)
+        .tryReserve(Resource.MEMORY, (long) (HEAP * 0.25))).isTrue();
+    // 45 % held: the system (50 %) refuses what the replication surface (15 %) alone would grant.
+    assertThat(budget.memory(NodeBudget.Surface.REPLICATION)
+        .tryReserve(Resource.MEMORY, (long) (HEAP * 0.10))).isFalse();
+    assertThat(budget.hits("system", Resource.MEMORY)).isEqualTo(1);
+  }
+
+  @Test
+  void perIpConnections_shouldBeCappedPerKey_withinTheTransportCap() throws Exception {
+    final KeyedScopes ips = budget.libp2pIps();
+    final KeyedScopes.Handle a = ips.open(budget.ipKey(InetAddress.getByName("127.0.0.2")));
+    for (int i = 0; i < 3; i++) {
+      assertThat(a.scope().tryReserve(Resource.CONNECTIONS, 1)).isTrue();
+    }
+    assertThat(a.scope().tryReserve(Resource.CONNECTIONS, 1)).isFalse();
+    assertThat(budget.hits("ip", Resource.CONNECTIONS)).isEqualTo(1);
+    final KeyedScopes.Handle b = ips.open(budget.ipKey(InetAddress.getByName("127.0.0.1")));
+    assertThat(b.scope().tryReserve(Resource.CONNECTIONS, 1)).isTrue();
+    assertThat(budget.libp2p().used(Resource.CONNECTIONS)).isEqualTo(4);
+    assertThat(budget.http().used(Resource.CONNECTIONS)).isZero();
+  }
+}
