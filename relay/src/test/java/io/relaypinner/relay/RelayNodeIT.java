@@ -463,6 +463,33 @@ class RelayNodeIT {
   }
 
   @Test
+  void routingPeers_shouldNeverAnswerABrowsersRemoteAddress_butItsCircuitWhileReserved()
+      throws Exception {
+    final RelayNode node = start();
+    final Multiaddr tcp = node.network().host().listenAddresses().stream()
+        .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow();
+    final EventLoops loops = EventLoops.create(1, "routing-client");
+    // A client with no listen address, as a browser: identify gives the relay nothing to answer.
+    try (Host client = new Host(Keys.generate(KeyType.ED25519, new SecureRandom()),
+        HostConfig.DEFAULT, loops, CLOCK)) {
+      client.dial(tcp.withPeerId(IDENTITY.peerId())).get(10, TimeUnit.SECONDS);
+      await().atMost(Duration.ofSeconds(10))
+          .until(() -> node.network().host().connection(client.peerId()).isPresent());
+      final String path = "/routing/v1/peers/" + client.peerId().toBase58();
+      final JsonNode bare = JSON.readTree(get(node, path).body()).get("Peers").get(0);
+      assertThat(bare.get("ID").asText()).isEqualTo(client.peerId().toBase58());
+      assertThat(bare.get("Addrs")).isEmpty();
+
+      node.network().circuitRelay().engine().reserve(client.peerId(), new Object(), "127.0.0.1");
+      final JsonNode reserved = JSON.readTree(get(node, path).body()).get("Peers").get(0);
+      assertThat(reserved.get("Addrs")).isNotEmpty().allSatisfy(a -> assertThat(a.asText())
+          .startsWith("/ip4/127.0.0.1/").endsWith("/p2p/" + PEER_ID + "/p2p-circuit"));
+    } finally {
+      loops.shutdownGracefully(Duration.ofSeconds(2));
+    }
+  }
+
+  @Test
   void multiaddrs_shouldListTheTcpListenerWithPeerId_andMatchTheHealthCount() throws Exception {
     final RelayNode node = start();
     final JsonNode record = JSON.readTree(get(node, "/multiaddrs").body());

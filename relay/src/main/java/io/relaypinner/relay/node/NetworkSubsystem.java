@@ -27,6 +27,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.security.SecureRandom;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -190,8 +191,26 @@ public final class NetworkSubsystem extends Subsystem {
     return host.connection(peer).map(connection -> {
       final List<Multiaddr> known = host.peerStore().get(peer)
           .map(info -> info.addresses()).orElse(List.of());
-      return known.isEmpty() ? List.of(connection.remoteAddress()) : known;
+      return known.isEmpty() ? relayedAddresses(peer) : known;
     });
+  }
+
+  /**
+   * Where a peer that announced no listen address (a browser) can be reached: through this
+   * relay's circuit while it holds a reservation here, else nowhere. Never the connection's
+   * remote address: that is a browser's own IP and port, which the answer (cached for five
+   * minutes) would hand to anybody who asks.
+   */
+  private List<Multiaddr> relayedAddresses(final PeerId peer) {
+    if (circuitRelay == null || circuitRelay.engine().reservation(peer).isEmpty()) {
+      return List.of();
+    }
+    final List<Multiaddr> out = new ArrayList<>();
+    for (final Multiaddr address : addresses.advertised()) {
+      out.add(Multiaddr.parse(address.withPeerId(host.peerId()) + "/p2p-circuit/p2p/"
+          + peer.toBase58()));
+    }
+    return out;
   }
 
   /** The libp2p host. */
