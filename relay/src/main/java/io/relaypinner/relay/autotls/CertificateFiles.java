@@ -1,5 +1,6 @@
 package io.relaypinner.relay.autotls;
 
+import io.relaypinner.libp2p.crypto.SecretFile;
 import io.relaypinner.relay.tls.CertificateStore;
 import java.io.IOException;
 import java.io.StringWriter;
@@ -10,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
 import java.security.KeyFactory;
@@ -19,30 +19,28 @@ import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
 import java.security.spec.PKCS8EncodedKeySpec;
 import java.util.List;
-import java.util.Set;
 import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
 
 /**
  * Files of AutoTLS: the PEM pair in the certificate directory (the one {@link CertificateStore}
  * watches) and the ACME account key in the data directory, each written atomically (temporary
- * file, fsync, atomic rename) with private keys readable by the owner only (0600).
+ * file, fsync, atomic rename), private keys through {@link SecretFile} (0600, the directory
+ * fsynced too).
  */
 final class CertificateFiles {
-  private static final Set<PosixFilePermission> OWNER_ONLY =
-      PosixFilePermissions.fromString("rw-------");
-
   private CertificateFiles() {}
 
   /** Writes {@code key.pem}, then {@code cert.pem} (the store loads the pair once both match). */
   static void writePair(final Path dir, final List<X509Certificate> chain, final PrivateKey key)
       throws IOException {
     Files.createDirectories(dir);
-    writeAtomically(dir.resolve(CertificateStore.KEY_FILE), pem(key), true);
+    SecretFile.replace(dir.resolve(CertificateStore.KEY_FILE),
+        pem(key).getBytes(StandardCharsets.US_ASCII));
     final StringBuilder certs = new StringBuilder();
     for (final X509Certificate certificate : chain) {
       certs.append(pem(certificate));
     }
-    writeAtomically(dir.resolve(CertificateStore.CERT_FILE), certs.toString(), false);
+    writePublic(dir.resolve(CertificateStore.CERT_FILE), certs.toString());
   }
 
   static String pem(final Object object) throws IOException {
@@ -55,13 +53,16 @@ final class CertificateFiles {
     return out.toString();
   }
 
-  static void writeAtomically(final Path target, final String text, final boolean secret)
-      throws IOException {
+  /**
+   * Writes a file that holds no secret (the certificate chain, 0644) atomically: temporary
+   * file, fsync, atomic rename. Private keys go through {@link SecretFile}.
+   */
+  static void writePublic(final Path target, final String text) throws IOException {
     final Path temp = target.resolveSibling("." + target.getFileName() + ".tmp");
     Files.deleteIfExists(temp);
     try {
       Files.createFile(temp, PosixFilePermissions.asFileAttribute(
-          secret ? OWNER_ONLY : PosixFilePermissions.fromString("rw-r--r--")));
+          PosixFilePermissions.fromString("rw-r--r--")));
     } catch (final UnsupportedOperationException e) {
       Files.createFile(temp);
     }
@@ -91,8 +92,11 @@ final class CertificateFiles {
       }
     }
     final KeyPair pair = newEcKeyPair();
-    Files.createDirectories(file.getParent());
-    writeAtomically(file, pem(pair.getPrivate()), true);
+    if (!SecretFile.createIfAbsent(file, pem(pair.getPrivate())
+        .getBytes(StandardCharsets.US_ASCII))) {
+      // Another process made one meanwhile: use that one.
+      return loadOrCreateAccountKey(file);
+    }
     return pair;
   }
 
