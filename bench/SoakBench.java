@@ -98,8 +98,9 @@ public final class SoakBench {
       load.stopHostile();
     } finally {
       poller.shutdownNow();
-      sampler.shutdownNow();
-      sampler.awaitTermination(30, TimeUnit.SECONDS);
+      // Not shutdownNow: an interrupted sample (jcmd cut short) would read as zeros.
+      sampler.shutdown();
+      sampler.awaitTermination(60, TimeUnit.SECONDS);
       loops.shutdownGracefully(Duration.ofSeconds(3));
     }
 
