@@ -9,10 +9,13 @@ import io.relaypinner.handoff.records.PostRecord;
 import io.relaypinner.handoff.records.RecordRejectedException;
 import io.relaypinner.handoff.records.RecordStoreException;
 import java.io.IOException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -35,14 +38,30 @@ import org.slf4j.LoggerFactory;
  */
 final class PullHandoff implements Handoff {
   private static final Logger LOG = LoggerFactory.getLogger(PullHandoff.class);
-  private static final int ACK_PAGES = 3;
+  /**
+   * Pages of acknowledgement posts read per poll, newest first, stopping at the first post older
+   * than this deployment's entry (it cannot acknowledge a token not yet published): hiding the
+   * guest's post would take 2,000 posts of the type after it, within the wait.
+   */
+  private static final int ACK_PAGES = 20;
+  /** Clock skew allowed between this machine and a post's {@code time}. */
+  private static final Duration ACK_TIME_SKEW = Duration.ofMinutes(5);
   private static final int ACK_PAGE_SIZE = 100;
+  private static final int MAX_JUDGED = 20_000;
 
   private final DeployContext context;
   private final String token = UUID.randomUUID().toString();
   private final AttemptRecords records;
   /** Acknowledgements already reported as refused (one log line each). */
   private final Set<String> refused = new HashSet<>();
+  /**
+   * Posts already judged, by item hash: the verified acknowledgement, or empty when its content
+   * or signatures failed. A post's content never changes, so each is verified once however
+   * often the pages are read; forgotten beyond {@link #MAX_JUDGED} (then judged again).
+   */
+  private final Map<String, Optional<Acknowledgement.Verified>> judged = new HashMap<>();
+  /** Posts older than this cannot acknowledge this deployment (its entry came later). */
+  private Instant notBefore = Instant.EPOCH;
 
   PullHandoff(final DeployContext context) {
     this.context = context;
@@ -58,6 +77,7 @@ final class PullHandoff implements Handoff {
   public HandoffGuest handOff(final Attempt attempt) throws AttemptFailed, InterruptedException {
     attempt.stage("publishing-config", "publishing " + GuestRecords.CONFIG_AGGREGATE_KEY
         + " entry " + token, 20);
+    notBefore = context.clock().instant().minus(ACK_TIME_SKEW);
     records.publishEntry(entry(attempt, null));
     attempt.stage("waiting-for-acknowledgement", "waiting up to "
         + context.config().ackTimeout().toSeconds() + " s for the guest's "
@@ -177,23 +197,32 @@ final class PullHandoff implements Handoff {
       final List<PostRecord> posts = context.store().posts(PostQuery.builder()
           .types(GuestRecords.ACK_POST_TYPE).refs(GuestRecords.ACK_REF)
           .pagination(ACK_PAGE_SIZE).page(page).build()).posts();
+      if (judged.size() > MAX_JUDGED) {
+        judged.clear();
+      }
       for (final PostRecord post : posts) {
-        // Cheap checks on the content first; signatures (Acknowledgement.verify) last.
-        if (!token.equals(post.content().path("deploymentToken").asText())
-            || !owner.equalsIgnoreCase(post.content().path("ownerAddress").asText(""))
-            || !itemHash.equals(post.content().path("instanceItemHash").asText())) {
-          continue;
-        }
-        Acknowledgement.verify(post, token)
+        judged.computeIfAbsent(post.itemHash(), hash -> judge(post, owner, itemHash))
             .filter(ack -> found.stream().noneMatch(f -> f.peerId().equals(ack.peerId())
                 && f.publisher().equals(ack.publisher())))
             .ifPresent(found::add);
       }
-      if (posts.size() < ACK_PAGE_SIZE) {
+      if (posts.size() < ACK_PAGE_SIZE || posts.stream().anyMatch(post ->
+          post.time() * 1000 < notBefore.toEpochMilli())) {
         break;
       }
     }
     return found;
+  }
+
+  /** Cheap checks on the content first; signatures ({@link Acknowledgement#verify}) last. */
+  private Optional<Acknowledgement.Verified> judge(final PostRecord post, final String owner,
+      final String itemHash) {
+    if (!token.equals(post.content().path("deploymentToken").asText())
+        || !owner.equalsIgnoreCase(post.content().path("ownerAddress").asText(""))
+        || !itemHash.equals(post.content().path("instanceItemHash").asText())) {
+      return Optional.empty();
+    }
+    return Acknowledgement.verify(post, token);
   }
 
   /** The token's entry: the public deployment facts, and the authorization once signed. */

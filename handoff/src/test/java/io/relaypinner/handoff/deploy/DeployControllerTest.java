@@ -103,6 +103,8 @@ class DeployControllerTest {
   private static final class RecordingStore implements RecordStore {
     final RecordStore delegate;
     final List<String> authorizations = new CopyOnWriteArrayList<>();
+    /** While false, posts are listed as none (the records service has not indexed them yet). */
+    volatile BooleanSupplier listing = () -> true;
 
     RecordingStore(final RecordStore delegate) {
       this.delegate = delegate;
@@ -134,6 +136,9 @@ class DeployControllerTest {
 
     @Override
     public PostPage posts(final PostQuery query) {
+      if (!listing.getAsBoolean()) {
+        return new PostPage(List.of(), query.page(), query.pagination(), 0);
+      }
       return delegate.posts(query);
     }
   }
@@ -524,6 +529,8 @@ class DeployControllerTest {
     final AtomicBoolean acknowledged = new AtomicBoolean();
     acknowledger(forger, List.of(), () -> true, forged);
     acknowledger(guest, List.of(), forged::get, acknowledged);
+    // Listed once both are posted: else a poll between the two could see only the forger's.
+    store.listing = acknowledged::get;
 
     assertThatThrownBy(() -> controller(provider, quick()
         .origin(URI.create("https://deployer.example")).ackTimeout(Duration.ofSeconds(2))
@@ -534,6 +541,62 @@ class DeployControllerTest {
     assertThat(acknowledged).isTrue();
     assertThat(handshakes.get()).isZero();
     assertThat(store.authorizations).isEmpty();
+  }
+
+  @Test
+  void deploy_shouldFindTheGuestsAcknowledgement_among600JunkOnesBeforeAndAfterIt()
+      throws Exception {
+    final GuestStateDir guest = GuestStateDir.open(dir.resolve("guest"), RANDOM);
+    final RecordSigner junker = new RecordSigner(EthPrivateKey.generate(RANDOM),
+        Clock.systemUTC());
+    final FakeProvider provider = new FakeProvider(1);
+    final AtomicBoolean before = new AtomicBoolean();
+    final AtomicBoolean acknowledged = new AtomicBoolean();
+    final AtomicBoolean after = new AtomicBoolean();
+    // The deployer sees the posts only once all 601 are there (as from a records service that
+    // indexed them in one go), so its first read already has the guest's behind 300 newer ones.
+    store.listing = after::get;
+    // 300 acknowledgement posts as soon as the entry is public (content copied from the entry,
+    // signed by a stranger: they never verify), the guest's, then 300 more: the guest's is then
+    // past the newest 300.
+    final Thread junk = new Thread(() -> {
+      try {
+        Optional<JsonNode> entries = Optional.empty();
+        while (entries.isEmpty() || entries.get().size() == 0) {
+          Thread.sleep(10);
+          entries = store.aggregate(wallet.address(), GuestRecords.CONFIG_AGGREGATE_KEY);
+        }
+        final String token = entries.get().fieldNames().next();
+        final ObjectNode content = Acknowledgement.content(entries.get().get(token), token,
+            guest, GuestAddresses.NONE, Optional.empty(), Instant.now());
+        final int[] n = {0};
+        for (int i = 0; i < 300; i++) {
+          store.publish(junker.post(GuestRecords.ACK_POST_TYPE, GuestRecords.ACK_REF,
+              content.deepCopy().put("n", ++n[0]), GuestRecords.CHANNEL));
+        }
+        before.set(true);
+        while (!acknowledged.get()) {
+          Thread.sleep(10);
+        }
+        for (int i = 0; i < 300; i++) {
+          store.publish(junker.post(GuestRecords.ACK_POST_TYPE, GuestRecords.ACK_REF,
+              content.deepCopy().put("n", ++n[0]), GuestRecords.CHANNEL));
+        }
+        after.set(true);
+      } catch (final InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }, "junk-acknowledgements");
+    junk.start();
+    acknowledgers.add(junk);
+    acknowledger(guest, List.of(), before::get, acknowledged);
+
+    final DeployResult result = controller(provider, quick()
+        .origin(URI.create("https://deployer.example")).ackTimeout(Duration.ofSeconds(30))
+        .build()).deploy(ImageManifest.BUILT_IN, RECORDS, SshKeys.throwawayKey());
+
+    assertThat(result.ok()).isTrue();
+    assertThat(result.relay().orElseThrow().peerId()).isEqualTo(guest.relayPeerId().toBase58());
   }
 
   /** Exactly one authorization was published: for the guest's PeerId and publisher. */
