@@ -1,6 +1,7 @@
 package io.relaypinner.relay.coordination;
 
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
+import io.relaypinner.relay.pubsub.OrbitDbTopics;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,6 +14,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,16 +27,21 @@ import org.slf4j.LoggerFactory;
  * ownership moves within {@code ttl} plus one tick period.
  *
  * <p>This relay trusts a lease only until {@code ttl} minus a tenth after the start of the last
- * statement that took or renewed it, on its own clock: PostgreSQL measures the expiry from a
- * later instant, so a relay that cannot renew (PostgreSQL down, network cut) stops acting as the
- * owner before anyone else can take over. Engine: no threads, the injected {@link Clock};
- * thread-safe.
+ * statement that took or renewed it, measured on a monotonic clock (never the wall clock, which
+ * an NTP step or an operator can move back and so stretch the trust): PostgreSQL measures the
+ * expiry from a later instant on its own clock, so a relay that cannot renew (PostgreSQL down,
+ * network cut) stops acting as the owner before anyone else can take over. The wall
+ * {@link Clock} only translates the end of the trust for {@link #ownedUntil}. Engine: no
+ * threads, injected clocks; thread-safe.
  */
 public final class LeaseKeeper implements DatabaseOwnership {
   private static final Logger LOG = LoggerFactory.getLogger(LeaseKeeper.class);
 
-  /** Names wanted at most (followed databases, their controllers', the GC leadership). */
-  public static final int MAX_WANTED = 4096;
+  /**
+   * Names wanted at most: every followed database ({@link OrbitDbTopics#MAX_TOPICS}) and its
+   * access controller's, and the GC leadership. Renewing them all is still one statement.
+   */
+  public static final int MAX_WANTED = 2 * OrbitDbTopics.MAX_TOPICS + 16;
 
   /** The lease store (PostgreSQL's {@code relay_leases}, or a fake in tests). */
   public interface Leases {
@@ -50,11 +57,13 @@ public final class LeaseKeeper implements DatabaseOwnership {
 
   private final Leases leases;
   private final Clock clock;
+  private final LongSupplier monotonicNanos;
   private final long trustMillis;
   private final Set<String> wanted = new LinkedHashSet<>();
   private final Set<String> dropped = new LinkedHashSet<>();
+  /** Held names: trusted until this time (monotonic millis). */
   private final Map<String, Long> validUntil = new HashMap<>();
-  /** Standby names: not taken before this time (clock millis). */
+  /** Standby names: not taken before this time (monotonic millis). */
   private final Map<String, Long> notBefore = new HashMap<>();
   private final AtomicLong failures = new AtomicLong();
   private final AtomicLong acquired = new AtomicLong();
@@ -63,10 +72,24 @@ public final class LeaseKeeper implements DatabaseOwnership {
   /** Failed rounds when the last outage ended: the first failure of an outage is logged. */
   private volatile long failuresLogged;
 
+  /** Trust measured on {@link System#nanoTime()}. */
   public LeaseKeeper(final Leases leases, final Clock clock) {
+    this(leases, clock, System::nanoTime);
+  }
+
+  /**
+   * @param clock the wall clock, for {@link #ownedUntil} only
+   * @param monotonicNanos what the trust is measured on
+   */
+  LeaseKeeper(final Leases leases, final Clock clock, final LongSupplier monotonicNanos) {
     this.leases = Objects.requireNonNull(leases, "leases");
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.monotonicNanos = Objects.requireNonNull(monotonicNanos, "monotonicNanos");
     this.trustMillis = leases.ttl().toMillis() - leases.ttl().toMillis() / 10;
+  }
+
+  private long now() {
+    return monotonicNanos.getAsLong() / 1_000_000;
   }
 
   /** How often {@link #tick} should run. */
@@ -94,7 +117,7 @@ public final class LeaseKeeper implements DatabaseOwnership {
     }
     want(name);
     if (wanted.contains(name)) {
-      notBefore.put(name, clock.millis() + leases.ttl().toMillis());
+      notBefore.put(name, now() + leases.ttl().toMillis());
     }
   }
 
@@ -114,14 +137,18 @@ public final class LeaseKeeper implements DatabaseOwnership {
   @Override
   public synchronized boolean owns(final String name) {
     final Long until = validUntil.get(name);
-    return until != null && clock.millis() < until;
+    return until != null && now() < until;
   }
 
-  /** The end of the lease's trust period unless it is renewed: {@link #owns} turns false then. */
+  /**
+   * The end of the lease's trust period unless it is renewed, as wall-clock millis (what is
+   * left on the monotonic clock, from now on the wall clock): {@link #owns} turns false then.
+   */
   @Override
   public synchronized long ownedUntil(final String name) {
     final Long until = validUntil.get(name);
-    return until != null && clock.millis() < until ? until : Long.MIN_VALUE;
+    final long left = until == null ? 0 : until - now();
+    return left > 0 ? clock.millis() + left : Long.MIN_VALUE;
   }
 
   @Override
@@ -131,7 +158,7 @@ public final class LeaseKeeper implements DatabaseOwnership {
 
   /** Names this relay owns now. */
   public synchronized List<String> owned() {
-    final long now = clock.millis();
+    final long now = now();
     final List<String> out = new ArrayList<>();
     validUntil.forEach((name, until) -> {
       if (now < until) {
@@ -151,7 +178,7 @@ public final class LeaseKeeper implements DatabaseOwnership {
       dropped.clear();
       held = new ArrayList<>(validUntil.keySet());
       toTake = new ArrayList<>();
-      final long now = clock.millis();
+      final long now = now();
       for (final String name : wanted) {
         final Long standby = notBefore.get(name);
         if (!validUntil.containsKey(name) && (standby == null || now >= standby)) {
@@ -165,7 +192,7 @@ public final class LeaseKeeper implements DatabaseOwnership {
         leases.release(name);
       }
       if (!held.isEmpty()) {
-        final long start = clock.millis();
+        final long start = now();
         final Set<String> renewed = leases.renew(held);
         synchronized (this) {
           for (final String name : held) {
@@ -182,7 +209,7 @@ public final class LeaseKeeper implements DatabaseOwnership {
           }
         }
       }
-      final long start = clock.millis();
+      final long start = now();
       final Set<String> taken = toTake.isEmpty() ? Set.of() : leases.tryAcquire(toTake);
       for (final String name : toTake) {
         if (!taken.contains(name)) {

@@ -13,6 +13,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 class LeaseKeeperTest {
@@ -79,11 +80,37 @@ class LeaseKeeperTest {
     }
   }
 
+  /** A keeper of {@code holder} whose monotonic clock is the table's (tests move both). */
+  private static LeaseKeeper keeper(final Table table, final String holder) {
+    return new LeaseKeeper(table.as(holder), table.clock, () -> table.clock.millis() * 1_000_000);
+  }
+
+  @Test
+  void trust_shouldEndOnTheMonotonicClock_whenTheWallClockIsSetBack() {
+    final Table table = new Table();
+    final AtomicLong monotonic = new AtomicLong();
+    final MutableClock wall = new MutableClock(Instant.parse("2026-11-24T12:00:00Z"));
+    final LeaseKeeper one = new LeaseKeeper(table.as("one"), wall, monotonic::get);
+    one.want("/orbitdb/a");
+    one.tick();
+    assertThat(one.owns("/orbitdb/a")).isTrue();
+    assertThat(one.ownedUntil("/orbitdb/a"))
+        .isEqualTo(wall.millis() + TTL.toMillis() - TTL.toMillis() / 10);
+    // An hour back on the wall clock, the ttl passed on the monotonic one, no renewal: the
+    // lease is not trusted any more (on the wall clock alone it would be for another hour).
+    table.down = true;
+    wall.advance(Duration.ofHours(-1));
+    monotonic.addAndGet(TTL.toNanos());
+    one.tick();
+    assertThat(one.owns("/orbitdb/a")).isFalse();
+    assertThat(one.ownedUntil("/orbitdb/a")).isEqualTo(Long.MIN_VALUE);
+  }
+
   @Test
   void oneOwnerAtATime_andATakeoverWithinTheTtlAndATickAfterTheOwnerDies() {
     final Table table = new Table();
-    final LeaseKeeper one = new LeaseKeeper(table.as("one"), table.clock);
-    final LeaseKeeper two = new LeaseKeeper(table.as("two"), table.clock);
+    final LeaseKeeper one = keeper(table, "one");
+    final LeaseKeeper two = keeper(table, "two");
     final List<String> twoGot = new ArrayList<>();
     two.onAcquired(twoGot::add);
     one.want("/orbitdb/a");
@@ -119,7 +146,7 @@ class LeaseKeeperTest {
   @Test
   void anOwnerCutOffFromTheStoreStopsOwningBeforeTheLeaseExpires() {
     final Table table = new Table();
-    final LeaseKeeper one = new LeaseKeeper(table.as("one"), table.clock);
+    final LeaseKeeper one = keeper(table, "one");
     one.want("/orbitdb/a");
     one.tick();
     assertThat(one.owns("/orbitdb/a")).isTrue();
@@ -139,8 +166,8 @@ class LeaseKeeperTest {
   @Test
   void anOwnerBackAfterItsLeaseExpired_takesItAgainInTheSameRound_unlessAnotherRelayHasIt() {
     final Table table = new Table();
-    final LeaseKeeper one = new LeaseKeeper(table.as("one"), table.clock);
-    final LeaseKeeper two = new LeaseKeeper(table.as("two"), table.clock);
+    final LeaseKeeper one = keeper(table, "one");
+    final LeaseKeeper two = keeper(table, "two");
     one.want("/orbitdb/a");
     one.tick();
     // PostgreSQL down for longer than the lease: nobody else wanted it, so it is taken again
@@ -170,7 +197,7 @@ class LeaseKeeperTest {
   @Test
   void aDroppedNameIsReleased() {
     final Table table = new Table();
-    final LeaseKeeper one = new LeaseKeeper(table.as("one"), table.clock);
+    final LeaseKeeper one = keeper(table, "one");
     one.want("/orbitdb/a");
     one.tick();
     one.drop("/orbitdb/a");
@@ -182,7 +209,7 @@ class LeaseKeeperTest {
   @Test
   void ownedUntil_isWhenOwnsTurnsFalse_withoutARenewal() {
     final Table table = new Table();
-    final LeaseKeeper one = new LeaseKeeper(table.as("one"), table.clock);
+    final LeaseKeeper one = keeper(table, "one");
     assertThat(one.ownedUntil("/orbitdb/a")).isEqualTo(Long.MIN_VALUE);
     one.want("/orbitdb/a");
     one.tick();
