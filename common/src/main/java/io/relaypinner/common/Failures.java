@@ -18,6 +18,14 @@ import java.util.concurrent.ExecutionException;
  *       bottom (a refused connection under three layers of an SDK's wrappers).
  * </ul>
  *
+ * <p>And one rule ({@link #isFatal}, {@link #rethrowIfFatal}): an {@link Error} is never a
+ * request's or a peer's answer. A handler that turns failures into ordinary outcomes (a 404, an
+ * empty list, a DEBUG line for a remote's fault) asks first, and passes on or logs at ERROR what
+ * is fatal. A heap exhausted never gets that far: {@code -XX:+ExitOnOutOfMemoryError}
+ * ({@code packaging/jvm.options}) ends the JVM where the error is thrown; what remains are the
+ * errors the JVM survives (a {@link StackOverflowError}, a direct-memory
+ * {@link OutOfMemoryError} thrown by library code) and our own bugs.
+ *
  * <p>Cause chains are followed at most {@value #MAX_CHAIN} links: {@link Throwable#initCause}
  * allows a chain that loops, and a log line must not hang the thread writing it.
  */
@@ -71,6 +79,30 @@ public final class Failures {
       t = next == t ? null : next;
     }
     return null;
+  }
+
+  /**
+   * Whether {@code error} is the JVM's or our code's breakdown, never a request's or a peer's
+   * fault: an {@link Error} under the future wrappers, or a {@link VirtualMachineError} anywhere
+   * in its cause chain. False for null.
+   */
+  public static boolean isFatal(final Throwable error) {
+    return unwrap(error) instanceof Error || find(error, VirtualMachineError.class) != null;
+  }
+
+  /**
+   * Throws what makes {@code error} {@link #isFatal fatal} (the {@link Error} under the future
+   * wrappers, else the {@link VirtualMachineError} in its chain); returns when it is not. For
+   * {@code exceptionally}/{@code handle} callbacks that answer ordinary failures.
+   */
+  public static void rethrowIfFatal(final Throwable error) {
+    if (unwrap(error) instanceof Error e) {
+      throw e;
+    }
+    final VirtualMachineError vm = find(error, VirtualMachineError.class);
+    if (vm != null) {
+      throw vm;
+    }
   }
 
   /** {@code error}'s own message, or its class's simple name when it has none. */

@@ -83,4 +83,24 @@ class FailuresTest {
         .isEqualTo("ConnectException");
     assertThat(Failures.rootMessage(new IllegalStateException("alone"))).isEqualTo("alone");
   }
+
+  @Test
+  void isFatal_shouldSeeErrors_andVirtualMachineErrorsAnywhereInTheChain() {
+    final OutOfMemoryError oom = new OutOfMemoryError("Direct buffer memory");
+    assertThat(Failures.isFatal(new CompletionException(oom))).isTrue();
+    assertThat(Failures.isFatal(new AssertionError("bug"))).isTrue();
+    assertThat(Failures.isFatal(new IOException("wrapped", new StackOverflowError()))).isTrue();
+    assertThat(Failures.isFatal(new IOException("reset"))).isFalse();
+    assertThat(Failures.isFatal(null)).isFalse();
+  }
+
+  @Test
+  void rethrowIfFatal_shouldThrowTheError_andReturnForAnException() {
+    final OutOfMemoryError oom = new OutOfMemoryError("Java heap space");
+    assertThatThrownBy(() -> Failures.rethrowIfFatal(new CompletionException(oom))).isSameAs(oom);
+    final StackOverflowError deep = new StackOverflowError();
+    assertThatThrownBy(() -> Failures.rethrowIfFatal(new IllegalStateException("x", deep)))
+        .isSameAs(deep);
+    Failures.rethrowIfFatal(new CompletionException(new IOException("reset")));
+  }
 }

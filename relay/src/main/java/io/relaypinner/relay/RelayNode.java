@@ -20,6 +20,7 @@ import io.relaypinner.relay.node.NetworkSubsystem;
 import io.relaypinner.relay.node.NodeBudget;
 import io.relaypinner.relay.node.NodeTuning;
 import io.relaypinner.relay.node.ReplicationSubsystem;
+import io.relaypinner.relay.node.RunState;
 import io.relaypinner.relay.node.StorageSubsystem;
 import io.relaypinner.relay.node.Subsystem;
 import io.relaypinner.relay.storage.GcPolicy;
@@ -81,6 +82,8 @@ public final class RelayNode implements AutoCloseable {
   private final List<Subsystem> started = new ArrayList<>();
 
   private State state = State.NEW;
+  /** This run in {@code <DATASTORE_PATH>/run-state}: marked stopped at the end of a clean close. */
+  private RunState runState;
   private AutoTlsOptions autoTlsOptions = AutoTlsOptions.DEFAULT;
   /** Set by {@link #gcPolicy}; null: the coordination's (always alone, the leader shared). */
   private GcPolicy gcPolicy;
@@ -163,6 +166,10 @@ public final class RelayNode implements AutoCloseable {
       BudgetMetrics.register(registry, budget);
       storage = add(StorageSubsystem.open(config.storage(), peerId, registry, clock, tuning,
           gcPolicy));
+      // After the stores: they lock the data directory, so a second node on it fails above
+      // without marking the first one's run.
+      runState = RunState.begin(config.storage().dataDir(), clock);
+      runState.register(registry);
       final EventLoops loops = sharedLoops != null ? sharedLoops : ownLoops();
       network = add(new NetworkSubsystem(config, identity, advertiser, bootstrapPeers,
           webSocketTls != null ? webSocketTls : certificates::current, certificates, loops,
@@ -295,6 +302,9 @@ public final class RelayNode implements AutoCloseable {
     }
     for (int i = started.size() - 1; i >= 0; i--) {
       step(started.get(i), Subsystem::close);
+    }
+    if (runState != null) {
+      runState.end();
     }
     LOG.info("relay node stopped");
   }

@@ -7,6 +7,7 @@ import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
+import io.relaypinner.common.Failures;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
 import io.relaypinner.libp2p.mux.yamux.YamuxStreamChannel;
 import java.util.function.Consumer;
@@ -74,7 +75,13 @@ final class BitswapInboundHandler extends ChannelInboundHandlerAdapter {
     if (root instanceof ProtocolViolationException) {
       fail(ctx, BitswapReject.of(root), root);
     } else {
-      LOG.debug("closing bitswap stream {} from the remote: {}", ctx.channel(), root.toString());
+      if (Failures.isFatal(cause)) {
+        // Not the remote's doing: a JVM error or our bug must be seen.
+        LOG.error("bitswap stream {} failed", ctx.channel(), cause);
+      } else {
+        LOG.debug("closing bitswap stream {} from the remote: {}", ctx.channel(),
+            root.toString());
+      }
       ctx.close();
     }
   }

@@ -7,6 +7,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.netty.util.concurrent.Ticker;
+import io.relaypinner.common.Failures;
 import io.relaypinner.libp2p.core.BadPeerException;
 import io.relaypinner.libp2p.core.InternalErrorException;
 import io.relaypinner.libp2p.multistream.MultistreamConfig;
@@ -283,7 +284,7 @@ final class ConnectionUpgrader {
 
     @Override
     public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause) {
-      if (cause instanceof InternalErrorException) {
+      if (cause instanceof InternalErrorException || Failures.isFatal(cause)) {
         LOG.error("connection {} failed: {}", ctx.channel().remoteAddress(), cause.toString(),
             cause);
       } else {

@@ -6,6 +6,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.relaypinner.common.Failures;
 import io.relaypinner.libp2p.core.BadPeerException;
 import io.relaypinner.libp2p.core.InternalErrorException;
 import io.relaypinner.libp2p.core.NoSuchProtocolException;
@@ -207,7 +208,7 @@ abstract class MultistreamHandler extends ByteToMessageDecoder {
     releaseQueued();
     onFinish(ctx, cause);
     result.completeExceptionally(cause);
-    if (cause instanceof InternalErrorException) {
+    if (cause instanceof InternalErrorException || Failures.isFatal(cause)) {
       LOG.error("{} multistream-select: {}", ctx.channel(), cause.getMessage(), cause);
     } else {
       LOG.debug("{} multistream-select failed: {}", ctx.channel(), cause.toString());

@@ -4,6 +4,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.util.ReferenceCountUtil;
+import io.relaypinner.common.Failures;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -56,7 +57,11 @@ public final class WriteOnlyStreamHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause) {
-    LOG.debug("closing our {} stream {}: {}", name, ctx.channel(), cause.toString());
+    if (Failures.isFatal(cause)) {
+      LOG.error("our {} stream {} failed", name, ctx.channel(), cause);
+    } else {
+      LOG.debug("closing our {} stream {}: {}", name, ctx.channel(), cause.toString());
+    }
     ctx.close();
   }
 }

@@ -7,6 +7,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.DecoderException;
 import io.netty.util.ReferenceCountUtil;
+import io.relaypinner.common.Failures;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
 import io.relaypinner.libp2p.host.Connection;
 import io.relaypinner.libp2p.host.PeerBanEngine;
@@ -63,8 +64,13 @@ final class RpcInboundHandler extends ChannelInboundHandlerAdapter {
       // A frame over the limit (from the frame decoder) or one that is not an RPC.
       Connection.reportFault(ctx.channel(), PeerBanEngine.Fault.MALFORMED_MESSAGE);
     }
-    LOG.debug("closing gossipsub stream {} from the remote: {}", ctx.channel(),
-        cause.toString());
+    if (Failures.isFatal(cause)) {
+      // Not the remote's doing: a JVM error or our bug must be seen.
+      LOG.error("gossipsub stream {} failed", ctx.channel(), cause);
+    } else {
+      LOG.debug("closing gossipsub stream {} from the remote: {}", ctx.channel(),
+          cause.toString());
+    }
     ctx.close();
   }
 }

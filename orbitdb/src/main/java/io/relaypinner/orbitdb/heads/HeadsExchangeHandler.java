@@ -7,6 +7,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.util.ReferenceCountUtil;
+import io.relaypinner.common.Failures;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
 import io.relaypinner.libp2p.host.Connection;
 import io.relaypinner.libp2p.host.PeerBanEngine;
@@ -86,6 +87,11 @@ final class HeadsExchangeHandler extends ActivatedHandler {
     sendDelay.expireIn(config.sendDelay().toNanos());
     endpoint.heads().whenComplete((heads, error) -> ctx.executor().execute(() -> {
       if (closed) {
+        return;
+      }
+      if (error != null && Failures.isFatal(error)) {
+        // A JVM error or our bug is no answer: close without claiming we have no heads.
+        fail("error", error);
         return;
       }
       if (error != null) {
@@ -285,8 +291,12 @@ final class HeadsExchangeHandler extends ActivatedHandler {
       // Garbage, an entry over the size limit or too many heads: the remote's fault.
       Connection.reportFault(ctx().channel(), PeerBanEngine.Fault.MALFORMED_MESSAGE);
     }
-    LOG.debug("heads stream {} with {} closed: {}{}", ctx().channel(), peer, reason,
-        cause == null ? "" : " (" + cause.getMessage() + ")");
+    if (cause != null && Failures.isFatal(cause)) {
+      LOG.error("heads stream {} with {} failed", ctx().channel(), peer, cause);
+    } else {
+      LOG.debug("heads stream {} with {} closed: {}{}", ctx().channel(), peer, reason,
+          cause == null ? "" : " (" + cause.getMessage() + ")");
+    }
     result.complete(new HeadsExchangeResult(received, sent, reason));
     buffer = new byte[0];
     buffered = 0;

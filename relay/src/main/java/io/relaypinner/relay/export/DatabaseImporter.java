@@ -147,6 +147,8 @@ public final class DatabaseImporter {
           .orElseGet(() -> OrbitDbReplica.openController(controller, context)))
           .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (final ExecutionException | TimeoutException e) {
+      // A JVM error or our bug is not a bad CAR: the dispatcher answers 500 and logs it.
+      Failures.rethrowIfFatal(e);
       final Throwable cause = Failures.unwrap(e);
       throw new BadImportException("the database does not open from the CAR: "
           + cause.getMessage(), cause);
@@ -176,6 +178,8 @@ public final class DatabaseImporter {
             }
           });
         } catch (final ExecutionException | TimeoutException e) {
+          // A JVM error or our bug is not a bad CAR: the dispatcher answers 500 and logs it.
+          Failures.rethrowIfFatal(e);
           final Throwable cause = Failures.unwrap(e);
           throw new BadImportException("joining head " + head + " failed: "
               + cause.getMessage(), cause);
@@ -225,6 +229,8 @@ public final class DatabaseImporter {
       try {
         joinWhole(live, head, result -> { });
       } catch (final ExecutionException | TimeoutException e) {
+        // A JVM error or our bug is not a bad CAR: the dispatcher answers 500 and logs it.
+        Failures.rethrowIfFatal(e);
         final Throwable cause = Failures.unwrap(e);
         throw new IOException("joining head " + head + " into the followed database failed: "
             + cause.getMessage(), cause);

@@ -143,15 +143,7 @@ public final class ErrorMapping {
    * {@link Error}, or a {@link VirtualMachineError} wherever it is among the causes.
    */
   static boolean isFatal(final Throwable failure) {
-    if (failure instanceof Error) {
-      return true;
-    }
-    for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (t instanceof VirtualMachineError) {
-        return true;
-      }
-    }
-    return false;
+    return Failures.isFatal(failure);
   }
 
   /** 503 {@code ipfs_unavailable}: the content store's executor is full. */

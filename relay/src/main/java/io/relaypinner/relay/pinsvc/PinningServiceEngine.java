@@ -302,8 +302,13 @@ public final class PinningServiceEngine {
             record.requestid());
       } else {
         final Throwable cause = Failures.unwrap(error);
-        LOG.info("pinning service: {} failed (request {}): {}", record.pin().cid(),
-            record.requestid(), cause.toString());
+        if (Failures.isFatal(cause)) {
+          LOG.error("pinning service: {} failed (request {})", record.pin().cid(),
+              record.requestid(), cause);
+        } else {
+          LOG.info("pinning service: {} failed (request {}): {}", record.pin().cid(),
+              record.requestid(), cause.toString());
+        }
         update(record, PinStatusRecord.FAILED, Map.of("error", cause.toString()));
       }
     });

@@ -1,5 +1,6 @@
 package io.relaypinner.relay.replication;
 
+import io.relaypinner.common.Failures;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.PeerId;
 import io.relaypinner.orbitdb.OrbitDbReplica;
@@ -307,7 +308,9 @@ final class DatabaseSync {
         .orTimeout(config.dialTimeout().toMillis(), TimeUnit.MILLISECONDS)
         .handle((result, error) -> {
           counter.accept(error == null ? "exchanges-dialled" : "exchanges-failed");
-          if (error != null) {
+          if (error != null && Failures.isFatal(error)) {
+            LOG.error("{}: heads exchange with {} failed", session.address(), peer, error);
+          } else if (error != null) {
             LOG.debug("{}: heads exchange with {} failed: {}", session.address(), peer,
                 error.toString());
           }

@@ -1,5 +1,6 @@
 package io.relaypinner.relay.replication;
 
+import io.relaypinner.common.Failures;
 import io.relaypinner.multiformats.PeerId;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.OrbitDbReplica;
@@ -165,7 +166,11 @@ final class ReplicationIntake implements OrbitDbTopics.Listener {
         return replicas.follow(address)
             .orTimeout(HEADS_OPEN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
             .thenApplyAsync(replica -> replica.log().headBlocks(), executor)
-            .exceptionally(error -> List.of());
+            .exceptionally(error -> {
+              // Not open in time or not openable: no heads to give. A JVM error is no answer.
+              Failures.rethrowIfFatal(error);
+              return List.of();
+            });
       }
 
       @Override

@@ -5,6 +5,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.DecoderException;
 import io.netty.util.ReferenceCountUtil;
+import io.relaypinner.common.Failures;
 import io.relaypinner.libp2p.core.InternalErrorException;
 import io.relaypinner.libp2p.core.Libp2pException;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
@@ -166,7 +167,11 @@ final class IdentifyReadHandler extends ActivatedHandler {
     }
     done = true;
     timeout.cancel();
-    LOG.debug("identify from {} failed: {}", ctx.channel(), cause.toString());
+    if (Failures.isFatal(cause)) {
+      LOG.error("identify from {} failed", ctx.channel(), cause);
+    } else {
+      LOG.debug("identify from {} failed: {}", ctx.channel(), cause.toString());
+    }
     result.completeExceptionally(cause);
     ctx.close();
   }

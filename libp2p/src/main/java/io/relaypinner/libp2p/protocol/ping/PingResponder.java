@@ -6,6 +6,7 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.util.ReferenceCountUtil;
+import io.relaypinner.common.Failures;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
 import io.relaypinner.libp2p.netty.ActivatedHandler;
 import org.slf4j.Logger;
@@ -140,7 +141,11 @@ final class PingResponder extends ActivatedHandler {
 
   @Override
   public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause) {
-    LOG.debug("ping stream {} failed: {}", ctx.channel(), cause.toString());
+    if (Failures.isFatal(cause)) {
+      LOG.error("ping stream {} failed", ctx.channel(), cause);
+    } else {
+      LOG.debug("ping stream {} failed: {}", ctx.channel(), cause.toString());
+    }
     closing = true;
     cleanUp();
     ctx.close();

@@ -9,6 +9,7 @@ import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.relaypinner.common.Failures;
 import io.relaypinner.libp2p.mux.yamux.YamuxStreamChannel;
 import io.relaypinner.libp2p.mux.yamux.YamuxStreamTermination;
 import java.util.concurrent.TimeUnit;
@@ -173,7 +174,11 @@ final class CircuitSplice {
 
     @Override
     public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause) {
-      LOG.debug("circuit {}: {} stream failed: {}", circuit.id(), role, cause.toString());
+      if (Failures.isFatal(cause)) {
+        LOG.error("circuit {}: {} stream failed", circuit.id(), role, cause);
+      } else {
+        LOG.debug("circuit {}: {} stream failed: {}", circuit.id(), role, cause.toString());
+      }
       end(CircuitEnd.RESET);
     }
 

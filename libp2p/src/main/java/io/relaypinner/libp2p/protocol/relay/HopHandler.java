@@ -8,6 +8,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.relaypinner.common.Failures;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
 import io.relaypinner.libp2p.netty.SingleMessageReader;
 import io.relaypinner.libp2p.host.Connection;
@@ -205,7 +206,11 @@ final class HopHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause) {
-    LOG.debug("hop stream from {} failed: {}", connection.remotePeer(), cause.toString());
+    if (Failures.isFatal(cause)) {
+      LOG.error("hop stream from {} failed", connection.remotePeer(), cause);
+    } else {
+      LOG.debug("hop stream from {} failed: {}", connection.remotePeer(), cause.toString());
+    }
     finish();
     ctx.close();
   }
