@@ -3,6 +3,8 @@ package io.relaypinner.relay.gateway;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.relay.http.ErrorCodes;
+import io.relaypinner.relay.http.ErrorMapping;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -14,6 +16,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@link CarPlanner#peakHeldBytes()}).
  */
 public final class GatewayMetrics {
+  /** The label of a request refused by the node-wide fallback total ({@link FallbackTotal}). */
+  public static final String LIMIT_FALLBACK_TOTAL = "fallback_total";
+
   private final Counter requests;
   private final Counter bytes;
   private final Counter limited;
@@ -54,6 +59,13 @@ public final class GatewayMetrics {
   /** A request refused by the bound {@code limit}. */
   public void limited(final String limit) {
     limited.labelValues(limit).inc();
+  }
+
+  /** An error answer of a content route: the ones a bound gave are counted as limited. */
+  void answered(final ErrorMapping.Answer answer) {
+    if (ErrorCodes.FALLBACK_BUSY.equals(answer.code())) {
+      limited(LIMIT_FALLBACK_TOTAL);
+    }
   }
 
   /** What one CAR plan held at most (the gauge keeps the largest). */

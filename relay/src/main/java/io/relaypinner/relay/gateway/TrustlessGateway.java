@@ -198,6 +198,7 @@ final class TrustlessGateway {
     if (answer.status().equals(HttpResponseStatus.NOT_FOUND)) {
       LOG.debug("trustless answer failed: {}", ErrorMapping.unwrap(failure).toString());
     }
+    metrics.answered(answer);
     return error(answer);
   }
 
