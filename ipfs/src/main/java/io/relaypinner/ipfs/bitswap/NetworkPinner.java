@@ -60,6 +60,49 @@ public final class NetworkPinner {
   }
 
   /**
+   * A pool of bytes wider than one walk that the walk draws from (the gateway's node-wide total
+   * of network fallback bytes in flight). Before a block is asked for, the walk takes
+   * {@link #perBlock()} bytes (room for the largest block it may get); when the block arrives
+   * it gives back what the block did not need (or takes the rest when it needed more); when the
+   * walk ends, however it ends, it gives back all it holds. A walk that finds no room while
+   * blocks of its own are in flight waits for them; with none in flight it fails with
+   * {@link FetchRefusedException}. Implementations are thread-safe.
+   */
+  public interface ByteMeter {
+    /** Takes {@code bytes} if there is room; false, taking nothing, otherwise. */
+    boolean tryTake(long bytes);
+
+    /** Takes {@code bytes} even past the pool's size (a block larger than its reservation). */
+    void take(long bytes);
+
+    /** Gives back {@code bytes} taken before. */
+    void give(long bytes);
+
+    /** What is taken before each block is asked for. */
+    default long perBlock() {
+      return Blocks.MAX_BLOCK_SIZE;
+    }
+
+    /** No pool: every take succeeds. */
+    ByteMeter UNLIMITED = new ByteMeter() {
+      @Override
+      public boolean tryTake(final long bytes) {
+        return true;
+      }
+
+      @Override
+      public void take(final long bytes) {
+        // Nothing is counted.
+      }
+
+      @Override
+      public void give(final long bytes) {
+        // Nothing is counted.
+      }
+    };
+  }
+
+  /**
    * @param executor decodes links and runs the final pin (blocking work); should be bounded
    */
   public NetworkPinner(final Bitswap bitswap, final PinStore pins, final LinkResolver resolver,
@@ -108,13 +151,24 @@ public final class NetworkPinner {
    * missing, without pinning it (GC may take it). Fails as {@link #pin} does.
    */
   public CompletableFuture<Fetched> fetch(final Cid root, final Limits limits) {
-    return new Walk(root, limits).start();
+    return fetch(root, limits, ByteMeter.UNLIMITED);
+  }
+
+  /**
+   * As {@link #fetch(Cid, Limits)}, drawing the bytes of the blocks in flight from
+   * {@code meter} (see {@link ByteMeter}); also fails with {@link FetchRefusedException} when
+   * the meter has no room and no block of this walk is in flight.
+   */
+  public CompletableFuture<Fetched> fetch(final Cid root, final Limits limits,
+      final ByteMeter meter) {
+    return new Walk(root, limits, Objects.requireNonNull(meter, "meter")).start();
   }
 
   /** One pin's walk; its fields are guarded by {@code this}. */
   private final class Walk {
     private final Cid root;
     private final Limits limits;
+    private final ByteMeter meter;
     private final long deadline;
     private final Set<Cid> visited = new HashSet<>();
     private final ArrayDeque<Cid> pending = new ArrayDeque<>();
@@ -123,10 +177,15 @@ public final class NetworkPinner {
     private int inFlight;
     private long bytes;
     private boolean finishing;
+    /** Bytes taken from {@link #meter} and not given back. */
+    private long metered;
+    /** Whether all {@link #metered} was given back (the walk ended): nothing is taken again. */
+    private boolean released;
 
-    Walk(final Cid root, final Limits limits) {
+    Walk(final Cid root, final Limits limits, final ByteMeter meter) {
       this.root = root;
       this.limits = limits;
+      this.meter = meter;
       this.deadline = bitswap.ticker().nanoTime() + limits.timeout().toNanos();
     }
 
@@ -136,6 +195,7 @@ public final class NetworkPinner {
             if (error != null) {
               cancelRunning();
             }
+            release();
           });
       synchronized (this) {
         visited.add(key(root));
@@ -152,11 +212,18 @@ public final class NetworkPinner {
     private void pump() {
       final List<Cid> toFetch = new ArrayList<>();
       boolean done = false;
+      boolean refused = false;
       synchronized (this) {
-        if (result.isDone()) {
+        if (result.isDone() || released) {
           return;
         }
         while (inFlight < limits.maxConcurrency() && !pending.isEmpty()) {
+          if (!meter.tryTake(meter.perBlock())) {
+            // No room: blocks of this walk in flight give some back when they arrive.
+            refused = inFlight == 0;
+            break;
+          }
+          metered += meter.perBlock();
           toFetch.add(pending.poll());
           inFlight++;
         }
@@ -165,11 +232,39 @@ public final class NetworkPinner {
           done = true;
         }
       }
+      if (refused) {
+        result.completeExceptionally(new FetchRefusedException("fetching " + root
+            + " would pass the bytes all fetches may have in flight"));
+        return;
+      }
       for (final Cid cid : toFetch) {
         fetch(cid);
       }
       if (done) {
         finish();
+      }
+    }
+
+    /** A block arrived: its reservation becomes its size. */
+    private synchronized void settle(final long size) {
+      if (released) {
+        return;
+      }
+      final long unused = meter.perBlock() - size;
+      if (unused >= 0) {
+        meter.give(unused);
+      } else {
+        meter.take(-unused);
+      }
+      metered -= unused;
+    }
+
+    /** The walk ended: gives back all it took. */
+    private synchronized void release() {
+      if (!released) {
+        released = true;
+        meter.give(metered);
+        metered = 0;
       }
     }
 
@@ -201,6 +296,7 @@ public final class NetworkPinner {
     }
 
     private void linksOf(final Cid cid, final byte[] data) {
+      settle(data.length);
       final List<Cid> links;
       try {
         links = resolver.links(cid, data);

@@ -157,6 +157,90 @@ class BitswapIT {
     assertThat(pins.isPinned(root)).isFalse();
   }
 
+  /** A pool of {@code room} bytes that remembers the most it lent at once. */
+  private static final class TestMeter implements NetworkPinner.ByteMeter {
+    private final long room;
+    private final long perBlock;
+    private long taken;
+    private long peak;
+
+    TestMeter(final long room, final long perBlock) {
+      this.room = room;
+      this.perBlock = perBlock;
+    }
+
+    @Override
+    public synchronized boolean tryTake(final long bytes) {
+      if (taken + bytes > room) {
+        return false;
+      }
+      take(bytes);
+      return true;
+    }
+
+    @Override
+    public synchronized void take(final long bytes) {
+      taken += bytes;
+      peak = Math.max(peak, taken);
+    }
+
+    @Override
+    public synchronized void give(final long bytes) {
+      taken -= bytes;
+    }
+
+    @Override
+    public long perBlock() {
+      return perBlock;
+    }
+
+    synchronized long taken() {
+      return taken;
+    }
+
+    synchronized long peak() {
+      return peak;
+    }
+  }
+
+  @Test
+  void fetch_shouldDrawItsBlocksInFlightFromTheMeter_andGiveAllBack_orBeRefusedAtOnce()
+      throws Exception {
+    final Node server = node();
+    final Node client = node();
+    final byte[] content = new byte[3 * 1024 * 1024];
+    new Random(4).nextBytes(content);
+    final Cid root = new UnixFsImporter(server.blocks(), UnixFsImporter.Options.IMPORTER)
+        .importBytes(content);
+    connect(client, server);
+    final NetworkPinner pinner = new NetworkPinner(client.bitswap(), new PinStore(
+        new MemoryDatastore(), client.blocks(), CodecLinkResolver.standard()),
+        CodecLinkResolver.standard(), storage);
+    final NetworkPinner.Limits limits =
+        new NetworkPinner.Limits(16, 1_000, 64L << 20, Duration.ofSeconds(60));
+
+    // The walk holds what it fetched until it ends, and room for each block in flight: with
+    // room for the file and two more blocks it waits for its own blocks, never passes the room.
+    final long room = content.length + 700 * 1024;
+    final TestMeter two = new TestMeter(room, 300 * 1024);
+    pinner.fetch(root, limits, two).get(60, TimeUnit.SECONDS);
+    assertThat(new UnixFsReader(client.blocks()).open(root).readAllBytes()).isEqualTo(content);
+    assertThat(two.peak()).isLessThanOrEqualTo(room).isGreaterThan(content.length);
+    assertThat(two.taken()).isZero();
+
+    // No room for one block and nothing in flight: refused before anything is asked.
+    final Node other = node();
+    connect(other, server);
+    final TestMeter none = new TestMeter(100, 300 * 1024);
+    final CompletableFuture<NetworkPinner.Fetched> refused = new NetworkPinner(other.bitswap(),
+        new PinStore(new MemoryDatastore(), other.blocks(), CodecLinkResolver.standard()),
+        CodecLinkResolver.standard(), storage).fetch(root, limits, none);
+    assertThatThrownBy(() -> refused.get(10, TimeUnit.SECONDS))
+        .hasCauseInstanceOf(FetchRefusedException.class);
+    assertThat(none.taken()).isZero();
+    assertThat(other.blocks().has(root)).isFalse();
+  }
+
   @Test
   void fetch_shouldReturnTheBlockWithoutStoringIt_andGetShouldStoreIt() throws Exception {
     final Node server = node();

@@ -180,13 +180,13 @@ public final class DatabaseExporter {
         return true;
       }
       if (blocks.size() >= limits.maxBlocks()) {
-        throw new CarPlanner.TooLargeException("the export would hold more than "
-            + limits.maxBlocks() + " blocks");
+        throw new CarPlanner.TooLargeException(CarPlanner.Limit.BLOCKS,
+            "the export would hold more than " + limits.maxBlocks() + " blocks");
       }
       length += CarWriter.sectionLength(cid, block.get().length);
       if (length > limits.maxBytes()) {
-        throw new CarPlanner.TooLargeException("the export would be larger than "
-            + limits.maxBytes() + " bytes");
+        throw new CarPlanner.TooLargeException(CarPlanner.Limit.BYTES,
+            "the export would be larger than " + limits.maxBytes() + " bytes");
       }
       blocks.add(cid);
       sizes.add((long) block.get().length);

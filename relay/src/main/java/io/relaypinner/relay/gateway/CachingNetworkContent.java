@@ -1,5 +1,6 @@
 package io.relaypinner.relay.gateway;
 
+import io.relaypinner.common.Failures;
 import io.relaypinner.ipfs.blockstore.Blocks;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.pin.DagWalker;
@@ -16,6 +17,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -74,13 +76,21 @@ public final class CachingNetworkContent implements NetworkContent {
         }, storage);
   }
 
+  /**
+   * Fetches the DAG, then admits what is held of it to the cache: all of it, or when the fetch
+   * failed (a limit, the node-wide fallback total, the time) the blocks it stored before, so
+   * that the cache's budget and its evictions bound them too instead of GC's grace period.
+   */
   @Override
   public CompletableFuture<?> dag(final Cid root, final Duration timeout) {
-    return roomFor(root).thenCompose(ok -> delegate.dag(root, timeout))
-        .thenApplyAsync(done -> {
+    return roomFor(root).thenCompose(ok -> delegate.dag(root, timeout)
+        .handleAsync((done, failure) -> {
           admit(List.of(root), maxBlocks);
+          if (failure != null) {
+            throw new CompletionException(Failures.unwrap(failure));
+          }
           return done;
-        }, storage);
+        }, storage));
   }
 
   /** Fails at once when the quota is reached and {@code cid} is not held already. */

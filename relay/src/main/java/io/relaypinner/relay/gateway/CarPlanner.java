@@ -21,13 +21,22 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 
 /**
  * Decides which blocks a trustless-gateway CAR holds, in depth-first order, before the first
  * byte is sent: so the answer has an exact {@code Content-Length}, and a DAG over the limits is
- * refused with a clear error instead of a cut-off stream. Reads links from the blockstore; leaf
- * ({@code raw}) blocks are only sized, not read. No Netty, no threads: callers run it on the
- * storage executor.
+ * refused with a clear error instead of a cut-off stream. No Netty, no threads: callers run it on
+ * the storage executor.
+ *
+ * <p>Bounded memory whatever the DAG (an anonymous request chooses it): the walk's frontier
+ * holds CIDs, every block is sized through the blockstore's size lookup and counted against the
+ * limits before anything is read, and an inner block is read only when the walk visits it (for
+ * its links), then dropped before the next: at most {@link #MAX_HELD_BLOCKS} block in heap, plus
+ * the plan's CIDs (at most {@link Limits#maxBlocks()}); {@link #maxHeldBytes()} is the bound and
+ * {@link #peakHeldBytes()} what plans held. Leaf ({@code raw}) blocks are never read. With
+ * {@code dups=y} a block met again is sized and read again, never kept.
  *
  * <ul>
  *   <li>{@code block}: the terminal block only.
@@ -42,12 +51,35 @@ import java.util.Set;
  * the gateway end the stream, and clients verify completeness.
  */
 public final class CarPlanner {
+  /** Which limit refused a CAR (the label of {@code relay_ipfs_gateway_limited_total}). */
+  public enum Limit {
+    BLOCKS("car_blocks"),
+    BYTES("car_bytes");
+
+    private final String label;
+
+    Limit(final String label) {
+      this.label = label;
+    }
+
+    public String label() {
+      return label;
+    }
+  }
+
   /** A CAR the limits refuse (the client can ask for less: {@code dag-scope}, ranges). */
   public static final class TooLargeException extends RuntimeException {
     private static final long serialVersionUID = 1L;
+    private final Limit limit;
 
-    public TooLargeException(final String message) {
+    public TooLargeException(final Limit limit, final String message) {
       super(message, null, false, false);
+      this.limit = Objects.requireNonNull(limit, "limit");
+    }
+
+    /** The limit the CAR would have passed. */
+    public Limit limit() {
+      return limit;
     }
   }
 
@@ -81,9 +113,25 @@ public final class CarPlanner {
     }
   }
 
+  /**
+   * Heap a plan may count for each CID it keeps (the plan's list; the frontier and the
+   * {@code dups=n} set refer to the same CIDs): a conservative estimate of a {@link Cid}, its
+   * multihash and the list slot.
+   */
+  static final int CID_HEAP_BYTES = 160;
+
+  /**
+   * Blocks one plan holds in heap at once: one. A block is read when the walk reaches it (to
+   * learn its links), then dropped; the frontier holds CIDs, and sizes come from the
+   * blockstore's size lookup before anything is read.
+   */
+  public static final int MAX_HELD_BLOCKS = 1;
+
   private final Blockstore blockstore;
   private final LinkResolver resolver;
   private final Limits limits;
+  /** The largest {@link #heldBytes} of one plan since this planner was made. */
+  private final AtomicLong peakHeldBytes = new AtomicLong();
 
   public CarPlanner(final Blockstore blockstore, final LinkResolver resolver,
       final Limits limits) {
@@ -94,6 +142,23 @@ public final class CarPlanner {
 
   public Limits limits() {
     return limits;
+  }
+
+  /**
+   * The bound on the heap one plan holds, whatever the DAG: {@link #MAX_HELD_BLOCKS} blocks of
+   * at most {@link Blocks#MAX_BLOCK_SIZE} and {@link Limits#maxBlocks()} CIDs.
+   */
+  public long maxHeldBytes() {
+    return (long) MAX_HELD_BLOCKS * Blocks.MAX_BLOCK_SIZE
+        + limits.maxBlocks() * CID_HEAP_BYTES;
+  }
+
+  /**
+   * The most heap one plan held at once since this planner was made (blocks read and not yet
+   * dropped, plus {@link #CID_HEAP_BYTES} per CID kept): at most {@link #maxHeldBytes()}.
+   */
+  public long peakHeldBytes() {
+    return peakHeldBytes.get();
   }
 
   /**
@@ -108,69 +173,96 @@ public final class CarPlanner {
       final Scope scope, final Optional<EntityBytes> range, final boolean dups)
       throws TrustlessRequest.BadRequest {
     final Builder out = new Builder(requested, dups);
-    for (final Cid cid : pathBlocks) {
-      if (!out.add(cid, blockstore.size(cid))) {
-        return out.build(false);
+    try {
+      for (final Cid cid : pathBlocks) {
+        if (!out.add(cid, blockstore.size(cid))) {
+          return out.build(false);
+        }
       }
+      final Optional<Integer> rootSize = blockstore.size(terminal);
+      if (rootSize.isEmpty()) {
+        throw new RootMissingException(terminal);
+      }
+      out.add(terminal, rootSize);
+      final boolean complete = switch (scope) {
+        case BLOCK -> true;
+        case ALL -> walk(out, terminal, null);
+        case ENTITY -> entity(out, terminal, range);
+      };
+      return out.build(complete);
+    } finally {
+      peakHeldBytes.accumulateAndGet(out.peak, Math::max);
     }
-    final Optional<byte[]> root = blockstore.get(terminal);
-    if (root.isEmpty()) {
-      throw new RootMissingException(terminal);
-    }
-    out.add(terminal, Optional.of(root.get().length));
-    final boolean complete = switch (scope) {
-      case BLOCK -> true;
-      case ALL -> walk(out, terminal, root.get(), null);
-      case ENTITY -> entity(out, terminal, root.get(), range);
-    };
-    return out.build(complete);
   }
 
   /** {@code dag-scope=entity}: the children of the terminal block that belong to it. */
-  private boolean entity(final Builder out, final Cid cid, final byte[] block,
-      final Optional<EntityBytes> range) throws TrustlessRequest.BadRequest {
+  private boolean entity(final Builder out, final Cid cid, final Optional<EntityBytes> range)
+      throws TrustlessRequest.BadRequest {
     if (cid.codec() == Multicodec.RAW.code()) {
       if (range.isPresent()) {
-        range.get().resolve(block.length);
+        range.get().resolve(
+            blockstore.size(cid).orElseThrow(() -> new RootMissingException(cid)));
       }
       return true;
     }
     if (cid.codec() != Multicodec.DAG_PB.code()) {
       return true;
     }
-    final UnixFsProto.Data data = unixfs(block);
-    if (data == null) {
+    final Optional<UnixFsProto.Data> read = out.read(cid, CarPlanner::unixfs);
+    if (read == null) {
+      throw new RootMissingException(cid);
+    }
+    if (read.isEmpty()) {
       return true;
     }
+    final UnixFsProto.Data data = read.get();
     return switch (data.getType()) {
       case File, Raw -> {
         if (range.isEmpty()) {
-          yield walk(out, cid, block, null);
+          yield walk(out, cid, null);
         }
         final Optional<long[]> span = range.get().resolve(fileSize(data));
-        yield span.isEmpty() || walk(out, cid, block, span.get());
+        yield span.isEmpty() || walk(out, cid, span.get());
       }
-      case HAMTShard -> shards(out, block, data);
+      case HAMTShard -> shards(out, cid, data);
       default -> true;
     };
   }
 
-  /** The inner shards of a HAMT directory (links whose name is only the hex index). */
-  private boolean shards(final Builder out, final byte[] block, final UnixFsProto.Data data) {
-    final Deque<byte[]> pending = new ArrayDeque<>();
-    pending.push(block);
+  /**
+   * The inner shards of a HAMT directory (links whose name is only the hex index), depth first
+   * over a frontier of CIDs: a shard is read when it is visited.
+   */
+  private boolean shards(final Builder out, final Cid root, final UnixFsProto.Data data) {
+    final Deque<Cid> pending = new ArrayDeque<>();
+    pending.push(root);
+    out.queued(1);
     final int padLength = Long.toHexString(Math.max(1, data.getFanout()) - 1).length();
     while (!pending.isEmpty()) {
-      final PbNode node = DagPb.decode(pending.pop());
-      for (final PbLink link : node.links()) {
-        if (link.nameOrEmpty().length() != padLength) {
-          continue;
+      final Cid shard = pending.pop();
+      out.unqueued(1);
+      final List<Cid> links = out.read(shard, block -> {
+        final List<Cid> inner = new ArrayList<>();
+        for (final PbLink link : DagPb.decode(block).links()) {
+          if (link.nameOrEmpty().length() == padLength) {
+            inner.add(link.hash());
+          }
         }
-        final Optional<byte[]> child = blockstore.get(link.hash());
-        if (!out.add(link.hash(), child.map(b -> b.length))) {
+        return inner;
+      });
+      if (links == null) {
+        // Gone since it was sized: the plan ends here, as for a missing block.
+        return false;
+      }
+      for (final Cid link : links) {
+        final Optional<Integer> size = blockstore.size(link);
+        if (!out.add(link, size)) {
           return false;
         }
-        child.ifPresent(pending::push);
+        if (size.isPresent()) {
+          pending.push(link);
+          out.queued(1);
+        }
       }
     }
     return true;
@@ -178,60 +270,73 @@ public final class CarPlanner {
 
   /**
    * Depth first from {@code root} (already added), following every link, or, with
-   * {@code span}, only a UnixFS file's children that overlap {@code [span[0], span[1])}.
+   * {@code span}, only a UnixFS file's children that overlap {@code [span[0], span[1])}. The
+   * frontier holds CIDs: a block is read when it is visited (for its links) and dropped before
+   * the next; its children are sized (not read) when they are added to the plan, so a limit is
+   * met before anything over it is read.
    */
-  private boolean walk(final Builder out, final Cid rootCid, final byte[] rootBlock,
-      final long[] span) {
-    record Frame(Cid cid, byte[] block, long start) {}
+  private boolean walk(final Builder out, final Cid rootCid, final long[] span) {
     final Deque<Frame> stack = new ArrayDeque<>();
-    stack.push(new Frame(rootCid, rootBlock, 0));
+    stack.push(new Frame(rootCid, 0));
+    out.queued(1);
     while (!stack.isEmpty()) {
       final Frame frame = stack.pop();
-      final List<Cid> children = new ArrayList<>();
-      final List<Long> starts = new ArrayList<>();
-      if (span == null) {
-        children.addAll(resolver.links(frame.cid(), frame.block()));
-      } else if (frame.cid().codec() == Multicodec.DAG_PB.code()) {
-        final PbNode node = DagPb.decode(frame.block());
-        final UnixFsProto.Data data = unixfs(frame.block());
-        if (data == null || data.getBlocksizesCount() != node.links().size()) {
-          continue;
-        }
-        long childStart = frame.start() + data.getData().size();
-        for (int i = 0; i < node.links().size(); i++) {
-          final long size = data.getBlocksizes(i);
-          if (childStart < span[1] && childStart + size > span[0]) {
-            children.add(node.links().get(i).hash());
-            starts.add(childStart);
-          }
-          childStart += size;
-        }
+      out.unqueued(1);
+      final Children children = out.read(frame.cid(), block -> children(frame, block, span));
+      if (children == null) {
+        // Gone since it was sized: the plan ends here, as for a missing block.
+        return false;
       }
       // Visit in link order: collect this level first, then push in reverse.
       final List<Frame> next = new ArrayList<>();
-      for (int i = 0; i < children.size(); i++) {
-        final Cid child = children.get(i);
+      for (int i = 0; i < children.cids().size(); i++) {
+        final Cid child = children.cids().get(i);
         if (Blocks.isIdentity(child) || !dupsOrNew(out, child)) {
           continue;
         }
-        final boolean leaf = child.codec() == Multicodec.RAW.code();
-        if (leaf) {
-          if (!out.add(child, blockstore.size(child))) {
-            return false;
-          }
-          continue;
-        }
-        final Optional<byte[]> block = blockstore.get(child);
-        if (!out.add(child, block.map(b -> b.length))) {
+        if (!out.add(child, blockstore.size(child))) {
           return false;
         }
-        next.add(new Frame(child, block.get(), starts.isEmpty() ? 0 : starts.get(i)));
+        if (child.codec() != Multicodec.RAW.code()) {
+          next.add(new Frame(child, children.starts().isEmpty() ? 0 : children.starts().get(i)));
+        }
       }
       for (int i = next.size() - 1; i >= 0; i--) {
         stack.push(next.get(i));
       }
+      out.queued(next.size());
     }
     return true;
+  }
+
+  /** A block the walk will visit, and where its bytes start in the file (ranges only). */
+  private record Frame(Cid cid, long start) {}
+
+  /** The children of a visited block to add, and their start offsets (ranges only). */
+  private record Children(List<Cid> cids, List<Long> starts) {}
+
+  private Children children(final Frame frame, final byte[] block, final long[] span) {
+    final List<Cid> cids = new ArrayList<>();
+    final List<Long> starts = new ArrayList<>();
+    if (span == null) {
+      cids.addAll(resolver.links(frame.cid(), block));
+    } else if (frame.cid().codec() == Multicodec.DAG_PB.code()) {
+      final PbNode node = DagPb.decode(block);
+      final UnixFsProto.Data data = unixfs(block).orElse(null);
+      if (data == null || data.getBlocksizesCount() != node.links().size()) {
+        return new Children(List.of(), List.of());
+      }
+      long childStart = frame.start() + data.getData().size();
+      for (int i = 0; i < node.links().size(); i++) {
+        final long size = data.getBlocksizes(i);
+        if (childStart < span[1] && childStart + size > span[0]) {
+          cids.add(node.links().get(i).hash());
+          starts.add(childStart);
+        }
+        childStart += size;
+      }
+    }
+    return new Children(cids, starts);
   }
 
   private static boolean dupsOrNew(final Builder out, final Cid cid) {
@@ -249,20 +354,23 @@ public final class CarPlanner {
     return total;
   }
 
-  /** The UnixFS data of a dag-pb block, or null when it has none or it does not parse. */
-  private static UnixFsProto.Data unixfs(final byte[] block) {
+  /** The UnixFS data of a dag-pb block; empty when it has none or it does not parse. */
+  private static Optional<UnixFsProto.Data> unixfs(final byte[] block) {
     final PbNode node = DagPb.decode(block);
     if (node.data().isEmpty()) {
-      return null;
+      return Optional.empty();
     }
     try {
-      return UnixFsProto.Data.parseFrom(node.data().get());
+      return Optional.of(UnixFsProto.Data.parseFrom(node.data().get()));
     } catch (final InvalidProtocolBufferException e) {
-      return null;
+      return Optional.empty();
     }
   }
 
-  /** Collects the plan and enforces the limits. */
+  /**
+   * Collects the plan, enforces the limits, and counts the heap the plan holds: the blocks read
+   * and not yet dropped, and {@link #CID_HEAP_BYTES} per CID in the plan or the frontier.
+   */
   private final class Builder {
     private final Cid requested;
     private final boolean dups;
@@ -270,6 +378,12 @@ public final class CarPlanner {
     private final List<Cid> blocks = new ArrayList<>();
     private long[] sizes = new long[16];
     private long length;
+    /** Blocks read by the walk and not yet dropped, in bytes. */
+    private long heldBlockBytes;
+    /** CIDs waiting on the frontier. */
+    private long frontier;
+    /** The most {@link #held()} seen. */
+    private long peak;
 
     Builder(final Cid requested, final boolean dups) {
       this.requested = requested;
@@ -277,7 +391,10 @@ public final class CarPlanner {
       this.length = CarWriter.headerLength(List.of(requested));
     }
 
-    /** Adds a block of {@code size} bytes; false when it is missing (the plan ends). */
+    /**
+     * Adds a block of {@code size} bytes (sized, not read); false when it is missing (the plan
+     * ends).
+     */
     boolean add(final Cid cid, final Optional<Integer> size) {
       if (Blocks.isIdentity(cid)) {
         return true;
@@ -289,20 +406,59 @@ public final class CarPlanner {
         return true;
       }
       if (blocks.size() >= limits.maxBlocks()) {
-        throw new TooLargeException("the CAR would hold more than " + limits.maxBlocks()
-            + " blocks; ask for less with dag-scope or entity-bytes");
+        throw new TooLargeException(Limit.BLOCKS, "the CAR would hold more than "
+            + limits.maxBlocks() + " blocks; ask for less with dag-scope or entity-bytes");
       }
       length += CarWriter.sectionLength(cid, size.get());
       if (length > limits.maxBytes()) {
-        throw new TooLargeException("the CAR would be larger than " + limits.maxBytes()
-            + " bytes; ask for less with dag-scope or entity-bytes");
+        throw new TooLargeException(Limit.BYTES, "the CAR would be larger than "
+            + limits.maxBytes() + " bytes; ask for less with dag-scope or entity-bytes");
       }
       if (blocks.size() == sizes.length) {
         sizes = java.util.Arrays.copyOf(sizes, sizes.length * 2);
       }
       sizes[blocks.size()] = size.get();
       blocks.add(cid);
+      note();
       return true;
+    }
+
+    /**
+     * Reads {@code cid}, hands its bytes to {@code use} and drops them before returning (the
+     * only block the plan holds); null when the block is not held.
+     */
+    <T> T read(final Cid cid, final Function<byte[], T> use) {
+      final Optional<byte[]> block = blockstore.get(cid);
+      if (block.isEmpty()) {
+        return null;
+      }
+      final int bytes = block.get().length;
+      heldBlockBytes += bytes;
+      note();
+      try {
+        return use.apply(block.get());
+      } finally {
+        heldBlockBytes -= bytes;
+      }
+    }
+
+    void queued(final int count) {
+      frontier += count;
+      note();
+    }
+
+    void unqueued(final int count) {
+      frontier -= count;
+    }
+
+    private long held() {
+      // Frontier CIDs are in the plan too (each was added before it was queued), but counting
+      // them again keeps the estimate on the safe side.
+      return heldBlockBytes + (blocks.size() + frontier) * (long) CID_HEAP_BYTES;
+    }
+
+    private void note() {
+      peak = Math.max(peak, held());
     }
 
     Plan build(final boolean complete) {

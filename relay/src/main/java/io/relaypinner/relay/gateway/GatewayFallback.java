@@ -22,7 +22,9 @@ import java.util.concurrent.Executor;
  * <p>One rule for both routes: a path is resolved through UnixFS directories block by block,
  * each block the resolution misses fetched (at most {@link #MAX_PATH_FETCHES}: deep or hostile
  * DAGs), then what the answer needs of the path's target ({@link Need}) is fetched. The limits
- * of one DAG fetch are the {@link NetworkContent}'s (the gateway cache's budget). One time limit,
+ * of one DAG fetch are the {@link NetworkContent}'s (the gateway cache's budget), and all
+ * requests' fetches together draw from one {@link FallbackTotal} of the same size (no room: 503
+ * {@code fallback_busy}). One time limit,
  * {@code RELAY_IPFS_FALLBACK_TIMEOUT_MS}, bounds the whole, measured on the Netty {@link Ticker}
  * the caller passes: beyond it the fetch fails with a {@link java.util.concurrent.TimeoutException}
  * (504 {@code gateway_timeout}). With nobody to ask (no peer connected) nothing is fetched and the

@@ -277,6 +277,7 @@ public final class IpfsGatewayRoute implements RouteHandler {
             LOG.debug("network fallback for {} failed: {}", cid,
                 ErrorMapping.unwrap(failure).toString());
           }
+          metrics.answered(answer);
           return error(answer);
         });
   }

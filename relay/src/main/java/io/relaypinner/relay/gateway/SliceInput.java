@@ -44,7 +44,8 @@ public final class SliceInput implements ChunkedInput<Object> {
   private boolean fetching;
   private boolean exhausted;
   private boolean closed;
-  private Exception failure;
+  /** What preparing a piece failed with: an exception, or an {@link Error} (rethrown as is). */
+  private Throwable failure;
   private long produced;
 
   /**
@@ -107,8 +108,13 @@ public final class SliceInput implements ChunkedInput<Object> {
       next = ready.poll();
       if (next == null) {
         if (failure != null) {
-          // Pieces prepared before the failure have been sent: the client gets a clean prefix.
-          throw failure;
+          // Pieces prepared before the failure have been sent: the client gets a clean prefix,
+          // then the write fails and the connection closes. An Error is thrown as it is: never
+          // an answer, it reaches the channel's failure handling and the log.
+          if (failure instanceof Error error) {
+            throw error;
+          }
+          throw (Exception) failure;
         }
         fetchMore();
         return null;
@@ -165,10 +171,14 @@ public final class SliceInput implements ChunkedInput<Object> {
     }
   }
 
-  /** On the executor: one piece, then wake the writer. */
+  /**
+   * On the executor: one piece, then wake the writer. An {@link Error} while preparing it (out of
+   * heap) fails this response, so its connection closes instead of waiting for a piece that never
+   * comes, and is thrown on: the executor's thread reports it, it is never an answer.
+   */
   private void fetch() {
     BodyPiece next = null;
-    Exception error = null;
+    Throwable error = null;
     try {
       // Only one fetch runs at a time (the fetching flag, set and cleared under the lock, orders
       // them), so the iterator needs no lock, and the loop never waits on a disk read.
@@ -176,7 +186,7 @@ public final class SliceInput implements ChunkedInput<Object> {
         slices = source.get();
       }
       next = slices.hasNext() ? slices.next() : null;
-    } catch (final RuntimeException e) {
+    } catch (final RuntimeException | Error e) {
       error = e;
     }
     synchronized (this) {
@@ -193,6 +203,9 @@ public final class SliceInput implements ChunkedInput<Object> {
       fetchMore();
     }
     resume.run();
+    if (error instanceof Error fatal) {
+      throw fatal;
+    }
   }
 
   /** A region that tells this input when the channel releases it (and closes its file). */

@@ -160,7 +160,10 @@ final class TrustlessGateway {
     } catch (final CarPlanner.RootMissingException e) {
       return error(HttpResponseStatus.NOT_FOUND, ErrorCodes.CONTENT_NOT_FOUND, e.getMessage());
     } catch (final CarPlanner.TooLargeException e) {
+      metrics.limited(e.limit().label());
       return error(HttpResponseStatus.BAD_REQUEST, "car_too_large", e.getMessage());
+    } finally {
+      metrics.planHeld(planner.peakHeldBytes());
     }
     if (!plan.complete()) {
       LOG.debug("CAR for {} ends early: a block of the DAG is missing", cid);
@@ -195,6 +198,7 @@ final class TrustlessGateway {
     if (answer.status().equals(HttpResponseStatus.NOT_FOUND)) {
       LOG.debug("trustless answer failed: {}", ErrorMapping.unwrap(failure).toString());
     }
+    metrics.answered(answer);
     return error(answer);
   }
 

@@ -33,6 +33,11 @@ public final class ErrorCodes {
    * pin, an import, a gateway fetch) is refused until garbage collection frees room.
    */
   public static final String STORAGE_FULL = "storage_full";
+  /**
+   * 503: the gateway's network fallback already has all the bytes in flight the node allows (all
+   * requests together); retry later.
+   */
+  public static final String FALLBACK_BUSY = "fallback_busy";
   /** 504: the {@code /ipfs/} network fallback did not finish within its time limit. */
   public static final String GATEWAY_TIMEOUT = "gateway_timeout";
   /** 416 (ours): a {@code Range} outside the content. */

@@ -2,6 +2,7 @@ package io.relaypinner.relay.http;
 
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.relaypinner.common.Failures;
+import io.relaypinner.ipfs.bitswap.FetchRefusedException;
 import io.relaypinner.ipfs.blockstore.StorageFullException;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.ipfs.pin.DagLimitExceededException;
@@ -101,6 +102,8 @@ public final class ErrorMapping {
    *   <li>an {@link Error} (or a {@link VirtualMachineError} anywhere among the causes): passed on
    *       (500, logged at ERROR);
    *   <li>the network fallback's time ran out: 504 {@code gateway_timeout};
+   *   <li>the node-wide total of fallback bytes in flight had no room: 503
+   *       {@code fallback_busy};
    *   <li>an executor refused the work: 503 {@code ipfs_unavailable} ("busy, retry later");
    *   <li>the DAG is over the fallback's limits: {@link ContentRoute#tooLarge};
    *   <li>the storage quota is reached: 507 {@code storage_full};
@@ -119,6 +122,11 @@ public final class ErrorMapping {
       return Optional.of(new Answer(HttpResponseStatus.GATEWAY_TIMEOUT,
           ErrorCodes.GATEWAY_TIMEOUT, "content not found on connected peers within "
               + route.fallbackTimeout().toMillis() + " ms"));
+    }
+    if (cause instanceof FetchRefusedException) {
+      return Optional.of(new Answer(HttpResponseStatus.SERVICE_UNAVAILABLE,
+          ErrorCodes.FALLBACK_BUSY, "the network fallback is busy, retry later: "
+              + cause.getMessage()));
     }
     if (cause instanceof RejectedExecutionException) {
       return Optional.of(busy());

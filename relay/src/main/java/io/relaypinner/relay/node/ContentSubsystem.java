@@ -2,6 +2,7 @@ package io.relaypinner.relay.node;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.relaypinner.common.Shutdown;
 import io.relaypinner.ipfs.bitswap.Bitswap;
@@ -11,6 +12,7 @@ import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.relay.bitswap.BitswapMetrics;
 import io.relaypinner.relay.bitswap.BitswapNetworkContent;
 import io.relaypinner.relay.gateway.CachingNetworkContent;
+import io.relaypinner.relay.gateway.FallbackTotal;
 import io.relaypinner.relay.gateway.NetworkContent;
 import io.relaypinner.relay.pinsvc.PinningServiceEngine;
 import io.relaypinner.relay.pinsvc.PinningServiceMetrics;
@@ -45,6 +47,7 @@ public final class ContentSubsystem extends Subsystem {
   private final Bitswap bitswap;
   private final NetworkPinner pinner;
   private Optional<NetworkContent> gatewayContent;
+  private FallbackTotal fallbackTotal;
   private volatile PinningServiceEngine pinningService;
 
   /** Starts bitswap on {@code host}, serving and filling {@code storage}. */
@@ -100,13 +103,32 @@ public final class ContentSubsystem extends Subsystem {
         LOG.info("/ipfs/ network fallback off (RELAY_GATEWAY_CACHE_MAX_BYTES=0)");
         gatewayContent = Optional.empty();
       } else {
-        final BitswapNetworkContent fetcher = new BitswapNetworkContent(bitswap, pinner, budget);
+        // All fallback fetches in flight together hold at most the cache's budget (issue 36:
+        // a cap per request let N concurrent requests store N times it).
+        final FallbackTotal total = new FallbackTotal(budget);
+        fallbackTotal = total;
+        GaugeWithCallback.builder()
+            .name("relay_ipfs_fallback_bytes_in_flight")
+            .help("Bytes the /ipfs/ network fallback has in flight, all requests together "
+                + "(at most RELAY_GATEWAY_CACHE_MAX_BYTES)")
+            .callback(callback -> callback.call(total.inFlight()))
+            .register(registry);
+        final BitswapNetworkContent fetcher =
+            new BitswapNetworkContent(bitswap, pinner, budget, total);
         gatewayContent = Optional.of(new CachingNetworkContent(fetcher, storage.blockstore(),
             CodecLinkResolver.standard(), storage.gc(), storage.executor(),
             BitswapNetworkContent.MAX_BLOCKS));
       }
     }
     return gatewayContent;
+  }
+
+  /**
+   * The node-wide total of the gateway fallback's bytes in flight; empty while the fallback is
+   * off or not made yet ({@link #gatewayContent()}).
+   */
+  public synchronized Optional<FallbackTotal> fallbackTotal() {
+    return Optional.ofNullable(fallbackTotal);
   }
 
   /**

@@ -3,16 +3,23 @@ package io.relaypinner.relay.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
+import io.relaypinner.ipfs.dagcbor.DagCbor;
+import io.relaypinner.ipfs.dagcbor.DagCborValue;
 import io.relaypinner.ipfs.pin.CodecLinkResolver;
 import io.relaypinner.ipfs.unixfs.UnixFsImporter;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multicodec;
 import io.relaypinner.multiformats.Multihash;
 import io.relaypinner.relay.gateway.TrustlessRequest.Scope;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
 class CarPlannerTest {
@@ -83,5 +90,105 @@ class CarPlannerTest {
         new TrustlessRequest.EntityBytes(-10, Optional.empty());
     assertThat(tail.resolve(100).orElseThrow()).containsExactly(90, 100);
     assertThat(new TrustlessRequest.EntityBytes(0, Optional.of(-200L)).resolve(100)).isEmpty();
+  }
+
+  /**
+   * The car-dups attack (issue 36): a dag-cbor root with 100 links to one 2 MiB dag-cbor block.
+   * The walk used to read the child once per link into its frontier before the limits were
+   * checked (about 200 MiB for one request); now a plan holds one block at a time, a duplicate
+   * is sized and read again, never kept, and a limit is met before anything over it is read.
+   */
+  @Test
+  void carDupsAttack_shouldHoldOneBlockAtATime_andMeetTheLimitBeforeReading() throws Exception {
+    final MemoryBlockstore attack = new MemoryBlockstore();
+    final Cid child = bigCborBlock(attack);
+    final Cid root = rootLinking(attack, child, 100);
+    final Map<Cid, Integer> reads = new ConcurrentHashMap<>();
+    final Blockstore counting = reading(attack, reads);
+
+    final CarPlanner planner = new CarPlanner(counting, CodecLinkResolver.standard(),
+        CarPlanner.Limits.DEFAULT);
+    final CarPlanner.Plan plan = planner.plan(root, List.of(), root, Scope.ALL,
+        Optional.empty(), true);
+    assertThat(plan.blocks()).hasSize(101);
+    assertThat(plan.length()).isGreaterThan(100L * 2_000_000);
+    // One block in heap at a time: the 2 MiB child (and the CIDs), never two of them.
+    assertThat(planner.peakHeldBytes())
+        .isLessThanOrEqualTo(planner.maxHeldBytes())
+        .isLessThan(2L * 2_000_000)
+        .isGreaterThanOrEqualTo(2_000_000);
+
+    // Over the byte limit: refused from the sizes alone, before the child is read once.
+    reads.clear();
+    final CarPlanner small = new CarPlanner(counting, CodecLinkResolver.standard(),
+        new CarPlanner.Limits(100_000, 64L << 20));
+    assertThatThrownBy(() -> small.plan(root, List.of(), root, Scope.ALL, Optional.empty(),
+        true)).isInstanceOfSatisfying(CarPlanner.TooLargeException.class,
+            e -> assertThat(e.limit()).isEqualTo(CarPlanner.Limit.BYTES));
+    assertThat(reads.getOrDefault(child, 0)).isZero();
+    assertThat(small.peakHeldBytes()).isLessThan(1 << 20);
+  }
+
+  /** A dag-cbor block of about 2 MB (under the 2 MiB block limit) with no links. */
+  private static Cid bigCborBlock(final MemoryBlockstore store) {
+    final byte[] filler = new byte[2_000_000];
+    new Random(3).nextBytes(filler);
+    final byte[] block = DagCbor.encode(
+        DagCborValue.map(Map.of("filler",
+            DagCborValue.of(filler))));
+    final Cid cid = Cid.v1(Multicodec.DAG_CBOR, Multihash.sha2_256(block));
+    store.put(cid, block);
+    return cid;
+  }
+
+  /** A dag-cbor block linking {@code child} {@code times} times. */
+  private static Cid rootLinking(final MemoryBlockstore store, final Cid child, final int times) {
+    final List<DagCborValue> links = new ArrayList<>();
+    for (int i = 0; i < times; i++) {
+      links.add(DagCborValue.of(child));
+    }
+    final byte[] block = DagCbor.encode(
+        DagCborValue.map(Map.of("links",
+            DagCborValue.list(links))));
+    final Cid cid = Cid.v1(Multicodec.DAG_CBOR, Multihash.sha2_256(block));
+    store.put(cid, block);
+    return cid;
+  }
+
+  /** {@code store}, counting the full reads ({@code get}) of each block; sizes are not reads. */
+  private static Blockstore reading(final MemoryBlockstore store,
+      final Map<Cid, Integer> reads) {
+    return new Blockstore() {
+      @Override
+      public boolean has(final Cid cid) {
+        return store.has(cid);
+      }
+
+      @Override
+      public Optional<byte[]> get(final Cid cid) {
+        reads.merge(cid, 1, Integer::sum);
+        return store.get(cid);
+      }
+
+      @Override
+      public Optional<Integer> size(final Cid cid) {
+        return store.size(cid);
+      }
+
+      @Override
+      public void put(final Cid cid, final byte[] data) {
+        store.put(cid, data);
+      }
+
+      @Override
+      public boolean delete(final Cid cid) {
+        return store.delete(cid);
+      }
+
+      @Override
+      public void forEachKey(final Consumer<Cid> visitor) {
+        store.forEachKey(visitor);
+      }
+    };
   }
 }

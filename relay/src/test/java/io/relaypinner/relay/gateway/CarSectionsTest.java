@@ -201,4 +201,32 @@ class CarSectionsTest {
     regions.forEach(DefaultFileRegion::release);
     assertThat(opened).allSatisfy(channel -> assertThat(channel.isOpen()).isFalse());
   }
+
+  @Test
+  void sliceInput_failsTheResponse_andThrowsAnErrorOn_whenPreparingAPieceRunsOutOfHeap()
+      throws Exception {
+    final OutOfMemoryError oom = new OutOfMemoryError("Java heap space");
+    final Iterator<BodyPiece> failing = new Iterator<>() {
+      @Override
+      public boolean hasNext() {
+        return true;
+      }
+
+      @Override
+      public BodyPiece next() {
+        throw oom;
+      }
+    };
+    final List<Runnable> tasks = new ArrayList<>();
+    final SliceInput input = new SliceInput(() -> failing, 100, tasks::add, () -> { },
+        new GatewayMetrics(new PrometheusRegistry()));
+    assertThat(input.readChunk(UnpooledByteBufAllocator.DEFAULT)).isNull();
+    assertThat(tasks).hasSize(1);
+    // The executor's thread sees the Error (it is never swallowed into an answer) ...
+    assertThatThrownBy(() -> tasks.get(0).run()).isSameAs(oom);
+    // ... and the response fails instead of waiting for a piece that never comes.
+    assertThat(input.isEndOfInput()).isFalse();
+    assertThatThrownBy(() -> input.readChunk(UnpooledByteBufAllocator.DEFAULT)).isSameAs(oom);
+    assertThat(tasks).hasSize(1);
+  }
 }

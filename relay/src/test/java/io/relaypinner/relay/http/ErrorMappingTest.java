@@ -3,6 +3,7 @@ package io.relaypinner.relay.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.relaypinner.ipfs.bitswap.FetchRefusedException;
 import io.relaypinner.ipfs.blockstore.StorageFullException;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.ipfs.pin.DagLimitExceededException;
@@ -81,6 +82,10 @@ class ErrorMappingTest {
             "content cannot be fetched: no peer has it"));
     assertThat(content(new IOException("no peer has it"), CAR).message())
         .isEqualTo("content cannot be served: no peer has it");
+    // The node-wide total of fallback bytes in flight had no room: the node's state, retry.
+    assertThat(content(new CompletionException(new FetchRefusedException("full")), CAR))
+        .isEqualTo(new ErrorMapping.Answer(HttpResponseStatus.SERVICE_UNAVAILABLE,
+            ErrorCodes.FALLBACK_BUSY, "the network fallback is busy, retry later: full"));
   }
 
   @Test

@@ -23,11 +23,13 @@ import io.relaypinner.multiformats.Multihash;
 import io.relaypinner.relay.RelayNode;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.config.StorageLimits;
+import io.relaypinner.relay.gateway.FallbackTotal;
 import io.relaypinner.relay.identity.NodeIdentity;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Clock;
@@ -36,6 +38,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -104,7 +107,11 @@ class GatewayCacheIT {
   private record File(Cid cid, byte[] bytes) {}
 
   private File file(final Blockstore store) {
-    final byte[] bytes = new byte[FILE];
+    return file(store, FILE);
+  }
+
+  private File file(final Blockstore store, final int size) {
+    final byte[] bytes = new byte[size];
     random.nextBytes(bytes);
     return new File(new UnixFsImporter(store, UnixFsImporter.Options.HELIA).importBytes(bytes),
         bytes);
@@ -173,6 +180,68 @@ class GatewayCacheIT {
     assertThat(holdsAll(relay.storage().blockstore(), pinnedBlocks)).isTrue();
     assertThat(relay.storage().pins().list()).isEqualTo(pinsBefore);
     assertThat(gc.removedBlocks()).isGreaterThanOrEqualTo(6);
+  }
+
+  /**
+   * Issue 36: the fallback was capped per request only, so N concurrent requests of distinct
+   * DAGs stored N times the cap. Scaled down from "8 concurrent GETs of 200 MiB DAGs with a
+   * 256 MiB cache": 8 concurrent GETs of distinct 5 MiB DAGs with an 8 MiB cache. All fetches
+   * together never have more than the cache's budget in flight; who finds no room gets 503
+   * {@code fallback_busy} (counted), the others their file; afterwards what is stored unpinned
+   * is within the budget, and a GET is answered again.
+   */
+  @Test
+  void concurrentFallbacks_ofDistinctDags_holdAtMostTheCacheBudgetInFlight_restAre503(
+      @TempDir final Path dir) throws Exception {
+    final long budget = 8L * MIB;
+    final RelayNode relay = relay(dir, 0, budget);
+    final MemoryBlockstore peer = peer(relay);
+    final List<File> files = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      files.add(file(peer, 5 * MIB));
+    }
+
+    final List<CompletableFuture<HttpResponse<byte[]>>> answers = new ArrayList<>();
+    for (final File f : files) {
+      answers.add(client.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+              + relay.http().port().getAsInt() + "/ipfs/" + f.cid()))
+          .timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofByteArray()));
+    }
+    int served = 0;
+    int busy = 0;
+    for (int i = 0; i < files.size(); i++) {
+      final HttpResponse<byte[]> answer = answers.get(i).get(60, TimeUnit.SECONDS);
+      if (answer.statusCode() == 200) {
+        assertThat(answer.body()).isEqualTo(files.get(i).bytes());
+        served++;
+      } else {
+        assertThat(answer.statusCode()).isEqualTo(503);
+        assertThat(new String(answer.body(), StandardCharsets.UTF_8))
+            .contains("\"code\":\"fallback_busy\"");
+        busy++;
+      }
+    }
+    final FallbackTotal total = relay.content().fallbackTotal().orElseThrow();
+    assertThat(total.maxBytes()).isEqualTo(budget);
+    assertThat(total.peakInFlight()).isLessThanOrEqualTo(budget);
+    assertThat(total.inFlight()).isZero();
+    assertThat(served).as("answered with their file").isPositive();
+    assertThat(busy).as("refused by the total").isPositive();
+    final String metrics = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+        + relay.http().port().getAsInt() + "/metrics")).build(),
+        HttpResponse.BodyHandlers.ofString()).body();
+    assertThat(metrics).contains(
+        "relay_ipfs_gateway_limited_total{limit=\"fallback_total\"} " + busy + ".0");
+
+    // Partial fetches were cached too: evicted beyond the budget and collected.
+    final StorageGc gc = relay.storage().gc();
+    await().atMost(Duration.ofSeconds(20))
+        .until(() -> gc.quota().usedBytes() <= budget + 4096);
+    assertThat(gc.cache().bytes()).isLessThanOrEqualTo(budget);
+
+    // Nothing in flight now: a GET is answered.
+    final File last = files.get(files.size() - 1);
+    assertThat(get(relay, last.cid()).body()).isEqualTo(last.bytes());
   }
 
   @Test
