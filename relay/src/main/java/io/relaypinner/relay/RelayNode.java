@@ -171,7 +171,7 @@ public final class RelayNode implements AutoCloseable {
       network.dialBootstrapPeers();
       http = add(new HttpSubsystem(new HttpSubsystem.Settings(config, identity, status,
           httpsEndpoint, responses, autoTlsOptions), certificates, storage, network, content,
-          replication, loops, registry, clock, tuning));
+          replication, loops, registry, clock, tuning, budget));
     } catch (final RuntimeException e) {
       if (http == null) {
         certificates.close();
