@@ -136,9 +136,7 @@ public final class RelayNode implements AutoCloseable {
     this.sharedLoops = sharedLoops;
     this.httpsEndpoint = MetricsHttpsEndpoint.resolve(config, identity.autoTlsServingZone());
     this.responses = HttpResponses.withMapperBuiltInBackground();
-    this.budget = NodeBudget.ofThisJvm(new NodeBudget.Sizes(config.network().maxConnections(),
-        config.budget().maxConnectionsPerIp(), config.budget().httpMaxConnections(),
-        config.budget().prefix()));
+    this.budget = NodeBudget.ofThisJvm(config);
   }
 
   /** The node's one resource budget (docs/hardening.md "The budget"). */
@@ -173,14 +171,14 @@ public final class RelayNode implements AutoCloseable {
       final EventLoops loops = sharedLoops != null ? sharedLoops : ownLoops();
       network = add(new NetworkSubsystem(config, identity, advertiser, bootstrapPeers,
           webSocketTls != null ? webSocketTls : certificates::current, certificates, loops,
-          registry, clock, tuning));
+          registry, clock, tuning, budget));
       content = add(new ContentSubsystem(storage, network.host(), registry, clock, tuning));
       replication = add(new ReplicationSubsystem(config, peerId, storage, network, content,
           registry, clock, tuning));
       network.dialBootstrapPeers();
       http = add(new HttpSubsystem(new HttpSubsystem.Settings(config, identity, status,
           httpsEndpoint, responses, autoTlsOptions), certificates, storage, network, content,
-          replication, loops, registry, clock, tuning));
+          replication, loops, registry, clock, tuning, budget));
     } catch (final RuntimeException e) {
       if (http == null) {
         certificates.close();

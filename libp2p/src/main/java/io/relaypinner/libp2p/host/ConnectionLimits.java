@@ -12,7 +12,9 @@ import java.util.Objects;
  *
  * @param maxConnections connections open at once, established or still upgrading, both
  *     directions; an inbound connection beyond it is closed right after accept, before a byte is
- *     read (outbound dials are never refused)
+ *     read (outbound dials are never refused). The cap of a host without a
+ *     {@link ConnectionBudget} of its node's ({@link HostConfig#connectionBudget()}); with one,
+ *     the budget's scopes decide (in all and per IP key)
  * @param maxStreamsPerConnection streams the remote may have open at once on one connection (the
  *     yamux session's {@code maxInboundStreams}); a SYN beyond it is answered with RST
  * @param maxRejectedStreams SYNs beyond {@code maxStreamsPerConnection} that one connection may

@@ -7,6 +7,10 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.Ticker;
+import io.relaypinner.common.budget.KeyedScopes;
+import io.relaypinner.common.budget.Reservation;
+import io.relaypinner.common.budget.Resource;
+import io.relaypinner.common.budget.Scope;
 import io.relaypinner.libp2p.core.BadPeerException;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
 import io.relaypinner.libp2p.host.LimitCounters.Limit;
@@ -14,6 +18,7 @@ import io.relaypinner.libp2p.multistream.ProtocolInstaller;
 import io.relaypinner.libp2p.mux.yamux.YamuxSessionListener;
 import io.relaypinner.libp2p.mux.yamux.YamuxStreamChannel;
 import io.relaypinner.multiformats.PeerId;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.util.HashMap;
@@ -28,7 +33,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Enforces {@link ConnectionLimits} for one {@link Host} and counts every hit in
- * {@link LimitCounters}: the connection cap at accept, the handshake deadline's start, per
+ * {@link LimitCounters}: the connection caps at accept (taken from its {@link ConnectionBudget}:
+ * in all and per IP key, half-open connections included), the handshake deadline's start, per
  * connection stream caps (total, per protocol, floods), the idle timeout and the per-peer inbound
  * byte rate. Per-connection state lives on the connection's event loop. Elapsed time (rates,
  * the idle timeout, a stalled budget) is measured on the host's {@link Ticker}, bans on its
@@ -47,8 +53,10 @@ final class ConnectionManager {
 
   private final ConnectionLimits limits;
   private final Ticker ticker;
+  private final ConnectionBudget budget;
   private final LimitCounters counters = new LimitCounters();
-  private final AtomicInteger open = new AtomicInteger();
+  /** For metrics and tests only: admission is the budget's. */
+  private final AtomicInteger openOutbound = new AtomicInteger();
   private final AtomicInteger openInbound = new AtomicInteger();
   private final Map<PeerId, PeerBudget> budgets = new ConcurrentHashMap<>();
   private final Map<PeerId, PeerInboundQueue> queues = new ConcurrentHashMap<>();
@@ -64,7 +72,20 @@ final class ConnectionManager {
    *     their timers on
    */
   ConnectionManager(final ConnectionLimits limits, final Clock clock, final Ticker ticker) {
+    this(limits, ConnectionBudget.standalone(limits.maxConnections()), clock, ticker);
+  }
+
+  /**
+   * @param budget where connections are admitted from (its caps replace
+   *     {@link ConnectionLimits#maxConnections()})
+   * @param clock the bans' time ({@link PeerBanEngine})
+   * @param ticker elapsed time of rates and timeouts; the one the connections' event loops run
+   *     their timers on
+   */
+  ConnectionManager(final ConnectionLimits limits, final ConnectionBudget budget,
+      final Clock clock, final Ticker ticker) {
     this.limits = limits;
+    this.budget = budget;
     this.ticker = ticker;
     this.bans = new PeerBanEngine(limits, clock);
     this.nodeQueue = PeerInboundQueue.node(limits.nodeQueuedMessages(), limits.nodeQueuedBytes(),
@@ -114,13 +135,17 @@ final class ConnectionManager {
   }
 
   private static String ip(final Channel channel) {
-    return channel.remoteAddress() instanceof InetSocketAddress inet && inet.getAddress() != null
-        ? inet.getAddress().getHostAddress() : null;
+    final InetAddress address = address(channel);
+    return address == null ? null : address.getHostAddress();
+  }
+
+  private static InetAddress address(final Channel channel) {
+    return channel.remoteAddress() instanceof InetSocketAddress inet ? inet.getAddress() : null;
   }
 
   /** Transport channels open now (upgrading or established), both directions. */
   int openChannels() {
-    return open.get();
+    return openInbound.get() + openOutbound.get();
   }
 
   /** Inbound transport channels open now (upgrading or established). */
@@ -129,31 +154,44 @@ final class ConnectionManager {
   }
 
   /**
-   * Called for every accepted channel before anything is read: false (and the channel closed)
-   * beyond {@link ConnectionLimits#maxConnections()}. Starts the handshake deadline, which covers
-   * everything up to a ready yamux session (TLS, WebSocket, multistream, Noise, muxer). An
-   * accepted channel that closes before its handshake finished is counted once: as
-   * {@code handshake_timeout} when the deadline closed it, else as {@code handshake_failed}.
+   * Called for every accepted channel before anything is read: false (the channel closed and
+   * counted) when its IP key already holds its share of the budget's connections
+   * ({@code max_connections_per_ip}), or the host holds all of them ({@code max_connections}).
+   * The connection holds one from here to its close, half-open or established. Starts the
+   * handshake deadline, which covers everything up to a ready yamux session (TLS, WebSocket,
+   * multistream, Noise, muxer). An accepted channel that closes before its handshake finished is
+   * counted once: as {@code handshake_timeout} when the deadline closed it, else as
+   * {@code handshake_failed}.
    */
   boolean admitInbound(final Channel channel) {
     channel.attr(STARTED_NANOS).set(ticker.nanoTime());
+    final InetAddress address = address(channel);
     if (limits.banning() && bans.trackedIps() > 0) {
-      final String ip = ip(channel);
-      if (ip != null && bans.isBanned(ip)) {
-        channel.attr(SETTLED).set(Boolean.TRUE);
-        counters.hit(Limit.BANNED_IP);
-        channel.close();
-        return false;
+      if (address != null && bans.isBanned(address.getHostAddress())) {
+        return refuse(channel, Limit.BANNED_IP);
       }
     }
-    if (open.incrementAndGet() > limits.maxConnections()) {
-      open.decrementAndGet();
-      channel.attr(SETTLED).set(Boolean.TRUE);
-      counters.hit(Limit.MAX_CONNECTIONS);
-      LOG.debug("refusing {}: {} connections open", channel.remoteAddress(),
-          limits.maxConnections());
-      channel.close();
-      return false;
+    final KeyedScopes.Handle ipScope;
+    final Scope scope;
+    if (budget.capsPerIp(address)) {
+      ipScope = budget.ips().open(budget.ipKey().apply(address));
+      if (ipScope == null) {
+        // As many distinct IP keys as the budget tracks hold connections: the host is full.
+        return refuse(channel, Limit.MAX_CONNECTIONS);
+      }
+      scope = ipScope.scope();
+    } else {
+      ipScope = null;
+      scope = budget.transport();
+    }
+    final Reservation held = scope.reserve(Resource.CONNECTIONS, 1);
+    if (held == null) {
+      // Which scope refused (for the label): the IP's when it is the one at its limit.
+      final boolean perIp = ipScope != null && scope.available(Resource.CONNECTIONS) == 0;
+      if (ipScope != null) {
+        ipScope.close();
+      }
+      return refuse(channel, perIp ? Limit.MAX_CONNECTIONS_PER_IP : Limit.MAX_CONNECTIONS);
     }
     openInbound.incrementAndGet();
     final ScheduledFuture<?> deadline = channel.eventLoop().schedule(() ->
@@ -162,11 +200,22 @@ final class ConnectionManager {
         limits.handshakeTimeout().toNanos(), TimeUnit.NANOSECONDS);
     channel.closeFuture().addListener(f -> {
       deadline.cancel(false);
-      open.decrementAndGet();
+      held.close();
+      if (ipScope != null) {
+        ipScope.close();
+      }
       openInbound.decrementAndGet();
       settle(channel, null);
     });
     return true;
+  }
+
+  private boolean refuse(final Channel channel, final Limit limit) {
+    channel.attr(SETTLED).set(Boolean.TRUE);
+    counters.hit(limit);
+    LOG.debug("refusing {}: {}", channel.remoteAddress(), limit.label());
+    channel.close();
+    return false;
   }
 
   /**
@@ -186,11 +235,24 @@ final class ConnectionManager {
     channel.close();
   }
 
-  /** Called for every dialled channel: counted, never refused. */
+  /**
+   * Called for every dialled channel: never refused, nor capped per IP (our own dials: bootstrap
+   * peers, pin origins, AutoNAT dial-backs, each bounded where it is made). It holds one of the
+   * transport's connections while there is one free, so inbound admission sees it in the total
+   * as before; dialled while the transport is full, it goes ahead without holding one (not
+   * counted as a refusal).
+   */
   void trackOutbound(final Channel channel) {
     channel.attr(STARTED_NANOS).set(ticker.nanoTime());
-    open.incrementAndGet();
-    channel.closeFuture().addListener(f -> open.decrementAndGet());
+    final Reservation held = budget.transport().available(Resource.CONNECTIONS) > 0
+        ? budget.transport().reserve(Resource.CONNECTIONS, 1) : null;
+    openOutbound.incrementAndGet();
+    channel.closeFuture().addListener(f -> {
+      if (held != null) {
+        held.close();
+      }
+      openOutbound.decrementAndGet();
+    });
   }
 
   /** A handshake failed (and the channel is being closed): counted if the remote's fault. */

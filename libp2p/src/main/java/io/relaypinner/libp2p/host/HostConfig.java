@@ -28,6 +28,9 @@ import java.util.Optional;
  *     any other is plain WebSocket
  * @param webSocketClientTls the client context for dialing {@code /tls/ws} and {@code /wss}
  *     (its trust store decides which servers are accepted); empty = the JDK's default trust
+ * @param connectionBudget where connections are admitted from (a node's budget: libp2p and
+ *     per-IP scopes); empty = a budget of the host's own, {@link ConnectionLimits#maxConnections()}
+ *     in all and no per-IP cap ({@link ConnectionBudget#standalone})
  */
 public record HostConfig(
     List<Multiaddr> listenAddresses,
@@ -41,7 +44,8 @@ public record HostConfig(
     PingConfig ping,
     ConnectionLimits limits,
     ServerTlsSource webSocketTls,
-    Optional<SslContext> webSocketClientTls) {
+    Optional<SslContext> webSocketClientTls,
+    Optional<ConnectionBudget> connectionBudget) {
   public static final HostConfig DEFAULT = builder().build();
 
   public HostConfig {
@@ -59,6 +63,7 @@ public record HostConfig(
     Objects.requireNonNull(limits, "limits");
     Objects.requireNonNull(webSocketTls, "webSocketTls");
     Objects.requireNonNull(webSocketClientTls, "webSocketClientTls");
+    Objects.requireNonNull(connectionBudget, "connectionBudget");
     webSocketClientTls.ifPresent(context -> {
       if (!context.isClient()) {
         throw new IllegalArgumentException("webSocketClientTls must be a client context");
@@ -91,7 +96,8 @@ public record HostConfig(
         .dialTimeout(dialTimeout).peerStoreCapacity(peerStoreCapacity)
         .multistream(multistream).noise(noise).yamux(yamux).identify(identify).ping(ping)
         .limits(limits).webSocketTls(webSocketTls)
-        .webSocketClientTls(webSocketClientTls.orElse(null));
+        .webSocketClientTls(webSocketClientTls.orElse(null))
+        .connectionBudget(connectionBudget.orElse(null));
   }
 
   /** Validating builder; {@link #build()} checks every value. */
@@ -109,6 +115,7 @@ public record HostConfig(
     private ConnectionLimits limits = ConnectionLimits.DEFAULT;
     private ServerTlsSource webSocketTls = ServerTlsSource.NONE;
     private SslContext webSocketClientTls;
+    private ConnectionBudget connectionBudget;
 
     public Builder listenAddresses(final List<Multiaddr> value) {
       this.listenAddresses = value;
@@ -147,6 +154,15 @@ public record HostConfig(
       return this;
     }
 
+    /**
+     * Where connections are admitted from; {@code null} (default): the host's own,
+     * {@link ConnectionLimits#maxConnections()} in all.
+     */
+    public Builder connectionBudget(final ConnectionBudget value) {
+      this.connectionBudget = value;
+      return this;
+    }
+
     public Builder peerStoreCapacity(final int value) {
       this.peerStoreCapacity = value;
       return this;
@@ -180,7 +196,7 @@ public record HostConfig(
     public HostConfig build() {
       return new HostConfig(listenAddresses, agentVersion, dialTimeout, peerStoreCapacity,
           multistream, noise, yamux, identify, ping, limits, webSocketTls,
-          Optional.ofNullable(webSocketClientTls));
+          Optional.ofNullable(webSocketClientTls), Optional.ofNullable(connectionBudget));
     }
   }
 }

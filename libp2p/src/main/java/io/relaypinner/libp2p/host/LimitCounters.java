@@ -15,7 +15,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
 public final class LimitCounters {
   /** One limit (or class of violation); {@link #label()} is its metric label. */
   public enum Limit {
-    /** An inbound connection beyond {@link ConnectionLimits#maxConnections()} was refused. */
+    /**
+     * An inbound connection beyond the host's connections ({@link ConnectionBudget#transport()},
+     * by default {@link ConnectionLimits#maxConnections()}) was refused.
+     */
     MAX_CONNECTIONS,
     /** A stream beyond {@link ConnectionLimits#maxStreamsPerConnection()} was reset. */
     MAX_STREAMS_PER_CONNECTION,
@@ -61,7 +64,12 @@ public final class LimitCounters {
     /** A connection from a banned peer was closed right after the handshake identified it. */
     BANNED_PEER,
     /** A connection from a banned IP address was closed at accept, before a byte was read. */
-    BANNED_IP;
+    BANNED_IP,
+    /**
+     * An inbound connection beyond its IP key's share ({@link ConnectionBudget#ips()}, half-open
+     * ones included) was closed at accept, before a byte was read.
+     */
+    MAX_CONNECTIONS_PER_IP;
 
     /** The metric label: the name in lower case, e.g. {@code max_connections}. */
     public String label() {

@@ -8,6 +8,13 @@ import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.MockTicker;
 import io.netty.util.concurrent.Ticker;
+import io.relaypinner.common.budget.IpPrefix;
+import io.relaypinner.common.budget.IpRange;
+import io.relaypinner.common.budget.KeyedScopes;
+import io.relaypinner.common.budget.LimitListener;
+import io.relaypinner.common.budget.Limits;
+import io.relaypinner.common.budget.Resource;
+import io.relaypinner.common.budget.Scope;
 import io.relaypinner.libp2p.core.BadPeerException;
 import io.relaypinner.libp2p.core.InternalErrorException;
 import io.relaypinner.libp2p.core.ProtocolViolationException;
@@ -164,6 +171,85 @@ class ConnectionManagerTest {
     assertThat(manager.openChannels()).isEqualTo(1);
     assertThat(manager.admitInbound(channel())).isTrue();
     assertThat(manager.openInboundChannels()).isEqualTo(2);
+  }
+
+  /** A budget of {@code total} connections, {@code perIp} per IP key, 10.0.0.1 exempt. */
+  private ConnectionBudget budget(final int total, final int perIp) {
+    final Scope transport = Scope.root("libp2p",
+        Limits.NONE.with(Resource.CONNECTIONS, total), LimitListener.NONE);
+    final KeyedScopes ips = new KeyedScopes(transport, "ip",
+        Limits.NONE.with(Resource.CONNECTIONS, perIp), 16, LimitListener.NONE);
+    final IpRange proxy = IpRange.parse("10.0.0.1");
+    return new ConnectionBudget(transport, ips, IpPrefix.DEFAULT::key, proxy::contains);
+  }
+
+  @Test
+  void admitInbound_shouldRefuseAnIpBeyondItsShare_halfOpenIncluded_whileOthersAreAdmitted()
+      throws Exception {
+    final ConnectionBudget budget = budget(10, 2);
+    manager = new ConnectionManager(ConnectionLimits.DEFAULT, budget, clock, ticker);
+    final EmbeddedChannel first = channelFrom("203.0.113.7");
+    assertThat(manager.admitInbound(first)).isTrue();
+    assertThat(manager.admitInbound(channelFrom("203.0.113.7"))).isTrue();
+    // Neither has sent a byte (half-open): the third from the same address is refused at once.
+    final EmbeddedChannel third = channelFrom("203.0.113.7");
+    assertThat(manager.admitInbound(third)).isFalse();
+    assertThat(third.isOpen()).isFalse();
+    assertThat(counters().get(Limit.MAX_CONNECTIONS_PER_IP)).isEqualTo(1);
+    assertThat(counters().get(Limit.MAX_CONNECTIONS)).isZero();
+    assertThat(counters().get(Limit.HANDSHAKE_FAILED)).isZero();
+    assertThat(manager.admitInbound(channelFrom("203.0.113.8"))).isTrue();
+    assertThat(budget.transport().used(Resource.CONNECTIONS)).isEqualTo(3);
+    assertThat(budget.ips().peek("203.0.113.7/32").used(Resource.CONNECTIONS)).isEqualTo(2);
+
+    // A closed one gives its slot back (the handshake deadline would have closed it).
+    first.close();
+    assertThat(manager.admitInbound(channelFrom("203.0.113.7"))).isTrue();
+    assertThat(manager.openInboundChannels()).isEqualTo(3);
+  }
+
+  @Test
+  void admitInbound_shouldKeyIpv6ByItsSlash64() throws Exception {
+    manager = new ConnectionManager(ConnectionLimits.DEFAULT, budget(10, 1), clock, ticker);
+    assertThat(manager.admitInbound(channelFrom("2001:db8:1:2::1"))).isTrue();
+    assertThat(manager.admitInbound(channelFrom("2001:db8:1:2::ffff"))).isFalse();
+    assertThat(manager.admitInbound(channelFrom("2001:db8:1:3::1"))).isTrue();
+    assertThat(counters().get(Limit.MAX_CONNECTIONS_PER_IP)).isEqualTo(1);
+  }
+
+  @Test
+  void admitInbound_shouldNotCapATrustedProxyPerIp_onlyInTotal() throws Exception {
+    final ConnectionBudget budget = budget(4, 1);
+    manager = new ConnectionManager(ConnectionLimits.DEFAULT, budget, clock, ticker);
+    for (int i = 0; i < 4; i++) {
+      assertThat(manager.admitInbound(channelFrom("10.0.0.1"))).isTrue();
+    }
+    assertThat(budget.ips().size()).isZero();
+    assertThat(manager.admitInbound(channelFrom("10.0.0.1"))).isFalse();
+    assertThat(manager.admitInbound(channelFrom("203.0.113.7"))).isFalse();
+    assertThat(counters().get(Limit.MAX_CONNECTIONS)).isEqualTo(2);
+    assertThat(counters().get(Limit.MAX_CONNECTIONS_PER_IP)).isZero();
+    // A refusal by the total leaves no IP key behind.
+    assertThat(budget.ips().size()).isZero();
+  }
+
+  @Test
+  void trackOutbound_shouldTakeFromTheTransport_butNeverPerIp() throws Exception {
+    final ConnectionBudget budget = budget(2, 1);
+    manager = new ConnectionManager(ConnectionLimits.DEFAULT, budget, clock, ticker);
+    final EmbeddedChannel dialled = channelFrom("203.0.113.7");
+    manager.trackOutbound(dialled);
+    manager.trackOutbound(channelFrom("203.0.113.7"));
+    assertThat(budget.transport().used(Resource.CONNECTIONS)).isEqualTo(2);
+    assertThat(budget.ips().size()).isZero();
+    // Beyond the total, dialling still works without holding one.
+    manager.trackOutbound(channelFrom("203.0.113.7"));
+    assertThat(manager.openChannels()).isEqualTo(3);
+    assertThat(budget.transport().used(Resource.CONNECTIONS)).isEqualTo(2);
+    assertThat(manager.admitInbound(channelFrom("203.0.113.9"))).isFalse();
+    dialled.close();
+    assertThat(budget.transport().used(Resource.CONNECTIONS)).isEqualTo(1);
+    assertThat(manager.admitInbound(channelFrom("203.0.113.9"))).isTrue();
   }
 
   @Test

@@ -7,6 +7,8 @@ import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.relay.gateway.GatewayMetrics;
 import io.relaypinner.relay.gateway.IpfsGatewayRoute;
+import io.netty.handler.codec.http.HttpMethod;
+import io.relaypinner.relay.http.BearerAuth;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RouteHandler;
 import io.relaypinner.relay.http.Router;
@@ -44,6 +46,8 @@ public final class RelayRoutes {
   private final Map<String, RouteHandler> get = new LinkedHashMap<>();
   private final Map<String, RouteHandler> post = new LinkedHashMap<>();
   private RouteHandler gateway;
+  /** {@code RELAY_API_TOKEN}'s check of {@code POST /pinning/sync}, once added. */
+  private BearerAuth syncAuth;
 
   private RelayRoutes(final HttpResponses responses, final Clock clock) {
     this.responses = Objects.requireNonNull(responses, "responses");
@@ -86,6 +90,7 @@ public final class RelayRoutes {
     get.put("/pinning/stats", new PinningStatsRoute(engine, clock, responses));
     get.put("/pinning/databases", new PinningDatabasesRoute(engine.history(), responses));
     post.put("/pinning/sync", new PinningSyncRoute(engine, apiToken, responses));
+    syncAuth = BearerAuth.apiToken(apiToken);
     return this;
   }
 
@@ -120,6 +125,10 @@ public final class RelayRoutes {
   public Router.Builder addTo(final Router.Builder builder) {
     get.forEach(builder::get);
     post.forEach(builder::post);
+    if (syncAuth != null) {
+      // The token before the body: an anonymous client cannot make the relay aggregate one.
+      builder.authorizedBody(HttpMethod.POST, "/pinning/sync", syncAuth::permits);
+    }
     if (gateway != null) {
       builder.getPrefix(IpfsGatewayRoute.PREFIX, gateway);
     }

@@ -47,8 +47,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Ordering: HTTP/1.1 responses must leave in request order, but routes may answer
  * asynchronously. One request is served at a time; requests that arrive meanwhile (pipelining)
- * wait in a queue, and reading pauses when the queue is full. Synchronous answers are written
- * without a flush and flushed once per read batch.
+ * wait in a queue, and reading pauses as soon as one waits ({@link #MAX_QUEUED}). Synchronous
+ * answers are written without a flush and flushed once per read batch.
  *
  * <p>Closing: after a request that cannot be trusted further (413, 431, 400) the response is sent
  * with {@code Connection: close}, our side is shut down for output, and the connection is closed
@@ -57,8 +57,12 @@ import org.slf4j.LoggerFactory;
  */
 final class HttpDispatcher extends ChannelInboundHandlerAdapter {
   private static final Logger LOG = LoggerFactory.getLogger(HttpDispatcher.class);
-  /** Pipelined requests buffered per connection before reading pauses. */
-  private static final int MAX_QUEUED = 16;
+  /**
+   * Pipelined requests waiting per connection before reading pauses: one, so a connection has
+   * the request being served and what one read delivered meanwhile, not 16 aggregated bodies of
+   * up to 64 KiB each (issue 36). Pipelining clients are rare and still served, in order.
+   */
+  static final int MAX_QUEUED = 1;
   /** How long a rejected client may keep sending before the connection is closed. */
   private static final long LINGER_MILLIS = 2_000;
   private static final ChannelFutureListener LINGER_AND_CLOSE = HttpDispatcher::lingerAndClose;

@@ -19,6 +19,8 @@ import java.util.concurrent.TimeUnit;
  *   guard       HttpRequestGuard: decoder failures become 431 / 400
  *   bodiless    BodilessRequestHandler: a request without body becomes one full message
  *   streamed    StreamedBodyHandler: bodies of streamed routes go to the route as they arrive
+ *   authorized  BodyAuthorizationHandler: a token-protected route's token checked before its
+ *               body is read (a refused request reaches its route without the body)
  *   aggregator  LimitedHttpObjectAggregator: bodies up to maxBodySize, else 413
  *   dispatcher  HttpDispatcher: OPTIONS, routing, keep-alive, ordering, idle close
  * </pre>
@@ -59,6 +61,7 @@ final class HttpServerInitializer extends ChannelInitializer<Channel> {
             new HttpRequestGuard(config.maxInitialLineLength(), config.maxHeaderSize()))
         .addLast("bodiless", new BodilessRequestHandler())
         .addLast("streamed", new StreamedBodyHandler(router, config.idleTimeout()))
+        .addLast("authorized", new BodyAuthorizationHandler(router))
         .addLast("aggregator", new LimitedHttpObjectAggregator(config.maxBodySize()))
         // Streamed bodies (spec 4.6) leave through here, queued behind in order.
         .addLast("chunked", new ChunkedWriteHandler())

@@ -45,13 +45,21 @@ public final class RelayHttpServer implements AutoCloseable {
   private final String scheme;
   private final ChannelInitializer<Channel> initializer;
   private final ChannelInitializer<Channel> warmUpInitializer;
+  private final HttpConnectionBudget budget;
   private final ChannelGroup channels =
       new DefaultChannelGroup("relay-http", ImmediateEventExecutor.INSTANCE);
   private volatile Channel serverChannel;
 
   public RelayHttpServer(final HttpConfig config, final CorsConfig cors, final Router router,
       final HttpResponses responses, final HttpMetrics metrics, final EventLoops loops) {
-    this(config, config.port(), null, cors, router, responses, metrics, loops);
+    this(config, cors, router, responses, metrics, loops, HttpConnectionBudget.UNLIMITED);
+  }
+
+  /** As above, each accepted connection admitted by {@code budget} (or closed at accept). */
+  public RelayHttpServer(final HttpConfig config, final CorsConfig cors, final Router router,
+      final HttpResponses responses, final HttpMetrics metrics, final EventLoops loops,
+      final HttpConnectionBudget budget) {
+    this(config, config.port(), null, cors, router, responses, metrics, loops, budget);
   }
 
   /**
@@ -61,13 +69,27 @@ public final class RelayHttpServer implements AutoCloseable {
   public static RelayHttpServer https(final HttpConfig config, final int port,
       final Supplier<Optional<SslContext>> tls, final CorsConfig cors, final Router router,
       final HttpResponses responses, final HttpMetrics metrics, final EventLoops loops) {
+    return https(config, port, tls, cors, router, responses, metrics, loops,
+        HttpConnectionBudget.UNLIMITED);
+  }
+
+  /**
+   * The HTTPS listener, each accepted connection admitted by {@code budget} (shared with the
+   * plain listener: the cap is for both together).
+   */
+  public static RelayHttpServer https(final HttpConfig config, final int port,
+      final Supplier<Optional<SslContext>> tls, final CorsConfig cors, final Router router,
+      final HttpResponses responses, final HttpMetrics metrics, final EventLoops loops,
+      final HttpConnectionBudget budget) {
     return new RelayHttpServer(config, port, Objects.requireNonNull(tls, "tls"), cors, router,
-        responses, metrics, loops);
+        responses, metrics, loops, budget);
   }
 
   private RelayHttpServer(final HttpConfig config, final int port,
       final Supplier<Optional<SslContext>> tls, final CorsConfig cors, final Router router,
-      final HttpResponses responses, final HttpMetrics metrics, final EventLoops loops) {
+      final HttpResponses responses, final HttpMetrics metrics, final EventLoops loops,
+      final HttpConnectionBudget budget) {
+    this.budget = Objects.requireNonNull(budget, "budget");
     this.config = Objects.requireNonNull(config, "config");
     this.loops = Objects.requireNonNull(loops, "loops");
     this.port = port;
@@ -123,6 +145,11 @@ public final class RelayHttpServer implements AutoCloseable {
         .childHandler(new ChannelInitializer<Channel>() {
           @Override
           protected void initChannel(final Channel channel) {
+            // Before anything is read (or a TLS handshake is started): beyond the caps the
+            // connection costs an accept and a close.
+            if (!budget.admit(channel)) {
+              return;
+            }
             channels.add(channel);
             channel.pipeline().addLast(initializer);
           }

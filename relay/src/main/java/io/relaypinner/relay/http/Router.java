@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Predicate;
 
 /**
  * Maps (method, path) to a {@link RouteHandler}, spec 4. Exact paths win over prefixes; among
@@ -50,6 +51,8 @@ public final class Router {
   private final Map<String, Entry> exact;
   private final List<Map.Entry<String, Entry>> prefixes;
   private final Map<String, StreamedRoute> streamed;
+  /** "METHOD path" (exact) or "METHOD path*" (prefix): who may send a body. */
+  private final Map<String, Predicate<String>> bodyAuthorizations;
 
   private Router(final Builder builder) {
     final Map<String, Entry> exactEntries = new HashMap<>();
@@ -62,6 +65,7 @@ public final class Router {
         (Map.Entry<String, Entry> e) -> e.getKey().length()).reversed());
     this.prefixes = List.copyOf(prefixEntries);
     this.streamed = Map.copyOf(builder.streamed);
+    this.bodyAuthorizations = Map.copyOf(builder.bodyAuthorizations);
   }
 
   private static Entry entry(final String label, final Map<HttpMethod, RouteHandler> handlers) {
@@ -103,6 +107,32 @@ public final class Router {
         : Optional.ofNullable(streamed.get(method.name() + " " + path));
   }
 
+  /**
+   * Whether a request for (method, path) with {@code authorization} (the header, or null) may
+   * have its body read: false only for a route registered with
+   * {@link Builder#authorizedBody} whose check refuses it. The route then answers its own 401
+   * without the body ({@code BodyAuthorizationHandler}).
+   */
+  public boolean bodyAuthorized(final HttpMethod method, final String path,
+      final String authorization) {
+    if (bodyAuthorizations.isEmpty()) {
+      return true;
+    }
+    Predicate<String> check = bodyAuthorizations.get(method.name() + " " + path);
+    if (check == null) {
+      String longest = null;
+      for (final String key : bodyAuthorizations.keySet()) {
+        if (key.endsWith("*") && (method.name() + " " + path).startsWith(
+            key.substring(0, key.length() - 1))
+            && (longest == null || key.length() > longest.length())) {
+          longest = key;
+        }
+      }
+      check = longest == null ? null : bodyAuthorizations.get(longest);
+    }
+    return check == null || check.test(authorization);
+  }
+
   /** The route label of a path whatever the method, or {@code null} when no route has it. */
   public String routeOf(final String path) {
     final Entry entry = find(path);
@@ -135,8 +165,25 @@ public final class Router {
     private final Map<String, Map<HttpMethod, RouteHandler>> exact = new LinkedHashMap<>();
     private final Map<String, Map<HttpMethod, RouteHandler>> prefixes = new LinkedHashMap<>();
     private final Map<String, StreamedRoute> streamed = new HashMap<>();
+    private final Map<String, Predicate<String>> bodyAuthorizations = new HashMap<>();
 
     private Builder() {}
+
+    /**
+     * The token check of a route with a body, made on the request's head before any of the body
+     * is read and aggregated: {@code authorized} gets the {@code Authorization} header (or null).
+     * A request it refuses reaches the route without its body (which is read and dropped), so
+     * the route answers its own 401; the route must check the token before the body. For
+     * {@code path} exactly, or every path under it when it ends in {@code *}.
+     */
+    public Builder authorizedBody(final HttpMethod method, final String path,
+        final Predicate<String> authorized) {
+      Objects.requireNonNull(method, "method");
+      Objects.requireNonNull(path, "path");
+      bodyAuthorizations.put(method.name() + " " + path,
+          Objects.requireNonNull(authorized, "authorized"));
+      return this;
+    }
 
     public Builder get(final String path, final RouteHandler handler) {
       return route(HttpMethod.GET, path, handler);

@@ -32,6 +32,7 @@ import io.relaypinner.relay.gateway.GatewayFallback;
 import io.relaypinner.relay.gateway.GatewayMetrics;
 import io.relaypinner.relay.gateway.IpfsGatewayRoute;
 import io.relaypinner.relay.http.ErrorCodes;
+import io.relaypinner.relay.http.HttpConnectionBudget;
 import io.relaypinner.relay.http.HttpMetrics;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.http.RelayHttpServer;
@@ -88,6 +89,8 @@ public final class HttpSubsystem extends Subsystem {
   private final ExecutorService scrapeExecutor;
   private final Router router;
   private final RelayHttpServer httpServer;
+  /** Both listeners' connections: the node budget's http scope and its per-IP scopes. */
+  private final HttpConnectionBudget connections;
   private volatile MetricsHttpsStatus metricsHttps;
   private RelayHttpServer httpsServer;
   private volatile AutoTlsService autoTls;
@@ -103,7 +106,23 @@ public final class HttpSubsystem extends Subsystem {
       final ContentSubsystem content, final ReplicationSubsystem replication,
       final EventLoops loops, final PrometheusRegistry registry, final Clock clock,
       final NodeTuning tuning) {
+    this(settings, certificates, storage, network, content, replication, loops, registry, clock,
+        tuning, NodeBudget.ofThisJvm(settings.config()));
+  }
+
+  /**
+   * As above, the listeners' connections admitted from {@code budget}'s http scope
+   * ({@code RELAY_HTTP_MAX_CONNECTIONS}) and per-IP scopes ({@code RELAY_MAX_CONNECTIONS_PER_IP};
+   * {@code RELAY_TRUSTED_PROXIES} capped only in total).
+   */
+  public HttpSubsystem(final Settings settings, final CertificateStore certificates,
+      final StorageSubsystem storage, final NetworkSubsystem network,
+      final ContentSubsystem content, final ReplicationSubsystem replication,
+      final EventLoops loops, final PrometheusRegistry registry, final Clock clock,
+      final NodeTuning tuning, final NodeBudget budget) {
     this.config = settings.config();
+    this.connections = new HttpConnectionBudget(budget.http(), budget.httpIps(), budget::ipKey,
+        NetworkSubsystem.trustedProxy(settings.config()));
     this.responses = settings.responses();
     this.httpsEndpoint = settings.httpsEndpoint();
     this.certificates = Objects.requireNonNull(certificates, "certificates");
@@ -154,13 +173,16 @@ public final class HttpSubsystem extends Subsystem {
           .prefix(HttpMethod.GET, PinsRoute.PATH + "/", pinsRoute)
           .prefix(HttpMethod.POST, PinsRoute.PATH + "/", pinsRoute)
           .prefix(HttpMethod.DELETE, PinsRoute.PATH + "/", pinsRoute)
+          // The token before the body: anonymous bodies are never aggregated.
+          .authorizedBody(HttpMethod.POST, PinsRoute.PATH, pinsRoute::authorized)
+          .authorizedBody(HttpMethod.POST, PinsRoute.PATH + "/*", pinsRoute::authorized)
           .get(ExportRoutes.EXPORT, exportRoutes.export())
           .streamed(HttpMethod.POST, ExportRoutes.IMPORT,
               refusedWhenFull(exportRoutes.importer(), "import", storage.quota()),
               ExportRoutes.MAX_IMPORT_BYTES, ExportRoutes.CAR_TOO_LARGE)
           .build();
       httpServer = new RelayHttpServer(config.http(), config.cors(), router, responses,
-          httpMetrics, loops);
+          httpMetrics, loops, connections);
       // Start-up time matters (ready in <= 0.8 s): class loading for the first request and the
       // JVM collectors (~100 ms each on a cold JVM) run on the scrape thread while this thread
       // binds. Scrapes queue behind the registration on that single thread, so none misses it.
@@ -269,7 +291,8 @@ public final class HttpSubsystem extends Subsystem {
       return;
     }
     final RelayHttpServer server = RelayHttpServer.https(config.http(), config.https().port(),
-        certificates::current, config.cors(), router, responses, httpMetrics, loops);
+        certificates::current, config.cors(), router, responses, httpMetrics, loops,
+        connections);
     try {
       server.start();
     } catch (final RuntimeException e) {

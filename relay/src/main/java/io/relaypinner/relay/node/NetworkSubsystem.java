@@ -3,6 +3,8 @@ package io.relaypinner.relay.node;
 import static io.relaypinner.common.Failures.rootMessage;
 
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.common.budget.IpRange;
+import io.relaypinner.libp2p.host.ConnectionBudget;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostConfig;
 import io.relaypinner.libp2p.netty.EventLoops;
@@ -25,6 +27,7 @@ import io.relaypinner.relay.network.NodeAddresses;
 import io.relaypinner.relay.tls.CertificateStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -34,6 +37,7 @@ import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -69,13 +73,38 @@ public final class NetworkSubsystem extends Subsystem {
       final ServerTlsSource webSocketTls, final CertificateStore certificates,
       final EventLoops loops, final PrometheusRegistry registry, final Clock clock,
       final NodeTuning tuning) {
+    this(config, identity, advertiser, bootstrapPeers, webSocketTls, certificates, loops,
+        registry, clock, tuning, NodeBudget.ofThisJvm(config));
+  }
+
+  /**
+   * As above, admitting libp2p connections from {@code budget}: its libp2p scope in all
+   * ({@code RELAY_MAX_CONNECTIONS}) and its per-IP scopes ({@code RELAY_MAX_CONNECTIONS_PER_IP},
+   * half-open connections included; {@code RELAY_TRUSTED_PROXIES} capped only in total); the
+   * circuit relay's per-IP caps key addresses as the budget does.
+   */
+  public NetworkSubsystem(final RelayConfig config, final NodeIdentity identity,
+      final AdvertisedAddresses advertiser, final List<Multiaddr> bootstrapPeers,
+      final ServerTlsSource webSocketTls, final CertificateStore certificates,
+      final EventLoops loops, final PrometheusRegistry registry, final Clock clock,
+      final NodeTuning tuning, final NodeBudget budget) {
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(identity, "identity");
     Objects.requireNonNull(webSocketTls, "webSocketTls");
+    Objects.requireNonNull(budget, "budget");
     this.bootstrapPeers = List.copyOf(bootstrapPeers);
+    final Predicate<InetAddress> trustedProxy = trustedProxy(config);
+    if (config.deployment().proxyHostname().isPresent()
+        && config.budget().trustedProxies().isEmpty()) {
+      LOG.warn("PROXY_HOSTNAME is set but RELAY_TRUSTED_PROXIES is not: connections through the "
+          + "proxy all come from its address and share RELAY_MAX_CONNECTIONS_PER_IP ({}); set "
+          + "RELAY_TRUSTED_PROXIES to the proxy's address", config.budget().maxConnectionsPerIp());
+    }
     host = new Host(identity.privateKey(), HostConfig.builder()
         .agentVersion("relay-pinner/" + RelayVersion.VERSION)
         .limits(config.network().connectionLimits())
+        .connectionBudget(new ConnectionBudget(budget.libp2p(), budget.libp2pIps(),
+            budget::ipKey, trustedProxy))
         .webSocketTls(webSocketTls).build(), loops, clock);
     addresses = new NodeAddresses(advertiser, host::listenAddresses, webSocketTls,
         certificates::certificate, identity.autoTlsServingZone(), config.deployedMode());
@@ -97,13 +126,15 @@ public final class NetworkSubsystem extends Subsystem {
       // advertised addresses, which identify (and its pushes) now advertise too.
       host.advertise(addresses::advertised);
       CircuitRelayConfig limits = config.circuit().relay();
-      if (config.deployment().proxyHostname().isPresent()) {
-        // Behind a TLS proxy every browser arrives from the proxy's address: a share per IP
-        // would cap all of them together.
+      if (config.deployment().proxyHostname().isPresent()
+          && config.budget().trustedProxies().isEmpty()) {
+        // Behind a TLS proxy not named in RELAY_TRUSTED_PROXIES every browser arrives from the
+        // proxy's address: a share per IP would cap all of them together.
         limits = limits.toBuilder().maxReservationsPerIp(CircuitRelayConfig.MAX_RESERVATIONS)
-            .build();
+            .maxCircuitsPerIp(CircuitRelayConfig.MAX_CIRCUITS).build();
       }
-      relay = CircuitRelay.start(host, limits, clock, addresses::advertised);
+      relay = CircuitRelay.start(host, limits, clock, addresses::advertised,
+          CircuitRelay.ipKeys(budget::ipKey, trustedProxy));
       CircuitRelayMetrics.register(registry, relay);
       // AutoNAT v1 server: in deployed mode it never dials private addresses.
       nat = AutoNat.start(host, tuning.autoNat(), clock,
@@ -156,6 +187,19 @@ public final class NetworkSubsystem extends Subsystem {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while binding " + address, e);
     }
+  }
+
+  /** Whether {@code address} is one of {@code RELAY_TRUSTED_PROXIES}. */
+  static Predicate<InetAddress> trustedProxy(final RelayConfig config) {
+    final List<IpRange> proxies = config.budget().trustedProxies();
+    return address -> {
+      for (final IpRange range : proxies) {
+        if (range.contains(address)) {
+          return true;
+        }
+      }
+      return false;
+    };
   }
 
   private static Multiaddr address(final boolean ipv6, final String host, final int port,

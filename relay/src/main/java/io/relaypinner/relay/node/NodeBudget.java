@@ -6,6 +6,7 @@ import io.relaypinner.common.budget.LimitListener;
 import io.relaypinner.common.budget.Limits;
 import io.relaypinner.common.budget.Resource;
 import io.relaypinner.common.budget.Scope;
+import io.relaypinner.relay.config.RelayConfig;
 import java.net.InetAddress;
 import java.util.EnumMap;
 import java.util.Locale;
@@ -124,6 +125,16 @@ public final class NodeBudget {
   /** Sized from this JVM's heap. */
   public static NodeBudget ofThisJvm(final Sizes sizes) {
     return new NodeBudget(Runtime.getRuntime().maxMemory(), sizes, LimitListener.NONE);
+  }
+
+  /**
+   * Sized from this JVM's heap and {@code config}'s {@code RELAY_MAX_CONNECTIONS},
+   * {@code RELAY_MAX_CONNECTIONS_PER_IP}, {@code RELAY_HTTP_MAX_CONNECTIONS} and prefix lengths.
+   */
+  public static NodeBudget ofThisJvm(final RelayConfig config) {
+    return ofThisJvm(new Sizes(config.network().maxConnections(),
+        config.budget().maxConnectionsPerIp(), config.budget().httpMaxConnections(),
+        config.budget().prefix()));
   }
 
   public long maxHeap() {

@@ -65,6 +65,14 @@ public final class PinsRoute implements RouteHandler {
     this.json = responses.mapper();
   }
 
+  /**
+   * Whether a request with {@code authorization} (the header, or null) presents an accepted
+   * token: checked on the head, before the body is read ({@code Router.Builder#authorizedBody}).
+   */
+  public boolean authorized(final String authorization) {
+    return auth.token(authorization).isPresent();
+  }
+
   @Override
   public CompletableFuture<FullHttpResponse> handle(final RouteRequest request) {
     final Optional<String> owner = auth.token(request.headers().get(

@@ -9,6 +9,8 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
@@ -46,6 +48,13 @@ class HttpPipelineTest {
       })
       .getPrefix("/ipfs/", RouteHandler.sync(r -> HttpResponses.text(HttpResponseStatus.OK,
           r.path())))
+      // A token-protected route with a body: checks the token first, as the real ones do.
+      .post("/guarded", RouteHandler.sync(r -> "Bearer s3cret".equals(
+          r.headers().get(HttpHeaderNames.AUTHORIZATION))
+          ? HttpResponses.text(HttpResponseStatus.OK, r.content().toString(StandardCharsets.UTF_8))
+          : HttpResponses.text(HttpResponseStatus.UNAUTHORIZED,
+              "unauthorized, body of " + r.content().readableBytes())))
+      .authorizedBody(HttpMethod.POST, "/guarded", "Bearer s3cret"::equals)
       .build();
   private EmbeddedChannel channel;
 
@@ -432,6 +441,54 @@ class HttpPipelineTest {
         .contains("relay_http_request_errors_total{reason=\"method_not_allowed\"} 1.0")
         .contains("relay_http_request_errors_total{reason=\"payload_too_large\"} 0.0")
         .contains("relay_http_connections_active 1.0");
+  }
+
+  @Test
+  void pipelining_shouldPauseReading_assoonAsOneRequestWaitsBehindTheOneServed() {
+    final EmbeddedChannel ch = open();
+    send(ch, "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n");
+    assertThat(ch.config().isAutoRead()).isTrue();
+    send(ch, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc");
+    assertThat(ch.config().isAutoRead()).as("one aggregated request waits: no more read")
+        .isFalse();
+    assertThat(HttpDispatcher.MAX_QUEUED).isEqualTo(1);
+    slow.complete(HttpResponses.text(HttpResponseStatus.OK, "slow"));
+    ch.runPendingTasks();
+    assertThat(ch.config().isAutoRead()).isTrue();
+  }
+
+  @Test
+  void tokenProtectedRoute_shouldAnswer401WithoutAggregatingTheBody_andStayUsable()
+      throws IOException {
+    final EmbeddedChannel ch = open();
+    final String body = "x".repeat(40_000);
+    send(ch, "POST /guarded HTTP/1.1\r\nHost: a\r\nContent-Length: " + body.length()
+        + "\r\n\r\n" + body.substring(0, 10_000));
+    // Answered on the head, before the rest of the body arrived; the route saw no body.
+    RawHttpResponse refused = RawHttpResponse.read(output(ch), false);
+    assertThat(refused.status()).isEqualTo(401);
+    assertThat(refused.bodyText()).isEqualTo("unauthorized, body of 0");
+    // The rest of the body is read and dropped; the connection serves the next request.
+    send(ch, body.substring(10_000));
+    assertThat(exchange(ch, "POST /guarded HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer s3cret"
+        + "\r\nContent-Length: 5\r\n\r\nhello").bodyText()).isEqualTo("hello");
+    // Chunked, without a token: the same.
+    refused = exchange(ch, "POST /guarded HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked"
+        + "\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+    assertThat(refused.status()).isEqualTo(401);
+    assertThat(ch.isOpen()).isTrue();
+  }
+
+  @Test
+  void tokenProtectedRoute_shouldCloseTheConnection_whenARefusedBodyGoesOnTooLong() {
+    final EmbeddedChannel ch = open();
+    send(ch, "POST /guarded HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n");
+    final String chunk = "x".repeat(64 * 1024);
+    for (long sent = 0; sent <= BodyAuthorizationHandler.MAX_DISCARDED && ch.isOpen();
+        sent += chunk.length()) {
+      send(ch, Integer.toHexString(chunk.length()) + "\r\n" + chunk + "\r\n");
+    }
+    assertThat(ch.isOpen()).isFalse();
   }
 
   @Test

@@ -81,4 +81,18 @@ class RouterTest {
     assertThat(HttpDispatcher.pathOf("http://relay.example")).isEqualTo("/");
     assertThat(HttpDispatcher.pathOf("*")).isEqualTo("*");
   }
+
+  @Test
+  void bodyAuthorized_shouldAskTheCheckOfTheExactOrLongestPrefixRoute_andPassEveryOther() {
+    final Router router = Router.builder()
+        .authorizedBody(HttpMethod.POST, "/pins", "Bearer a"::equals)
+        .authorizedBody(HttpMethod.POST, "/pins/*", "Bearer b"::equals)
+        .build();
+    assertThat(router.bodyAuthorized(HttpMethod.POST, "/pins", "Bearer a")).isTrue();
+    assertThat(router.bodyAuthorized(HttpMethod.POST, "/pins", null)).isFalse();
+    assertThat(router.bodyAuthorized(HttpMethod.POST, "/pins/abc", "Bearer a")).isFalse();
+    assertThat(router.bodyAuthorized(HttpMethod.POST, "/pins/abc", "Bearer b")).isTrue();
+    assertThat(router.bodyAuthorized(HttpMethod.PUT, "/pins", null)).isTrue();
+    assertThat(router.bodyAuthorized(HttpMethod.POST, "/echo", null)).isTrue();
+  }
 }

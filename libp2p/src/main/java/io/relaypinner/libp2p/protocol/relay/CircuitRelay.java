@@ -3,6 +3,7 @@ package io.relaypinner.libp2p.protocol.relay;
 import com.google.protobuf.ByteString;
 import io.netty.channel.Channel;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.relaypinner.common.budget.IpPrefix;
 import io.relaypinner.libp2p.host.Connection;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostListener;
@@ -18,6 +19,9 @@ import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.multiformats.MultiaddrProtocol;
 import io.relaypinner.multiformats.MultiformatException;
 import io.relaypinner.multiformats.PeerId;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashSet;
@@ -26,6 +30,8 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,13 +57,15 @@ public final class CircuitRelay implements AutoCloseable {
   private final Host host;
   private final CircuitRelayEngine engine;
   private final Supplier<List<Multiaddr>> addresses;
+  private final Function<Connection, String> ipKey;
   private final ScheduledFuture<?> sweeper;
 
   private CircuitRelay(final Host host, final CircuitRelayEngine engine,
-      final Supplier<List<Multiaddr>> addresses) {
+      final Supplier<List<Multiaddr>> addresses, final Function<Connection, String> ipKey) {
     this.host = host;
     this.engine = engine;
     this.addresses = addresses;
+    this.ipKey = ipKey;
     this.sweeper = host.eventLoops().group().scheduleAtFixedRate(engine::expire,
         EXPIRY_SWEEP.toMillis(), EXPIRY_SWEEP.toMillis(), TimeUnit.MILLISECONDS);
   }
@@ -70,8 +78,24 @@ public final class CircuitRelay implements AutoCloseable {
    */
   public static CircuitRelay start(final Host host, final CircuitRelayConfig config,
       final Clock clock, final Supplier<List<Multiaddr>> addresses) {
+    return start(host, config, clock, addresses,
+        ipKeys(IpPrefix.DEFAULT::key, address -> false));
+  }
+
+  /**
+   * Starts the relay on {@code host}, keying the per-IP caps with {@code ipKey} (see
+   * {@link #ipKeys}).
+   *
+   * @param addresses the relay's public addresses (without {@code /p2p}), read for every
+   *     reservation; the host's listen addresses when nothing better is known
+   * @param ipKey a connection's IP key for the per-IP caps, or null for one not capped per IP
+   */
+  public static CircuitRelay start(final Host host, final CircuitRelayConfig config,
+      final Clock clock, final Supplier<List<Multiaddr>> addresses,
+      final Function<Connection, String> ipKey) {
     final CircuitRelay relay = new CircuitRelay(Objects.requireNonNull(host, "host"),
-        new CircuitRelayEngine(config, clock), Objects.requireNonNull(addresses, "addresses"));
+        new CircuitRelayEngine(config, clock), Objects.requireNonNull(addresses, "addresses"),
+        Objects.requireNonNull(ipKey, "ipKey"));
     host.addListener(new HostListener() {
       @Override
       public void connectionClosed(final Connection connection) {
@@ -103,7 +127,7 @@ public final class CircuitRelay implements AutoCloseable {
     final Connection connection = hop.connection();
     final PeerId peer = connection.remotePeer();
     final CircuitRelayEngine.ReserveOutcome outcome = engine.reserve(peer, connection,
-        ipOf(connection.remoteAddress()));
+        ipKey.apply(connection));
     if (outcome instanceof Refused refused) {
       LOG.debug("reservation of {} refused: {}", peer, refused.reason().label());
       hop.refuse(refused.reason(), false);
@@ -177,7 +201,8 @@ public final class CircuitRelay implements AutoCloseable {
       hop.refuse(RelayRefusal.MALFORMED, true);
       return;
     }
-    final CircuitRelayEngine.CircuitOutcome outcome = engine.openCircuit(source, destination);
+    final CircuitRelayEngine.CircuitOutcome outcome = engine.openCircuit(source,
+        ipKey.apply(hop.connection()), destination);
     if (outcome instanceof Refused refused) {
       hop.refuse(refused.reason(), false);
       return;
@@ -241,10 +266,43 @@ public final class CircuitRelay implements AutoCloseable {
         circuit.destination());
   }
 
-  private static String ipOf(final Multiaddr address) {
-    return address.valueOf(MultiaddrProtocol.IP4)
-        .or(() -> address.valueOf(MultiaddrProtocol.IP6))
-        .orElse(address.toString());
+  /**
+   * IP keys of connections: {@code key} of the remote address (the budget's
+   * {@code IpPrefix}: IPv4 /32, IPv6 /64), null (not capped per IP) for an address
+   * {@code exempt} says carries many clients (a trusted reverse proxy). A connection without an
+   * IP address is keyed by its remote multiaddr.
+   */
+  public static Function<Connection, String> ipKeys(final Function<InetAddress, String> key,
+      final Predicate<InetAddress> exempt) {
+    Objects.requireNonNull(key, "key");
+    Objects.requireNonNull(exempt, "exempt");
+    return connection -> {
+      final InetAddress address = addressOf(connection);
+      if (address == null) {
+        return connection.remoteAddress().toString();
+      }
+      return exempt.test(address) ? null : key.apply(address);
+    };
+  }
+
+  private static InetAddress addressOf(final Connection connection) {
+    if (connection.channel() != null
+        && connection.channel().remoteAddress() instanceof InetSocketAddress inet
+        && inet.getAddress() != null) {
+      return inet.getAddress();
+    }
+    final Multiaddr address = connection.remoteAddress();
+    final String ip = address.valueOf(MultiaddrProtocol.IP4)
+        .or(() -> address.valueOf(MultiaddrProtocol.IP6)).orElse(null);
+    if (ip == null) {
+      return null;
+    }
+    try {
+      // Numeric text from a multiaddr: no lookup.
+      return InetAddress.getByName(ip);
+    } catch (final UnknownHostException e) {
+      return null;
+    }
   }
 
   /** Stops the expiry sweep and answers no more hop streams. */

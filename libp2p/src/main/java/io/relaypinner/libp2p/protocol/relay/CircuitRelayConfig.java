@@ -14,13 +14,17 @@ import java.util.Objects;
  * @param hopTimeout how long a hop stream may take from its opening to the end of its exchange
  *     (reading the request; for CONNECT also the stop exchange with the target)
  * @param maxReservations reservations held at once (0 = unlimited)
- * @param maxReservationsPerIp reservations held at once by peers behind one IP address
+ * @param maxReservationsPerIp reservations held at once by peers behind one IP key (IPv4
+ *     address, IPv6 /64 by default: what {@link CircuitRelay} is given to key addresses with)
  * @param reservationTtl how long a reservation lasts unless refreshed (0 = while connected; the
  *     reservation then advertises an expiry {@link #OPEN_ENDED_ADVERTISED_TTL} ahead)
  * @param defaultDataLimit bytes each circuit may carry in each direction (0 = unlimited)
  * @param defaultDurationLimit how long each circuit may stay open (0 = unlimited)
  * @param maxCircuits circuits open at once
  * @param maxCircuitsPerPeer circuits open at once with one peer as source or destination
+ * @param maxCircuitsPerIp circuits open at once whose source connection or destination
+ *     reservation is from one IP key (PeerIds are free: without it one host holds every
+ *     circuit, each 10 GiB and 20 min, and uses the relay as a bandwidth proxy)
  * @param maxMessageSize largest hop or stop message accepted (go-libp2p and js-libp2p: 4 KiB)
  */
 public record CircuitRelayConfig(
@@ -32,6 +36,7 @@ public record CircuitRelayConfig(
     Duration defaultDurationLimit,
     int maxCircuits,
     int maxCircuitsPerPeer,
+    int maxCircuitsPerIp,
     int maxMessageSize) {
 
   public static final Duration DEFAULT_HOP_TIMEOUT = Duration.ofSeconds(300);
@@ -42,6 +47,8 @@ public record CircuitRelayConfig(
   public static final Duration DEFAULT_DURATION_LIMIT = Duration.ofMinutes(20);
   public static final int DEFAULT_MAX_CIRCUITS = 1_024;
   public static final int DEFAULT_MAX_CIRCUITS_PER_PEER = 16;
+  /** Two peers' worth: a household behind one address, not a bandwidth proxy (1/32 of all). */
+  public static final int DEFAULT_MAX_CIRCUITS_PER_IP = 32;
   public static final int DEFAULT_MAX_MESSAGE_SIZE = 4_096;
   /** The expiry a reservation advertises when {@link #reservationTtl} is zero. */
   public static final Duration OPEN_ENDED_ADVERTISED_TTL = Duration.ofHours(1);
@@ -67,6 +74,7 @@ public record CircuitRelayConfig(
     nonNegative("defaultDurationLimit", defaultDurationLimit, MAX_DURATION_LIMIT);
     range("maxCircuits", maxCircuits, 1, MAX_CIRCUITS);
     range("maxCircuitsPerPeer", maxCircuitsPerPeer, 1, MAX_CIRCUITS);
+    range("maxCircuitsPerIp", maxCircuitsPerIp, 1, MAX_CIRCUITS);
     range("maxMessageSize", maxMessageSize, 256, 64 * 1024);
   }
 
@@ -105,7 +113,7 @@ public record CircuitRelayConfig(
         .maxReservationsPerIp(maxReservationsPerIp).reservationTtl(reservationTtl)
         .defaultDataLimit(defaultDataLimit).defaultDurationLimit(defaultDurationLimit)
         .maxCircuits(maxCircuits).maxCircuitsPerPeer(maxCircuitsPerPeer)
-        .maxMessageSize(maxMessageSize);
+        .maxCircuitsPerIp(maxCircuitsPerIp).maxMessageSize(maxMessageSize);
   }
 
   /** Builds a {@link CircuitRelayConfig}; {@link #build()} validates. */
@@ -118,6 +126,7 @@ public record CircuitRelayConfig(
     private Duration defaultDurationLimit = DEFAULT_DURATION_LIMIT;
     private int maxCircuits = DEFAULT_MAX_CIRCUITS;
     private int maxCircuitsPerPeer = DEFAULT_MAX_CIRCUITS_PER_PEER;
+    private int maxCircuitsPerIp = DEFAULT_MAX_CIRCUITS_PER_IP;
     private int maxMessageSize = DEFAULT_MAX_MESSAGE_SIZE;
 
     private Builder() {}
@@ -162,6 +171,12 @@ public record CircuitRelayConfig(
       return this;
     }
 
+    /** Default {@value CircuitRelayConfig#DEFAULT_MAX_CIRCUITS_PER_IP}. */
+    public Builder maxCircuitsPerIp(final int value) {
+      this.maxCircuitsPerIp = value;
+      return this;
+    }
+
     public Builder maxMessageSize(final int value) {
       this.maxMessageSize = value;
       return this;
@@ -175,7 +190,7 @@ public record CircuitRelayConfig(
     public CircuitRelayConfig build() {
       return new CircuitRelayConfig(hopTimeout, maxReservations, maxReservationsPerIp,
           reservationTtl, defaultDataLimit, defaultDurationLimit, maxCircuits,
-          maxCircuitsPerPeer, maxMessageSize);
+          maxCircuitsPerPeer, maxCircuitsPerIp, maxMessageSize);
     }
   }
 }

@@ -14,10 +14,16 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The state of a circuit relay v2 hop service (libp2p/specs relay/circuit-v2.md), without Netty:
- * reservations (one per peer, refreshed in place, bounded in total and per IP, expiring on the
- * injected {@link Clock}, released when the connection that made them closes) and circuits
- * (bounded in total and per peer, each with the configured data and duration limits). Counts
- * refusals by {@link RelayRefusal}, circuit ends by {@link CircuitEnd}, and bytes relayed.
+ * reservations (one per peer, refreshed in place, bounded in total and per IP key, expiring on
+ * the injected {@link Clock}, released when the connection that made them closes) and circuits
+ * (bounded in total, per peer and per IP key, each with the configured data and duration
+ * limits). Counts refusals by {@link RelayRefusal}, circuit ends by {@link CircuitEnd}, and
+ * bytes relayed.
+ *
+ * <p>IP keys are what the caller makes of a connection's remote address: by default IPv4 /32
+ * and IPv6 /64 ({@code io.relaypinner.common.budget.IpPrefix}), since PeerIds are free and an
+ * IPv6 host has a whole /64 of addresses. A null key (a trusted proxy's connection, which
+ * carries many clients) is capped only in total and per peer.
  *
  * <p>Thread-safe: hop streams of every event loop call it; each call is short and never blocks.
  */
@@ -27,7 +33,7 @@ public final class CircuitRelayEngine {
    *
    * @param peer the reserving peer
    * @param holder the connection (an opaque key) whose closing releases it
-   * @param ip the IP address it counts against
+   * @param ip the IP key it counts against; null: none (not capped per IP)
    * @param expires when it lapses unless refreshed; {@link Instant#MAX} when the TTL is zero
    */
   public record Reservation(PeerId peer, Object holder, String ip, Instant expires) {}
@@ -58,15 +64,20 @@ public final class CircuitRelayEngine {
    * @param destinationHolder the connection holding the destination's reservation
    * @param dataLimit bytes allowed in each direction (0 = unlimited)
    * @param durationLimit how long it may stay open (zero = unlimited)
+   * @param sourceIp the IP key of the source's connection it counts against, or null
+   * @param destinationIp the IP key of the destination's reservation it counts against, or null
+   *     (also null when the same as {@code sourceIp}: a circuit counts once per key)
    */
   public record Circuit(long id, PeerId source, PeerId destination, Object destinationHolder,
-      long dataLimit, Duration durationLimit) implements CircuitOutcome {}
+      long dataLimit, Duration durationLimit, String sourceIp, String destinationIp)
+      implements CircuitOutcome {}
 
   private final CircuitRelayConfig config;
   private final Clock clock;
   private final Map<PeerId, Reservation> reservations = new HashMap<>();
   private final Map<String, Integer> reservationsPerIp = new HashMap<>();
   private final Map<PeerId, Integer> circuitsPerPeer = new HashMap<>();
+  private final Map<String, Integer> circuitsPerIp = new HashMap<>();
   private int circuits;
   private long nextCircuitId;
   private final Map<RelayRefusal, AtomicLong> refusals = new EnumMap<>(RelayRefusal.class);
@@ -94,9 +105,10 @@ public final class CircuitRelayEngine {
   }
 
   /**
-   * A RESERVE from {@code peer} over the connection {@code holder} from {@code ip}. A peer that
-   * holds a reservation has it refreshed in place (new expiry, same slot; it moves to the new
-   * connection and IP), so reconnecting and refreshing never need a free slot.
+   * A RESERVE from {@code peer} over the connection {@code holder} from the IP key {@code ip}
+   * (null: not capped per IP). A peer that holds a reservation has it refreshed in place (new
+   * expiry, same slot; it moves to the new connection and IP), so reconnecting and refreshing
+   * never need a free slot.
    */
   public synchronized ReserveOutcome reserve(final PeerId peer, final Object holder,
       final String ip) {
@@ -107,10 +119,10 @@ public final class CircuitRelayEngine {
       if (config.maxReservations() > 0 && reservations.size() >= config.maxReservations()) {
         return refuse(RelayRefusal.RESERVATION_LIMIT);
       }
-      if (reservationsPerIp.getOrDefault(ip, 0) >= config.maxReservationsPerIp()) {
+      if (ip != null && reservationsPerIp.getOrDefault(ip, 0) >= config.maxReservationsPerIp()) {
         return refuse(RelayRefusal.IP_RESERVATION_LIMIT);
       }
-    } else if (!existing.ip().equals(ip)
+    } else if (ip != null && !ip.equals(existing.ip())
         && reservationsPerIp.getOrDefault(ip, 0) >= config.maxReservationsPerIp()) {
       return refuse(RelayRefusal.IP_RESERVATION_LIMIT);
     }
@@ -124,7 +136,9 @@ public final class CircuitRelayEngine {
       reservationsMade.incrementAndGet();
     }
     reservations.put(peer, reservation);
-    reservationsPerIp.merge(ip, 1, Integer::sum);
+    if (ip != null) {
+      reservationsPerIp.merge(ip, 1, Integer::sum);
+    }
     final Instant advertised = ttl.isZero() ? now.plus(CircuitRelayConfig.OPEN_ENDED_ADVERTISED_TTL)
         : expires;
     return new Reserved(reservation, advertised.getEpochSecond(), existing != null);
@@ -154,10 +168,22 @@ public final class CircuitRelayEngine {
   }
 
   /**
-   * A CONNECT from {@code source} to {@code destination}: admitted when the destination holds a
-   * reservation and the circuit caps allow.
+   * A CONNECT from {@code source} to {@code destination}, the source's IP unknown (not capped
+   * per IP on the source's side).
    */
-  public synchronized CircuitOutcome openCircuit(final PeerId source, final PeerId destination) {
+  public CircuitOutcome openCircuit(final PeerId source, final PeerId destination) {
+    return openCircuit(source, null, destination);
+  }
+
+  /**
+   * A CONNECT from {@code source}, connected from the IP key {@code sourceIp} (null: not capped
+   * per IP), to {@code destination}: admitted when the destination holds a reservation and the
+   * circuit caps allow: in total, per peer (source and destination) and per IP key (the
+   * source's connection and the destination's reservation; a circuit between two peers of one
+   * key counts once).
+   */
+  public synchronized CircuitOutcome openCircuit(final PeerId source, final String sourceIp,
+      final PeerId destination) {
     expire(clock.instant());
     final Reservation reservation = reservations.get(destination);
     if (reservation == null) {
@@ -170,12 +196,27 @@ public final class CircuitRelayEngine {
         || circuitsPerPeer.getOrDefault(destination, 0) >= config.maxCircuitsPerPeer()) {
       return refuse(RelayRefusal.PEER_CIRCUIT_LIMIT);
     }
+    final String destinationIp = reservation.ip() == null || reservation.ip().equals(sourceIp)
+        ? null : reservation.ip();
+    if (ipFull(sourceIp) || ipFull(destinationIp)) {
+      return refuse(RelayRefusal.IP_CIRCUIT_LIMIT);
+    }
     circuits++;
     circuitsPerPeer.merge(source, 1, Integer::sum);
     circuitsPerPeer.merge(destination, 1, Integer::sum);
+    if (sourceIp != null) {
+      circuitsPerIp.merge(sourceIp, 1, Integer::sum);
+    }
+    if (destinationIp != null) {
+      circuitsPerIp.merge(destinationIp, 1, Integer::sum);
+    }
     circuitsOpened.incrementAndGet();
     return new Circuit(++nextCircuitId, source, destination, reservation.holder(),
-        config.defaultDataLimit(), config.defaultDurationLimit());
+        config.defaultDataLimit(), config.defaultDurationLimit(), sourceIp, destinationIp);
+  }
+
+  private boolean ipFull(final String ip) {
+    return ip != null && circuitsPerIp.getOrDefault(ip, 0) >= config.maxCircuitsPerIp();
   }
 
   /** A circuit admitted by {@link #openCircuit} ended (or never got going). */
@@ -183,6 +224,12 @@ public final class CircuitRelayEngine {
     circuits--;
     decrement(circuitsPerPeer, circuit.source());
     decrement(circuitsPerPeer, circuit.destination());
+    if (circuit.sourceIp() != null) {
+      decrement(circuitsPerIp, circuit.sourceIp());
+    }
+    if (circuit.destinationIp() != null) {
+      decrement(circuitsPerIp, circuit.destinationIp());
+    }
     ends.get(end).incrementAndGet();
   }
 
@@ -208,7 +255,9 @@ public final class CircuitRelayEngine {
       final Reservation reservation = it.next();
       if (!reservation.expires().isAfter(now)) {
         it.remove();
-        decrement(reservationsPerIp, reservation.ip());
+        if (reservation.ip() != null) {
+          decrement(reservationsPerIp, reservation.ip());
+        }
         reservationsExpired.incrementAndGet();
         removed++;
       }
@@ -218,7 +267,9 @@ public final class CircuitRelayEngine {
 
   private void remove(final Reservation reservation) {
     reservations.remove(reservation.peer());
-    decrement(reservationsPerIp, reservation.ip());
+    if (reservation.ip() != null) {
+      decrement(reservationsPerIp, reservation.ip());
+    }
   }
 
   private static <K> void decrement(final Map<K, Integer> counts, final K key) {
@@ -238,6 +289,11 @@ public final class CircuitRelayEngine {
   /** IP addresses with at least one reservation (bounded by the reservations). */
   public synchronized int reservingIps() {
     return reservationsPerIp.size();
+  }
+
+  /** IP keys with at least one open circuit (bounded by twice the circuits). */
+  public synchronized int ipsWithCircuits() {
+    return circuitsPerIp.size();
   }
 
   /** Peers with at least one open circuit (bounded by twice the circuits). */

@@ -10,7 +10,7 @@ import java.util.Locale;
 public enum RelayRefusal {
   /** {@link CircuitRelayConfig#maxReservations()} reached by other peers. */
   RESERVATION_LIMIT(Status.RESERVATION_REFUSED),
-  /** {@link CircuitRelayConfig#maxReservationsPerIp()} reached by other peers on that IP. */
+  /** {@link CircuitRelayConfig#maxReservationsPerIp()} reached by other peers on that IP key. */
   IP_RESERVATION_LIMIT(Status.RESERVATION_REFUSED),
   /** A request over a relayed connection (relays do not chain). */
   RELAYED_CONNECTION(Status.PERMISSION_DENIED),
@@ -20,6 +20,11 @@ public enum RelayRefusal {
   CIRCUIT_LIMIT(Status.RESOURCE_LIMIT_EXCEEDED),
   /** {@link CircuitRelayConfig#maxCircuitsPerPeer()} reached for the source or destination. */
   PEER_CIRCUIT_LIMIT(Status.RESOURCE_LIMIT_EXCEEDED),
+  /**
+   * {@link CircuitRelayConfig#maxCircuitsPerIp()} reached for the source's or the destination's
+   * IP key (IPv4 /32, IPv6 /64): PeerIds are free, one host must not hold every circuit.
+   */
+  IP_CIRCUIT_LIMIT(Status.RESOURCE_LIMIT_EXCEEDED),
   /** The stop exchange with the destination failed, was refused or timed out. */
   CONNECTION_FAILED(Status.CONNECTION_FAILED),
   /** A message that does not parse or lacks a required field. */

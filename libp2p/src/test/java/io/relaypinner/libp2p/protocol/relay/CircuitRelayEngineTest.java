@@ -150,6 +150,63 @@ class CircuitRelayEngineTest {
   }
 
   @Test
+  void openCircuit_shouldCapCircuitsPerIpKey_whateverThePeerIds_andFreeThemWhenCircuitsEnd() {
+    final CircuitRelayEngine engine = engine(CircuitRelayConfig.builder().maxCircuitsPerIp(2));
+    final PeerId target = peer();
+    final PeerId honestTarget = peer();
+    engine.reserve(target, connection1, "198.51.100.1/32");
+    engine.reserve(honestTarget, connection2, "192.0.2.9/32");
+    // Fresh PeerIds from one IP key: the key's share, then refused whoever asks.
+    final Circuit first = (Circuit) engine.openCircuit(peer(), "203.0.113.7/32", target);
+    assertThat(first.sourceIp()).isEqualTo("203.0.113.7/32");
+    assertThat(first.destinationIp()).isEqualTo("198.51.100.1/32");
+    assertThat(engine.openCircuit(peer(), "203.0.113.7/32", target)).isInstanceOf(Circuit.class);
+    assertThat(engine.openCircuit(peer(), "203.0.113.7/32", honestTarget))
+        .isEqualTo(new Refused(RelayRefusal.IP_CIRCUIT_LIMIT));
+    // The destination's key is full too: nobody opens more circuits to it.
+    assertThat(engine.openCircuit(peer(), "192.0.2.1/32", target))
+        .isEqualTo(new Refused(RelayRefusal.IP_CIRCUIT_LIMIT));
+    assertThat(engine.refusals().get(RelayRefusal.IP_CIRCUIT_LIMIT)).isEqualTo(2);
+    // Another key still gets its circuits; a trusted proxy's connections (null) are not keyed.
+    assertThat(engine.openCircuit(peer(), "192.0.2.1/32", honestTarget))
+        .isInstanceOf(Circuit.class);
+    assertThat(engine.openCircuit(peer(), null, honestTarget)).isInstanceOf(Circuit.class);
+    assertThat(engine.ipsWithCircuits()).isEqualTo(4);
+
+    engine.circuitEnded(first, CircuitEnd.CLOSED);
+    assertThat(engine.openCircuit(peer(), "203.0.113.7/32", target)).isInstanceOf(Circuit.class);
+  }
+
+  @Test
+  void openCircuit_shouldCountACircuitOnce_whenBothEndsShareAnIpKey() {
+    final CircuitRelayEngine engine = engine(CircuitRelayConfig.builder().maxCircuitsPerIp(2));
+    final PeerId a = peer();
+    final PeerId b = peer();
+    engine.reserve(a, connection1, "203.0.113.7/32");
+    engine.reserve(b, connection2, "203.0.113.7/32");
+    final Circuit circuit = (Circuit) engine.openCircuit(peer(), "203.0.113.7/32", a);
+    assertThat(circuit.destinationIp()).isNull();
+    assertThat(engine.openCircuit(peer(), "203.0.113.7/32", b)).isInstanceOf(Circuit.class);
+    assertThat(engine.openCircuit(peer(), "203.0.113.7/32", b))
+        .isEqualTo(new Refused(RelayRefusal.IP_CIRCUIT_LIMIT));
+    engine.circuitEnded(circuit, CircuitEnd.RESET);
+    assertThat(engine.ipsWithCircuits()).isEqualTo(1);
+  }
+
+  @Test
+  void reserve_shouldNotCapAnUnkeyedConnectionPerIp() {
+    final CircuitRelayEngine engine = engine(CircuitRelayConfig.builder().maxReservationsPerIp(1));
+    for (int i = 0; i < 3; i++) {
+      assertThat(engine.reserve(peer(), new Object(), null)).isInstanceOf(Reserved.class);
+    }
+    assertThat(engine.reservingIps()).isZero();
+    final PeerId moving = peer();
+    engine.reserve(moving, connection1, null);
+    assertThat(engine.reserve(moving, connection2, "10.0.0.1")).isInstanceOf(Reserved.class);
+    assertThat(engine.reservingIps()).isEqualTo(1);
+  }
+
+  @Test
   void config_shouldRejectOutOfRangeLimits() {
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> CircuitRelayConfig.builder()
         .hopTimeout(Duration.ZERO).build()).hasMessageContaining("hopTimeout");

@@ -1,0 +1,232 @@
+package io.relaypinner.relay.network;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.common.budget.Resource;
+import io.relaypinner.common.budget.Scope;
+import io.relaypinner.libp2p.crypto.KeyType;
+import io.relaypinner.libp2p.crypto.Keys;
+import io.relaypinner.libp2p.crypto.PrivateKey;
+import io.relaypinner.libp2p.host.Connection;
+import io.relaypinner.libp2p.host.Host;
+import io.relaypinner.libp2p.host.HostConfig;
+import io.relaypinner.libp2p.host.LimitCounters.Limit;
+import io.relaypinner.libp2p.netty.EventLoops;
+import io.relaypinner.multiformats.Multiaddr;
+import io.relaypinner.relay.RelayNode;
+import io.relaypinner.relay.config.RelayConfig;
+import io.relaypinner.relay.identity.NodeIdentity;
+import io.relaypinner.relay.testing.PrometheusTextParser;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 36's attack on libp2p admission, in process: 1,100 silent TCP connections from
+ * 127.0.0.2 (Linux routes all of 127/8 to lo; the attacker binds its sockets there), re-opened
+ * as the relay closes them, while honest peers dial from 127.0.0.1. With the shipped defaults
+ * ({@code RELAY_MAX_CONNECTIONS} 1,024, {@code RELAY_MAX_CONNECTIONS_PER_IP} 64) 127.0.0.2 holds
+ * at most 64 half-open slots and the honest dials succeed; before the per-IP budget the flood
+ * held all 1,024 for the 10 s handshake, again and again, and both honest dials failed.
+ *
+ * <p>To move onto the process harness (a relay JVM with the launcher's memory settings) once it
+ * is merged.
+ */
+class HalfOpenFloodIT {
+  private static final int ATTACK_SOCKETS = 1_100;
+  private static final long REOPEN_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+
+  private final SecureRandom random = new SecureRandom();
+  private final EventLoops loops = EventLoops.create(1, "flood-clients");
+  private final HttpClient http = HttpClient.newHttpClient();
+  private RelayNode node;
+  private Attacker attacker;
+  @TempDir
+  Path dataDir;
+
+  @AfterEach
+  void close() throws Exception {
+    if (attacker != null) {
+      attacker.stop();
+    }
+    if (node != null) {
+      node.close();
+    }
+    loops.shutdownGracefully(Duration.ofSeconds(2));
+  }
+
+  @Test
+  void halfOpenFloodFromOneIp_shouldHoldOnlyItsShare_whileHonestPeersConnect() throws Exception {
+    final RelayConfig config = RelayConfig.fromEnvironment(Map.of(
+        "DATASTORE_PATH", dataDir.toString(), "METRICS_HOST", "127.0.0.1", "METRICS_PORT", "0",
+        "RELAY_LISTEN_IPV4", "127.0.0.1", "RELAY_TCP_PORT", "0", "RELAY_WS_PORT", "0",
+        "RELAY_DISABLE_IPV6", "true"));
+    final PrivateKey key = Keys.generate(KeyType.ED25519, random);
+    node = new RelayNode(config, new NodeIdentity(key, key.publicKey().peerId(),
+        NodeIdentity.servingZone(key.publicKey().peerId(), "libp2p.direct"),
+        NodeIdentity.Source.ENVIRONMENT), new PrometheusRegistry(), Clock.systemUTC());
+    node.start();
+    final Host relay = node.network().host();
+    final Multiaddr target = relay.listenAddresses().get(0).withPeerId(relay.peerId());
+    final InetSocketAddress tcp = new InetSocketAddress("127.0.0.1",
+        Integer.parseInt(target.toString().split("/")[4]));
+
+    attacker = new Attacker(new InetSocketAddress("127.0.0.2", 0), tcp);
+    attacker.openAll(ATTACK_SOCKETS);
+    final Thread loop = new Thread(attacker::run, "half-open-attacker");
+    loop.setDaemon(true);
+    loop.start();
+    // Every one beyond the IP's share is refused at accept (and re-opened, and refused again).
+    await().atMost(Duration.ofSeconds(20)).until(() ->
+        relay.limitCounters().get(Limit.MAX_CONNECTIONS_PER_IP) >= ATTACK_SOCKETS - 64);
+    assertThat(attacker.opened.get()).isGreaterThanOrEqualTo(ATTACK_SOCKETS);
+
+    // Meanwhile: honest peers from 127.0.0.1 connect, and their connections work.
+    try (Host first = client(); Host second = client()) {
+      final Connection a = first.dial(target).get(10, TimeUnit.SECONDS);
+      final Connection b = second.dial(target).get(10, TimeUnit.SECONDS);
+      first.ping(a).get(10, TimeUnit.SECONDS);
+      second.ping(b).get(10, TimeUnit.SECONDS);
+    }
+    final Scope attackerScope = node.budget().libp2pIps().peek("127.0.0.2/32");
+    assertThat(attackerScope).isNotNull();
+    assertThat(attackerScope.used(Resource.CONNECTIONS)).isLessThanOrEqualTo(64);
+    assertThat(node.budget().libp2p().used(Resource.CONNECTIONS)).isLessThanOrEqualTo(64 + 2);
+    assertThat(relay.limitCounters().get(Limit.MAX_CONNECTIONS)).isZero();
+
+    final PrometheusTextParser.Exposition metrics = PrometheusTextParser.parse(http.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.http().port().getAsInt()
+            + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body());
+    assertThat(metrics.samples("libp2p_limit_hits_total")).anySatisfy(sample -> {
+      assertThat(sample.labels()).isEqualTo(Map.of("limit", "max_connections_per_ip"));
+      assertThat(sample.value()).isGreaterThanOrEqualTo(ATTACK_SOCKETS - 64);
+    });
+    assertThat(metrics.samples("relay_resource_limit_hits_total")).anySatisfy(sample -> {
+      assertThat(sample.labels()).containsEntry("scope", "ip")
+          .containsEntry("resource", "connections");
+      assertThat(sample.value()).isGreaterThanOrEqualTo(ATTACK_SOCKETS - 64);
+    });
+  }
+
+  private Host client() {
+    return new Host(Keys.generate(KeyType.ED25519, random), HostConfig.DEFAULT, loops,
+        Clock.systemUTC());
+  }
+
+  /**
+   * Keeps {@code n} TCP connections from one local address open and silent: a connection the
+   * relay closes is opened again half a second later (not at once: a tight loop would only
+   * exhaust the machine's ephemeral ports).
+   */
+  private static final class Attacker {
+    private final InetSocketAddress from;
+    private final InetSocketAddress to;
+    private final Selector selector;
+    private final ArrayDeque<Long> reopenAt = new ArrayDeque<>();
+    private final Map<SocketChannel, Boolean> open = new HashMap<>();
+    final AtomicLong opened = new AtomicLong();
+    final AtomicInteger closedByRelay = new AtomicInteger();
+    private volatile boolean running = true;
+
+    Attacker(final InetSocketAddress from, final InetSocketAddress to) throws IOException {
+      this.from = from;
+      this.to = to;
+      this.selector = Selector.open();
+    }
+
+    void openAll(final int n) throws IOException {
+      for (int i = 0; i < n; i++) {
+        openOne();
+      }
+    }
+
+    private void openOne() throws IOException {
+      final SocketChannel channel = SocketChannel.open();
+      channel.bind(from);
+      channel.connect(to);
+      channel.configureBlocking(false);
+      channel.register(selector, SelectionKey.OP_READ);
+      open.put(channel, Boolean.TRUE);
+      opened.incrementAndGet();
+    }
+
+    void run() {
+      final ByteBuffer buffer = ByteBuffer.allocate(1024);
+      try {
+        while (running) {
+          selector.select(50);
+          for (final SelectionKey key : selector.selectedKeys()) {
+            final SocketChannel channel = (SocketChannel) key.channel();
+            buffer.clear();
+            int read;
+            try {
+              read = channel.read(buffer);
+            } catch (final IOException e) {
+              read = -1;
+            }
+            if (read < 0) {
+              key.cancel();
+              channel.close();
+              open.remove(channel);
+              closedByRelay.incrementAndGet();
+              reopenAt.add(System.nanoTime() + REOPEN_AFTER_NANOS);
+            }
+          }
+          selector.selectedKeys().clear();
+          final long now = System.nanoTime();
+          while (running && !reopenAt.isEmpty() && reopenAt.peek() - now <= 0) {
+            reopenAt.poll();
+            try {
+              openOne();
+            } catch (final IOException e) {
+              // A refused connect is the relay's answer too: try again later.
+              reopenAt.add(now + REOPEN_AFTER_NANOS);
+            }
+          }
+        }
+      } catch (final IOException e) {
+        throw new IllegalStateException(e);
+      } finally {
+        try {
+          selector.close();
+        } catch (final IOException ignored) {
+          // closing anyway
+        }
+        for (final SocketChannel channel : open.keySet()) {
+          try {
+            channel.close();
+          } catch (final IOException ignored) {
+            // closing anyway
+          }
+        }
+      }
+    }
+
+    void stop() throws IOException {
+      running = false;
+      selector.wakeup();
+    }
+  }
+}
