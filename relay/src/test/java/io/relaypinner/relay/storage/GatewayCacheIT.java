@@ -24,6 +24,7 @@ import io.relaypinner.relay.RelayNode;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.config.StorageLimits;
 import io.relaypinner.relay.identity.NodeIdentity;
+import io.relaypinner.relay.testing.TestPins;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -136,7 +137,7 @@ class GatewayCacheIT {
       @TempDir final Path dir) throws Exception {
     final RelayNode relay = relay(dir, 0, 7 * MIB / 2);
     final File pinned = file(relay.storage().blockstore());
-    relay.storage().pins().pin(pinned.cid());
+    relay.storage().pins().pin(pinned.cid(), TestPins.HOLDER);
     final List<Cid> pinsBefore = relay.storage().pins().list();
     final Set<Multihash> pinnedBlocks = dag(relay.storage().blockstore(), pinned.cid());
     final MemoryBlockstore peer = peer(relay);
@@ -180,7 +181,7 @@ class GatewayCacheIT {
       @TempDir final Path dir) throws Exception {
     final RelayNode relay = relay(dir, 4 * MIB, 7 * MIB / 2);
     final File pinned = file(relay.storage().blockstore());
-    relay.storage().pins().pin(pinned.cid());
+    relay.storage().pins().pin(pinned.cid(), TestPins.HOLDER);
     final Set<Multihash> pinnedBlocks = dag(relay.storage().blockstore(), pinned.cid());
     final MemoryBlockstore peer = peer(relay);
     final File a = file(peer);

@@ -17,6 +17,7 @@ import io.relaypinner.multiformats.Multicodec;
 import io.relaypinner.multiformats.Multihash;
 import io.relaypinner.orbitdb.BlockFetcher;
 import io.relaypinner.relay.testing.MutableClock;
+import io.relaypinner.relay.testing.TestPins;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -89,7 +90,8 @@ class StorageGcTest {
   void pinnedBlocks_areNeverRemoved_unpinnedOnesGoAfterTheGracePeriod() {
     final Cid leaf = raw(blocks, 1000);
     final Cid root = node(blocks, List.of(leaf));
-    assertThat(pins.pin(root)).isInstanceOf(io.relaypinner.ipfs.pin.PinResult.Pinned.class);
+    assertThat(pins.pin(root, TestPins.HOLDER))
+        .isInstanceOf(io.relaypinner.ipfs.pin.PinResult.Pinned.class);
     final Cid loose = raw(blocks, 500);
     final StorageGc gc = gc(new GatewayCache(1 << 20), quota(0), GcPolicy.ALWAYS);
 
@@ -118,7 +120,8 @@ class StorageGcTest {
     }
     final Cid root = node(blocks, written);
     gc.runOnce();
-    assertThat(pins.pin(root)).isInstanceOf(io.relaypinner.ipfs.pin.PinResult.Pinned.class);
+    assertThat(pins.pin(root, TestPins.HOLDER))
+        .isInstanceOf(io.relaypinner.ipfs.pin.PinResult.Pinned.class);
     clock.advance(GRACE.multipliedBy(3));
     gc.runOnce();
     for (final Cid cid : written) {
@@ -138,7 +141,7 @@ class StorageGcTest {
     cache.admit(sizes(b));
     // a is fetched through the gateway and then pinned by a media pin.
     final Cid pinnedRoot = node(blocks, List.of(a));
-    pins.pin(pinnedRoot);
+    pins.pin(pinnedRoot, TestPins.HOLDER);
     clock.advance(GRACE.multipliedBy(2));
     gc.runOnce();
     assertThat(blocks.has(a)).isTrue();
@@ -183,7 +186,7 @@ class StorageGcTest {
     final Blockstore guarded = quota.guard(blocks, "pin");
     final Cid first = raw(guarded, 1_500);
     final Cid root = node(guarded, List.of(first));
-    pins.pin(root);
+    pins.pin(root, TestPins.HOLDER);
     final byte[] big = new byte[2_000];
     random.nextBytes(big);
     final Cid bigCid = Cid.v1(Multicodec.RAW, Multihash.sha2_256(big));
@@ -230,7 +233,7 @@ class StorageGcTest {
     final GatewayCache cache = new GatewayCache(8_000);
     final StorageGc gc = gc(cache, quota, GcPolicy.ALWAYS);
     final Cid pinned = raw(blocks, 3_500);
-    pins.pin(pinned);
+    pins.pin(pinned, TestPins.HOLDER);
     final Cid cached1 = raw(blocks, 3_000);
     final Cid cached2 = raw(blocks, 3_000);
     cache.admit(sizes(cached1));
