@@ -11,13 +11,16 @@ import io.relaypinner.ipfs.dagpb.PbLink;
 import io.relaypinner.ipfs.dagpb.PbNode;
 import io.relaypinner.ipfs.datastore.MemoryDatastore;
 import io.relaypinner.ipfs.pin.CodecLinkResolver;
+import io.relaypinner.ipfs.pin.PinHolder;
 import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multicodec;
 import io.relaypinner.multiformats.Multihash;
 import io.relaypinner.orbitdb.BlockFetcher;
+import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.relay.testing.MutableClock;
 import io.relaypinner.relay.testing.TestPins;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -106,6 +109,33 @@ class StorageGcTest {
     assertThat(blocks.has(root)).isTrue();
     assertThat(blocks.has(leaf)).isTrue();
     assertThat(gc.removedBlocks()).isEqualTo(1);
+  }
+
+  @Test
+  void aReleasedHold_freesBlocksOnlyWhenNothingElseHoldsThem_thenAfterTheGrace() {
+    final PinHolder database = PinHolders.replication(new OrbitDbAddress(Cid.v1(
+        Multicodec.DAG_CBOR, Multihash.sha2_256("db".getBytes(StandardCharsets.UTF_8)))));
+    final PinHolder request = PinHolders.request("owner", "request");
+    final Cid media = node(blocks, List.of(raw(blocks, 1000)));
+    final Cid alone = node(blocks, List.of(raw(blocks, 700)));
+    // The request pins both (the media in another spelling), a replicated database the media.
+    pins.pin(Cid.parse(media.toV1().toString().toUpperCase(java.util.Locale.ROOT)), request);
+    pins.pin(alone, request);
+    assertThat(pins.holdIfPinned(media, database, false)).isTrue();
+    final StorageGc gc = gc(new GatewayCache(1 << 20), quota(0), GcPolicy.ALWAYS);
+
+    // The tenant deletes its request: only its own holds go.
+    assertThat(pins.release(media, request)).isTrue();
+    assertThat(pins.release(alone, request)).isTrue();
+    gc.runOnce();
+    clock.advance(GRACE);
+    gc.runOnce();
+
+    assertThat(pins.isPinned(media)).isTrue();
+    assertThat(blocks.has(media)).isTrue();
+    assertThat(blocks.count()).as("the media DAG stays, the other goes").isEqualTo(2);
+    assertThat(blocks.has(alone)).isFalse();
+    assertThat(gc.removedBlocks()).isEqualTo(2);
   }
 
   @Test
