@@ -331,7 +331,7 @@ public final class PinningServiceEngine {
         if (!update(record, PinStatusRecord.PINNED, Map.of())) {
           // Removed while its pin ran: remove() found no hold to release yet; this is it.
           releasedAfterRemoval.incrementAndGet();
-          release(record);
+          pinner.release(Cid.parse(record.pin().cid()), holder(record));
           LOG.debug("pinning service: {} released (request {} removed while pinning)",
               record.pin().cid(), record.requestid());
           return;

@@ -287,7 +287,8 @@ class PinningServiceEngineTest {
     // The pin that ended after its request was deleted is released, not left without owner.
     assertThat(pinner.isPinned(cid("slow"))).isFalse();
     assertThat(pinner.released).containsExactly(PinningServiceEngine.holder(request));
-    assertThat(engine.counters()).containsEntry("released_after_removal", 1L);
+    assertThat(engine.counters()).containsEntry("released_after_removal", 1L)
+        .containsEntry("released", 1L);
   }
 
   @Test
