@@ -42,7 +42,8 @@ public final class ImportAndPin {
         MvStoreDatastore datastore = new MvStoreDatastore(dir.resolve("datastore.mv"))) {
       final Cid root = new UnixFsImporter(blocks, UnixFsImporter.Options.HELIA)
           .importStream(content);
-      new PinStore(datastore, blocks, CodecLinkResolver.standard()).pin(root);
+      new PinStore(datastore, blocks, CodecLinkResolver.standard())
+          .pin(root, io.relaypinner.ipfs.pin.PinHolder.of("bench", "import"));
       System.out.println(root);
     }
   }

@@ -683,7 +683,8 @@ public final class ScaleOutBench {
     for (final long mib : new long[] {1, 100}) {
       final Cid root = new UnixFsImporter(blocks, UnixFsImporter.Options.HELIA)
           .importStream(content(mib));
-      new PinStore(datastore, blocks, CodecLinkResolver.standard()).pin(root);
+      new PinStore(datastore, blocks, CodecLinkResolver.standard())
+          .pin(root, io.relaypinner.ipfs.pin.PinHolder.of("bench", "import"));
       roots.add(root);
     }
     return roots;

@@ -193,6 +193,19 @@ public record Cid(int version, int codec, Multihash multihash) {
     return version == 1 ? this : v1(codec, multihash);
   }
 
+  /**
+   * The one form in which a CID is compared or used as a key: CIDv1 (a CIDv0 becomes the dag-pb
+   * CIDv1 of the same multihash), whose {@link #toString()} is the lowercase base32 multibase
+   * text. Every text that names the same CID parses to an equal value ({@code BAFY…},
+   * {@code bafy…}, {@code zb2…} and {@code Qm…} of one dag-pb block), and canonicalising makes the
+   * v0 and v1 forms equal too; the codec is kept (a raw CID and a dag-pb CID of one block stay
+   * different CIDs: their links are read differently). Text as a client sent it must never be
+   * compared: parse it, then canonicalise.
+   */
+  public Cid canonical() {
+    return toV1();
+  }
+
   /** The text form: bare base58btc for v0, base32 multibase for v1. */
   @Override
   public String toString() {

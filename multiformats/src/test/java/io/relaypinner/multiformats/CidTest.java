@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -102,6 +103,24 @@ class CidTest {
     assertThatThrownBy(() -> cid.toString(Base.BASE32))
         .isInstanceOf(MultiformatException.class)
         .hasMessageContaining("CIDv0 can only be printed in base58btc");
+  }
+
+  @Test
+  void canonical_shouldBeOneValueAndOneText_forEverySpellingOfTheSameCid() {
+    final Cid v0 = Cid.parse("QmQg1v4o9xdT3Q14wh4S7dxZkDjyZ9ssFzFzyep1YrVJBY");
+    final Cid v1 = v0.toV1();
+    final String text = v1.toString();
+    for (final String spelling : List.of(v0.toString(), text, text.toUpperCase(Locale.ROOT),
+        v1.toString(Base.BASE58BTC), v1.toString(Base.BASE36), v1.toString(Base.BASE64URL))) {
+      assertThat(Cid.parse(spelling).canonical()).as(spelling).isEqualTo(v1);
+      assertThat(Cid.parse(spelling).canonical().toString()).as(spelling).isEqualTo(text);
+    }
+    assertThat(text.toUpperCase(Locale.ROOT)).startsWith("BAFY");
+    assertThat(v1.toString(Base.BASE58BTC)).startsWith("z");
+    assertThat(v1.canonical()).isSameAs(v1);
+    // The codec is part of the CID: a raw CID of the same block is another CID.
+    final Cid raw = Cid.v1(Multicodec.RAW, v0.multihash());
+    assertThat(raw.canonical()).isNotEqualTo(v1);
   }
 
   @Test

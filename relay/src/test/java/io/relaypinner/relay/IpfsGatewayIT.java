@@ -19,6 +19,7 @@ import io.relaypinner.multiformats.Multihash;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.identity.NodeIdentity;
 import io.relaypinner.relay.testing.RawHttpResponse;
+import io.relaypinner.relay.testing.TestPins;
 import io.relaypinner.relay.testing.UnixFsFixtures;
 import java.io.IOException;
 import java.io.InputStream;
@@ -104,8 +105,8 @@ class IpfsGatewayIT {
     final Cid imageCid = importer.importBytes(image);
     final Cid dir = UnixFsFixtures.directory(store, "a",
         UnixFsFixtures.directory(store, "b.jpg", imageCid));
-    node.storage().pins().pin(bigCid);
-    node.storage().pins().pin(dir);
+    node.storage().pins().pin(bigCid, TestPins.HOLDER);
+    node.storage().pins().pin(dir, TestPins.HOLDER);
     return new Content(big, bigCid, image, imageCid, dir);
   }
 
@@ -187,7 +188,7 @@ class IpfsGatewayIT {
     final byte[] data = pattern(1024 * 1024, 4);
     final Cid cid = new UnixFsImporter(node.storage().blockstore(), UnixFsImporter.Options.HELIA)
         .importBytes(data);
-    node.storage().pins().pin(cid);
+    node.storage().pins().pin(cid, TestPins.HOLDER);
     final String path = "/ipfs/" + cid;
 
     final HttpResponse<byte[]> whole = get(node, path);

@@ -21,6 +21,7 @@ import io.relaypinner.relay.storage.StorageGc;
 import io.relaypinner.relay.storage.StorageQuota;
 import io.relaypinner.relay.sync.SyncHistory;
 import io.relaypinner.relay.testing.SharedStores;
+import io.relaypinner.relay.testing.TestPins;
 import io.relaypinner.relay.testing.WriterPeer;
 import io.relaypinner.testkit.MutableClock;
 import io.relaypinner.testkit.PostgresServer;
@@ -90,7 +91,7 @@ class SharedStoresIT {
     new Random(7).nextBytes(file);
     final Cid cid = new UnixFsImporter(one.storage().blockstore(), UnixFsImporter.Options.HELIA)
         .importBytes(file);
-    one.storage().pins().pin(cid);
+    one.storage().pins().pin(cid, TestPins.HOLDER);
 
     for (final RelayNode relay : List.of(one, two)) {
       final HttpResponse<byte[]> response = get(relay, "/ipfs/" + cid);
@@ -113,13 +114,14 @@ class SharedStoresIT {
     STORES.postgres().stop();
     try {
       // Metadata cannot be written while PostgreSQL is down: a clear error, nothing half-done.
-      assertThatThrownBy(() -> two.storage().pins().pin(secondCid))
+      assertThatThrownBy(() -> two.storage().pins().pin(secondCid, TestPins.HOLDER))
           .isInstanceOf(StoreUnavailableException.class).hasMessageContaining("postgres");
     } finally {
       STORES.postgres().start();
     }
     Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500))
-        .ignoreExceptions().until(() -> two.storage().pins().pin(secondCid) != null);
+        .ignoreExceptions()
+        .until(() -> two.storage().pins().pin(secondCid, TestPins.HOLDER) != null);
     assertThat(get(one, "/ipfs/" + secondCid).body()).isEqualTo(second);
     Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500))
         .untilAsserted(() -> {
@@ -163,7 +165,7 @@ class SharedStoresIT {
         UnixFsImporter.Options.HELIA).importBytes(garbageBytes);
     final Cid pinned = new UnixFsImporter(other.storage().blockstore(),
         UnixFsImporter.Options.HELIA).importBytes(pinnedBytes);
-    other.storage().pins().pin(pinned);
+    other.storage().pins().pin(pinned, TestPins.HOLDER);
     // Written through the other relay, its pin not made yet (an import or a media pin running).
     final Cid writing = new UnixFsImporter(other.storage().blockstore(),
         UnixFsImporter.Options.HELIA).importBytes(writingBytes);
@@ -184,7 +186,7 @@ class SharedStoresIT {
     assertThat(gc.runOnce()).isEqualTo(StorageGc.Outcome.DONE);
     assertThat(gc.removedBlocks()).isZero();
     // The other relay's write ends with its pin, and it starts another write, within the grace.
-    other.storage().pins().pin(writing);
+    other.storage().pins().pin(writing, TestPins.HOLDER);
     final Cid late = new UnixFsImporter(other.storage().blockstore(), UnixFsImporter.Options.HELIA)
         .importBytes(lateBytes);
     clock.advance(grace.plusMinutes(1));

@@ -25,6 +25,7 @@ import io.relaypinner.multiformats.Multicodec;
 import io.relaypinner.multiformats.Multihash;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.identity.NodeIdentity;
+import io.relaypinner.relay.testing.TestPins;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.net.URI;
@@ -101,8 +102,8 @@ class TrustlessGatewayIT {
         "payload", DagCborValue.of("hello"), "link", DagCborValue.of(image))));
     cbor = Cid.v1(Multicodec.DAG_CBOR, Multihash.sha2_256(cborBlock));
     store.put(cbor, cborBlock);
-    node.storage().pins().pin(dir);
-    node.storage().pins().pin(cbor);
+    node.storage().pins().pin(dir, TestPins.HOLDER);
+    node.storage().pins().pin(cbor, TestPins.HOLDER);
   }
 
   @AfterEach
@@ -281,7 +282,7 @@ class TrustlessGatewayIT {
         node.storage().blockstore().put(next.get().cid(), next.get().data());
       }
     }
-    node.storage().pins().pin(root);
+    node.storage().pins().pin(root, TestPins.HOLDER);
     final UnixFsReader whole = new UnixFsReader(fixture);
     assertThat(whole.stat(root).kind()).isEqualTo(UnixFsEntry.Kind.HAMT_DIRECTORY);
     // A name whose bucket in the root is a sub-shard (the root alone does not hold it).

@@ -5,6 +5,7 @@ import static io.relaypinner.common.Failures.unwrap;
 import io.relaypinner.ipfs.blockstore.Blocks;
 import io.relaypinner.ipfs.pin.DagLimitExceededException;
 import io.relaypinner.ipfs.pin.LinkResolver;
+import io.relaypinner.ipfs.pin.PinHolder;
 import io.relaypinner.ipfs.pin.PinResult;
 import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.multiformats.Cid;
@@ -24,7 +25,7 @@ import java.util.concurrent.TimeoutException;
 /**
  * Pins a DAG that may not be here yet: walks it from the root, fetching every block the
  * blockstore lacks over {@link Bitswap} (blocks already held are read, not fetched), then pins
- * the root recursively with {@link PinStore}. Fetches run with bounded concurrency, the walk is
+ * the root recursively with {@link PinStore}, for the holder the caller names. Fetches run with bounded concurrency, the walk is
  * capped in blocks and bytes, and the whole operation has a deadline; on failure nothing is
  * pinned (blocks fetched so far stay in the blockstore for a retry, until GC). The deadline is
  * measured on the host's ticker ({@link io.relaypinner.libp2p.host.Host#ticker()}).
@@ -114,17 +115,19 @@ public final class NetworkPinner {
   }
 
   /**
-   * Fetches what is missing of the DAG under {@code root} and pins it. Fails with
+   * Fetches what is missing of the DAG under {@code root} and pins it for {@code holder}. Fails with
    * {@link TimeoutException} at the deadline, {@link DagLimitExceededException} over a cap, or
    * the link resolver's error for an unreadable block.
    */
-  public CompletableFuture<PinResult.Pinned> pin(final Cid root, final Limits limits) {
+  public CompletableFuture<PinResult.Pinned> pin(final Cid root, final PinHolder holder,
+      final Limits limits) {
+    Objects.requireNonNull(holder, "holder");
     return fetch(root, limits).thenCompose(fetched -> {
       final CompletableFuture<PinResult.Pinned> result = new CompletableFuture<>();
       try {
         executor.execute(() -> {
           try {
-            final PinResult pinned = pins.pin(root);
+            final PinResult pinned = pins.pin(root, holder);
             if (pinned instanceof PinResult.Pinned done) {
               result.complete(done);
             } else {

@@ -7,7 +7,10 @@ import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.MultiformatException;
 import io.relaypinner.multiformats.Multihash;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReadWriteLock;
@@ -21,11 +24,22 @@ import org.slf4j.LoggerFactory;
  * deletes every block no pin reaches. A pin names a root CID and stands for its whole DAG (as
  * {@code ipfs pin add} recursive pins do).
  *
- * <p>Persistence: a pin is the datastore entry {@code /pins/<cid text>} whose value is the CID's
- * binary form; it is written (durably) only after a walk found every block of the DAG present
- * and the blockstore's barrier ({@link Blockstore#sync}) made every staged block durable, so a
- * crash never leaves a pin whose blocks are not stored. {@link #pinDeferred} writes the entry
- * with {@link Datastore#writeDeferred}: durable at the datastore's next commit.
+ * <p>Ownership: every pin is held by one or more {@link PinHolder}s (the replication of a
+ * database, a Pinning Service API request, an import). A holder pins ({@link #pin}) and releases
+ * ({@link #release}) only its own hold; a root is pinned while anything holds it, and its blocks
+ * become garbage only when the last hold is released. CIDs are canonicalised
+ * ({@link Cid#canonical()}) before any key or comparison, so {@code Qm…}, {@code bafy…},
+ * {@code BAFY…} and {@code zb2…} of one dag-pb root are one pin.
+ *
+ * <p>Persistence: one datastore entry per hold, {@code /pins/<canonical cid>/<holder id>}, whose
+ * value is the canonical CID's binary form. A hold on a root nobody held is written (durably)
+ * only after a walk found every block of the DAG present and the blockstore's barrier
+ * ({@link Blockstore#sync}) made every staged block durable, so a crash never leaves a pin whose
+ * blocks are not stored. {@link #pinDeferred} writes with {@link Datastore#writeDeferred}: durable
+ * at the datastore's next commit. Pins recorded before holders existed ({@code /pins/<cid text>},
+ * no holder) are held by {@link PinHolder#LEGACY}: {@link #migrateLegacy} rewrites them in the
+ * new layout, and until then (or when an older relay on shared stores writes one) they are GC
+ * roots all the same; nothing releases them, so an upgrade loses nothing.
  *
  * <p>Concurrency: a read-write lock. {@link #pin} holds the read lock from the start of its walk
  * until its entry is written, so pins run in parallel with each other; {@link #gc} holds the write
@@ -35,10 +49,13 @@ import org.slf4j.LoggerFactory;
  * GC also sweeps only the keys that existed <em>before</em> its mark, so blocks put while it runs
  * (a fetch in flight) are never deleted by that run. Blocks put earlier that are not yet pinned
  * are garbage to GC: fetch a DAG and pin it without a GC run in between, or the pin reports what
- * GC removed as missing and the caller fetches again.
+ * GC removed as missing and the caller fetches again. {@link #holdIfPinned} adds a hold to a root
+ * held already under the same read lock, so no GC runs between its check and its write.
  *
  * <p>Limits: a pin walk visits at most {@code maxPinBlocks} blocks and a GC mark at most {@code
- * maxMarkBlocks}; a GC whose mark fails (limit, unreadable links) deletes nothing.
+ * maxMarkBlocks}; a GC whose mark fails (limit, unreadable links) deletes nothing. A root's
+ * holders are as many as its pinners can be (bounded by them: followed databases, pin requests
+ * per token); {@link #holders} reads at most {@link #MAX_LISTED_HOLDERS}.
  */
 public final class PinStore {
   /** Datastore key prefix of pins. */
@@ -47,6 +64,10 @@ public final class PinStore {
   public static final long DEFAULT_MAX_PIN_BLOCKS = 1_000_000;
   /** Default bound on everything pinned, for GC's mark. */
   public static final long DEFAULT_MAX_MARK_BLOCKS = 20_000_000;
+  /** Most holders {@link #holders} lists. */
+  public static final int MAX_LISTED_HOLDERS = 1_000;
+  /** Entries read per datastore page by {@link #list} and {@link #migrateLegacy}. */
+  static final int PAGE = 10_000;
 
   private static final Logger LOG = LoggerFactory.getLogger(PinStore.class);
 
@@ -79,28 +100,31 @@ public final class PinStore {
   }
 
   /**
-   * Pins the DAG under {@code root} when every block of it is in the blockstore; otherwise
-   * records nothing and returns the absent CIDs. Pinning a pinned root walks it again (a cheap
-   * completeness check) and succeeds.
+   * Pins the DAG under {@code root} for {@code holder} when every block of it is in the
+   * blockstore; otherwise records nothing and returns the absent CIDs. Pinning a root pinned
+   * already (by this holder or another) walks it again (a cheap completeness check) and adds
+   * the hold.
    *
    * @throws DagLimitExceededException when the DAG has more than {@code maxPinBlocks} blocks
    * @throws LinkResolutionException when a block's links cannot be read
    */
-  public PinResult pin(final Cid root) {
-    return pin(root, false);
+  public PinResult pin(final Cid root, final PinHolder holder) {
+    return pin(root, holder, false);
   }
 
   /**
-   * As {@link #pin}, but the pin's entry becomes durable only with the datastore's next commit
+   * As {@link #pin}, but the hold's entry becomes durable only with the datastore's next commit
    * ({@link Datastore#writeDeferred}), for pins that a later pass writes again if a crash loses
    * them (a replicated log's entries). The blocks are durable before the entry is written all
    * the same.
    */
-  public PinResult pinDeferred(final Cid root) {
-    return pin(root, true);
+  public PinResult pinDeferred(final Cid root, final PinHolder holder) {
+    return pin(root, holder, true);
   }
 
-  private PinResult pin(final Cid root, final boolean deferred) {
+  private PinResult pin(final Cid root, final PinHolder holder, final boolean deferred) {
+    Objects.requireNonNull(holder, "holder");
+    final Cid canonical = root.canonical();
     gcLock.readLock().lock();
     try {
       final DagWalker.Result walk = pinWalker.walk(List.of(root));
@@ -109,38 +133,171 @@ public final class PinStore {
       }
       // Nothing references a block before it is durable.
       blockstore.sync();
-      if (deferred) {
-        datastore.writeDeferred(java.util.Map.of(key(root), root.bytes()), List.of());
-      } else {
-        datastore.put(key(root), root.bytes());
-      }
+      write(canonical, holder, deferred);
       return new PinResult.Pinned(root, walk.reached().size(), walk.bytes());
     } finally {
       gcLock.readLock().unlock();
     }
   }
 
-  /** Removes the pin on {@code root} (its blocks go at the next GC); false if not pinned. */
-  public boolean unpin(final Cid root) {
-    return datastore.delete(key(root));
+  /**
+   * Adds {@code holder}'s hold to {@code root} when something holds it already (no walk: a
+   * pinned DAG is complete, and GC cannot run between the check and the write); false, and
+   * nothing written, when nothing holds it (the caller pins it with {@link #pin}).
+   *
+   * @param deferred write as {@link #pinDeferred} does
+   */
+  public boolean holdIfPinned(final Cid root, final PinHolder holder, final boolean deferred) {
+    Objects.requireNonNull(holder, "holder");
+    final Cid canonical = root.canonical();
+    gcLock.readLock().lock();
+    try {
+      if (datastore.get(key(canonical, holder)).isPresent()) {
+        return true;
+      }
+      if (!isPinned(canonical)) {
+        return false;
+      }
+      write(canonical, holder, deferred);
+      return true;
+    } finally {
+      gcLock.readLock().unlock();
+    }
   }
 
-  /** Whether {@code root} itself is pinned (as a root; blocks inside pinned DAGs are not). */
+  private void write(final Cid canonical, final PinHolder holder, final boolean deferred) {
+    final String key = key(canonical, holder);
+    if (deferred) {
+      datastore.writeDeferred(Map.of(key, canonical.bytes()), List.of());
+    } else {
+      datastore.put(key, canonical.bytes());
+    }
+  }
+
+  /**
+   * Releases {@code holder}'s hold on {@code root}; the root stays pinned while anything else
+   * holds it, and its blocks go at the next GC once nothing does. False when this holder did not
+   * hold it (nothing changes: no holder can release another's hold).
+   */
+  public boolean release(final Cid root, final PinHolder holder) {
+    Objects.requireNonNull(holder, "holder");
+    return datastore.delete(key(root.canonical(), holder));
+  }
+
+  /** Whether anything holds {@code root} (as a root; blocks inside pinned DAGs are not). */
   public boolean isPinned(final Cid root) {
-    return datastore.get(key(root)).isPresent();
+    final Cid canonical = root.canonical();
+    return !datastore.scan(prefix(canonical), null, 1).isEmpty()
+        || datastore.get(PREFIX + canonical).isPresent();
   }
 
-  /** Every pinned root, in key order. Unreadable entries are skipped with a warning. */
-  public List<Cid> list() {
-    final List<Cid> roots = new ArrayList<>();
-    for (final Datastore.Entry entry : datastore.scan(PREFIX)) {
-      try {
-        roots.add(Cid.fromBytes(entry.value()));
-      } catch (final MultiformatException e) {
-        LOG.warn("ignoring unreadable pin {}: {}", entry.key(), e.getMessage());
+  /** Whether {@code holder} holds {@code root}. */
+  public boolean isHeldBy(final Cid root, final PinHolder holder) {
+    return datastore.get(key(root.canonical(), holder)).isPresent();
+  }
+
+  /**
+   * Who holds {@code root}, at most {@link #MAX_LISTED_HOLDERS} of them, in key order; a pin not
+   * migrated yet shows as {@link PinHolder#LEGACY}.
+   */
+  public List<PinHolder> holders(final Cid root) {
+    final Cid canonical = root.canonical();
+    final String prefix = prefix(canonical);
+    final List<PinHolder> out = new ArrayList<>();
+    if (datastore.get(PREFIX + canonical).isPresent()) {
+      out.add(PinHolder.LEGACY);
+    }
+    for (final Datastore.Entry entry : datastore.scan(prefix, null, MAX_LISTED_HOLDERS)) {
+      final PinHolder holder = PinHolder.parse(entry.key().substring(prefix.length()));
+      if (holder != null && !out.contains(holder) && out.size() < MAX_LISTED_HOLDERS) {
+        out.add(holder);
       }
     }
-    return roots;
+    return out;
+  }
+
+  /**
+   * Every pinned root (canonical), once, in key order; legacy entries not migrated yet are
+   * included. Unreadable entries are skipped with a warning. Read in pages of the datastore.
+   */
+  public List<Cid> list() {
+    final List<Cid> roots = new ArrayList<>();
+    boolean legacy = false;
+    Cid last = null;
+    String after = null;
+    while (true) {
+      final List<Datastore.Entry> page = datastore.scan(PREFIX, after, PAGE);
+      for (final Datastore.Entry entry : page) {
+        final Cid root;
+        try {
+          root = Cid.fromBytes(entry.value()).canonical();
+        } catch (final MultiformatException e) {
+          LOG.warn("ignoring unreadable pin {}: {}", entry.key(), e.getMessage());
+          continue;
+        }
+        legacy |= entry.key().indexOf('/', PREFIX.length()) < 0;
+        // The holds of one root are adjacent in key order.
+        if (!root.equals(last)) {
+          roots.add(root);
+          last = root;
+        }
+      }
+      if (page.size() < PAGE) {
+        break;
+      }
+      after = page.get(page.size() - 1).key();
+    }
+    // A legacy key (Qm…, or a root also held in the new layout) sorts apart from the holds.
+    return legacy ? List.copyOf(new LinkedHashSet<>(roots)) : roots;
+  }
+
+  /**
+   * Rewrites every pin recorded before holders existed ({@code /pins/<cid text>}) as a hold of
+   * {@link PinHolder#LEGACY} on the canonical CID, one datastore write (put and delete) per page;
+   * run once at start-up, before pins are used. Unreadable entries are left as they are (GC
+   * skips them, as before). Returns how many were rewritten.
+   */
+  public int migrateLegacy() {
+    int migrated = 0;
+    gcLock.writeLock().lock();
+    try {
+      String after = null;
+      while (true) {
+        final List<Datastore.Entry> page = datastore.scan(PREFIX, after, PAGE);
+        final Map<String, byte[]> puts = new LinkedHashMap<>();
+        final List<String> deletes = new ArrayList<>();
+        for (final Datastore.Entry entry : page) {
+          if (entry.key().indexOf('/', PREFIX.length()) >= 0) {
+            continue;
+          }
+          final Cid root;
+          try {
+            root = Cid.fromBytes(entry.value()).canonical();
+          } catch (final MultiformatException e) {
+            LOG.warn("pin {} is unreadable; left as it is: {}", entry.key(), e.getMessage());
+            continue;
+          }
+          puts.put(key(root, PinHolder.LEGACY), root.bytes());
+          deletes.add(entry.key());
+        }
+        if (!deletes.isEmpty()) {
+          // One write: the new hold and the old entry's removal commit together.
+          datastore.write(puts, deletes);
+          migrated += deletes.size();
+        }
+        if (page.size() < PAGE) {
+          break;
+        }
+        after = page.get(page.size() - 1).key();
+      }
+    } finally {
+      gcLock.writeLock().unlock();
+    }
+    if (migrated > 0) {
+      LOG.info("pins: {} pin(s) recorded before pins had holders are now held by {}", migrated,
+          PinHolder.LEGACY);
+    }
+    return migrated;
   }
 
   /**
@@ -200,7 +357,12 @@ public final class PinStore {
     return gcRemoved.get();
   }
 
-  private static String key(final Cid root) {
-    return PREFIX + root;
+  /** The prefix of every hold of a canonical root. */
+  private static String prefix(final Cid canonical) {
+    return PREFIX + canonical + "/";
+  }
+
+  private static String key(final Cid canonical, final PinHolder holder) {
+    return prefix(canonical) + holder.id();
   }
 }

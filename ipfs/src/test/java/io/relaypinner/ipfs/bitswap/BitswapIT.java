@@ -15,6 +15,7 @@ import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
 import io.relaypinner.ipfs.datastore.MemoryDatastore;
 import io.relaypinner.ipfs.pin.CodecLinkResolver;
 import io.relaypinner.ipfs.pin.DagLimitExceededException;
+import io.relaypinner.ipfs.pin.PinHolder;
 import io.relaypinner.ipfs.pin.PinResult;
 import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.ipfs.unixfs.UnixFsImporter;
@@ -57,6 +58,7 @@ import org.junit.jupiter.api.Test;
 
 /** Java bitswap nodes on 127.0.0.1 over TCP, Noise and yamux. */
 class BitswapIT {
+  private static final PinHolder HOLDER = PinHolder.of("test", "holder");
   private static final Duration WAIT = Duration.ofSeconds(20);
   private final SecureRandom random = new SecureRandom();
   private final EventLoops loops = EventLoops.create(3, "bitswap-it");
@@ -115,7 +117,7 @@ class BitswapIT {
 
     final PinResult.Pinned pinned = new NetworkPinner(client.bitswap(), pins,
         CodecLinkResolver.standard(), storage)
-        .pin(root, new NetworkPinner.Limits(16, 1_000, 64L << 20, Duration.ofSeconds(60)))
+        .pin(root, HOLDER, new NetworkPinner.Limits(16, 1_000, 64L << 20, Duration.ofSeconds(60)))
         .get(60, TimeUnit.SECONDS);
 
     assertThat(pinned.root()).isEqualTo(root);
@@ -132,7 +134,7 @@ class BitswapIT {
 
     // Pinning again fetches nothing: every block is known.
     new NetworkPinner(client.bitswap(), pins, CodecLinkResolver.standard(), storage)
-        .pin(root, NetworkPinner.Limits.DEFAULT).get(30, TimeUnit.SECONDS);
+        .pin(root, HOLDER, NetworkPinner.Limits.DEFAULT).get(30, TimeUnit.SECONDS);
     assertThat(client.bitswap().stats().blocksReceived()).isEqualTo(pinned.blocks());
   }
 
@@ -150,7 +152,7 @@ class BitswapIT {
 
     final CompletableFuture<PinResult.Pinned> pin = new NetworkPinner(client.bitswap(), pins,
         CodecLinkResolver.standard(), storage)
-        .pin(root, new NetworkPinner.Limits(4, 3, 64L << 20, Duration.ofSeconds(30)));
+        .pin(root, HOLDER, new NetworkPinner.Limits(4, 3, 64L << 20, Duration.ofSeconds(30)));
 
     assertThatThrownBy(() -> pin.get(30, TimeUnit.SECONDS))
         .hasCauseInstanceOf(DagLimitExceededException.class);
@@ -429,7 +431,7 @@ class BitswapIT {
     final PinStore pins = new PinStore(new MemoryDatastore(), normal.blocks(),
         CodecLinkResolver.standard());
     new NetworkPinner(normal.bitswap(), pins, CodecLinkResolver.standard(), storage)
-        .pin(root, NetworkPinner.Limits.DEFAULT).get(60, TimeUnit.SECONDS);
+        .pin(root, HOLDER, NetworkPinner.Limits.DEFAULT).get(60, TimeUnit.SECONDS);
 
     assertThat(new UnixFsReader(normal.blocks()).open(root).readAllBytes()).isEqualTo(content);
     assertThat(server.bitswap().stats().rejected()).containsEntry("wantlist-full", 4L);

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
 import io.relaypinner.ipfs.datastore.MemoryDatastore;
 import io.relaypinner.ipfs.pin.CodecLinkResolver;
+import io.relaypinner.ipfs.pin.PinHolder;
 import io.relaypinner.ipfs.pin.PinResult;
 import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.ipfs.unixfs.UnixFsImporter;
@@ -108,7 +109,7 @@ class BitswapJsInteropIT {
 
     final PinResult.Pinned pinned = new NetworkPinner(bitswap, pins,
         CodecLinkResolver.standard(), storage)
-        .pin(root, new NetworkPinner.Limits(16, 10_000, 64L << 20, Duration.ofSeconds(90)))
+        .pin(root, PinHolder.of("test", "bitswap"), new NetworkPinner.Limits(16, 10_000, 64L << 20, Duration.ofSeconds(90)))
         .get(120, TimeUnit.SECONDS);
 
     assertThat(pinned.root()).isEqualTo(root);

@@ -24,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  * 3 MiB UnixFS file (dag-pb root, raw leaves), as the relay will pin them.
  */
 class PinStoreCodecsTest {
+  private static final PinHolder HOLDER = PinHolder.of("test", "holder");
   @Test
   void pin_shouldKeepAWholeUnixFsFileLinkedFromDagCbor_acrossGcAndRestart(
       @TempDir final Path dir) throws Exception {
@@ -45,7 +46,7 @@ class PinStoreCodecsTest {
       blocks.put(stray, strayBytes);
 
       final PinStore pins = new PinStore(datastore, blocks, CodecLinkResolver.standard());
-      assertThat(pins.pin(entry)).isInstanceOf(PinResult.Pinned.class);
+      assertThat(pins.pin(entry, HOLDER)).isInstanceOf(PinResult.Pinned.class);
       final GcResult gc = pins.gc();
       assertThat(gc.removed()).isEqualTo(1);
       assertThat(blocks.has(stray)).isFalse();

@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class PinStoreTest {
+  private static final PinHolder HOLDER = PinHolder.of("test", "holder");
   private final MemoryBlockstore blocks = new MemoryBlockstore();
   private final MemoryDatastore datastore = new MemoryDatastore();
   private final PinStore pins = new PinStore(datastore, blocks, TestListCodec.resolver());
@@ -145,15 +146,16 @@ class PinStoreTest {
     dag.putAll(source);
     source.forEachKey(cid -> staging.stage(cid, source.get(cid).orElseThrow()));
 
-    assertThat(store.pin(root)).isInstanceOf(PinResult.Pinned.class);
+    assertThat(store.pin(root, HOLDER)).isInstanceOf(PinResult.Pinned.class);
     final Cid other = dag.node("other", dag.leaf("c"));
     dag.putAll(source);
     staging.stage(dag.leaf("c"), source.get(dag.leaf("c")).orElseThrow());
     staging.stage(other, source.get(other).orElseThrow());
-    assertThat(store.pinDeferred(other)).isInstanceOf(PinResult.Pinned.class);
+    assertThat(store.pinDeferred(other, HOLDER)).isInstanceOf(PinResult.Pinned.class);
 
-    assertThat(log).containsExactly("sync 3", "put /pins/" + root + " with 0 staged",
-        "sync 2", "deferred [/pins/" + other + "] with 0 staged");
+    assertThat(log).containsExactly("sync 3",
+        "put /pins/" + root + "/" + HOLDER.id() + " with 0 staged",
+        "sync 2", "deferred [/pins/" + other + "/" + HOLDER.id() + "] with 0 staged");
     assertThat(store.isPinned(other)).isTrue();
   }
 
@@ -164,7 +166,7 @@ class PinStoreTest {
     final Cid root = dag.node("root", mid, leaf);
     dag.putAll(blocks);
 
-    final PinResult result = pins.pin(root);
+    final PinResult result = pins.pin(root, HOLDER);
     assertThat(result).isInstanceOfSatisfying(PinResult.Pinned.class, pinned -> {
       assertThat(pinned.root()).isEqualTo(root);
       assertThat(pinned.blocks()).isEqualTo(5);
@@ -173,9 +175,9 @@ class PinStoreTest {
     assertThat(pins.isPinned(mid)).isFalse();
     assertThat(pins.list()).containsExactly(root);
     assertThat(datastore.scan(PinStore.PREFIX)).extracting(e -> e.key())
-        .containsExactly("/pins/" + root);
+        .containsExactly("/pins/" + root + "/" + HOLDER.id());
     // Pinning again re-checks and succeeds; still one pin.
-    assertThat(pins.pin(root)).isInstanceOf(PinResult.Pinned.class);
+    assertThat(pins.pin(root, HOLDER)).isInstanceOf(PinResult.Pinned.class);
     assertThat(pins.list()).containsExactly(root);
   }
 
@@ -185,22 +187,22 @@ class PinStoreTest {
     final Cid root = dag.node("root", dag.leaf("present"), absent);
     dag.putAll(blocks, absent);
 
-    assertThat(pins.pin(root)).isEqualTo(new PinResult.Incomplete(root, List.of(absent)));
+    assertThat(pins.pin(root, HOLDER)).isEqualTo(new PinResult.Incomplete(root, List.of(absent)));
     assertThat(pins.isPinned(root)).isFalse();
     assertThat(pins.list()).isEmpty();
 
     final Cid absentRoot = dag.leaf("not stored");
-    assertThat(pins.pin(absentRoot))
+    assertThat(pins.pin(absentRoot, HOLDER))
         .isEqualTo(new PinResult.Incomplete(absentRoot, List.of(absentRoot)));
   }
 
   @Test
-  void unpin_shouldRemoveOnlyThePin() {
+  void release_shouldRemoveOnlyTheHold() {
     final Cid root = dag.node("root", dag.leaf("x"));
     dag.putAll(blocks);
-    pins.pin(root);
-    assertThat(pins.unpin(root)).isTrue();
-    assertThat(pins.unpin(root)).isFalse();
+    pins.pin(root, HOLDER);
+    assertThat(pins.release(root, HOLDER)).isTrue();
+    assertThat(pins.release(root, HOLDER)).isFalse();
     assertThat(pins.isPinned(root)).isFalse();
     assertThat(blocks.has(root)).isTrue();
   }
@@ -212,7 +214,7 @@ class PinStoreTest {
     final Cid looseRoot = dag.node("loose", shared, dag.leaf("only loose"));
     final Cid stray = dag.leaf("stray");
     dag.putAll(blocks);
-    assertThat(pins.pin(pinnedRoot)).isInstanceOf(PinResult.Pinned.class);
+    assertThat(pins.pin(pinnedRoot, HOLDER)).isInstanceOf(PinResult.Pinned.class);
 
     final GcResult result = pins.gc();
     assertThat(result.pins()).isEqualTo(1);
@@ -228,7 +230,7 @@ class PinStoreTest {
     assertThat(pins.gcRemoved()).isEqualTo(3);
     assertThat(pins.gcRuns()).isEqualTo(1);
 
-    assertThat(pins.unpin(pinnedRoot)).isTrue();
+    assertThat(pins.release(pinnedRoot, HOLDER)).isTrue();
     assertThat(pins.gc().removed()).isEqualTo(4);
     assertThat(blocks.count()).isZero();
     assertThat(pins.gcRemoved()).isEqualTo(7);
@@ -239,7 +241,7 @@ class PinStoreTest {
     final Cid root = dag.node("root", dag.leaf("a"), dag.leaf("b"));
     final Cid stray = dag.leaf("stray");
     dag.putAll(blocks);
-    pins.pin(root);
+    pins.pin(root, HOLDER);
 
     final PinStore tight = new PinStore(datastore, blocks, TestListCodec.resolver(), 10, 2);
     assertThatThrownBy(tight::gc).isInstanceOf(DagLimitExceededException.class);
@@ -254,7 +256,7 @@ class PinStoreTest {
     final Cid root = dag.node("root", dag.leaf("a"), dag.leaf("b"), dag.leaf("c"));
     dag.putAll(blocks);
     final PinStore small = new PinStore(datastore, blocks, TestListCodec.resolver(), 3, 100);
-    assertThatThrownBy(() -> small.pin(root)).isInstanceOf(DagLimitExceededException.class);
+    assertThatThrownBy(() -> small.pin(root, HOLDER)).isInstanceOf(DagLimitExceededException.class);
     assertThat(small.isPinned(root)).isFalse();
   }
 
@@ -263,7 +265,7 @@ class PinStoreTest {
     final Cid lost = dag.leaf("lost");
     final Cid root = dag.node("root", lost, dag.leaf("kept"));
     dag.putAll(blocks);
-    pins.pin(root);
+    pins.pin(root, HOLDER);
     blocks.delete(lost);
 
     final GcResult result = pins.gc();
@@ -277,7 +279,7 @@ class PinStoreTest {
     final byte[] data = "v0".getBytes(StandardCharsets.UTF_8);
     final Cid rawRoot = Cid.v1(Multicodec.RAW, Multihash.sha2_256(data));
     blocks.put(rawRoot, data);
-    assertThat(pins.pin(rawRoot)).isInstanceOf(PinResult.Pinned.class);
+    assertThat(pins.pin(rawRoot, HOLDER)).isInstanceOf(PinResult.Pinned.class);
     assertThat(pins.list()).containsExactly(rawRoot);
     assertThat(pins.isPinned(Cid.v1(Multicodec.DAG_PB, rawRoot.multihash()))).isFalse();
   }
@@ -291,7 +293,7 @@ class PinStoreTest {
     try (FlatFsBlockstore store = new FlatFsBlockstore(blockDir);
         MvStoreDatastore state = new MvStoreDatastore(dataFile)) {
       dag.putAll(store);
-      assertThat(new PinStore(state, store, TestListCodec.resolver()).pin(root))
+      assertThat(new PinStore(state, store, TestListCodec.resolver()).pin(root, HOLDER))
           .isInstanceOf(PinResult.Pinned.class);
     }
     try (FlatFsBlockstore store = new FlatFsBlockstore(blockDir);
@@ -355,7 +357,7 @@ class PinStoreTest {
       PinResult result;
       do {
         own.putAll(blocks);
-        result = pins.pin(root);
+        result = pins.pin(root, HOLDER);
       } while (result instanceof PinResult.Incomplete);
       roots.add(root);
     }

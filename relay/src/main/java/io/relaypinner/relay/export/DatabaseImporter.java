@@ -11,6 +11,7 @@ import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.ipfs.datastore.MemoryDatastore;
 import io.relaypinner.ipfs.pin.DagWalker;
 import io.relaypinner.ipfs.pin.LinkResolver;
+import io.relaypinner.ipfs.pin.PinHolder;
 import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.BlockFetcher;
@@ -22,6 +23,7 @@ import io.relaypinner.orbitdb.identity.IdentityVerifiers;
 import io.relaypinner.orbitdb.log.Entry;
 import io.relaypinner.orbitdb.log.JoinResult;
 import io.relaypinner.orbitdb.log.LogConfig;
+import io.relaypinner.relay.storage.PinHolders;
 import java.io.IOException;
 import java.io.InputStream;
 import java.time.Duration;
@@ -156,9 +158,11 @@ public final class DatabaseImporter {
       Thread.currentThread().interrupt();
       throw new IOException("interrupted", e);
     }
-    // The database's own blocks stay as long as the import: pinned like replication pins them.
-    pins.pin(address.manifest());
-    replica.manifest().accessController().blockCid().ifPresent(pins::pin);
+    // The database's own blocks stay as long as the import: pinned like replication pins them,
+    // held by the import of this database (a /pins request cannot release them).
+    final PinHolder holder = PinHolders.imported(address);
+    pins.pin(address.manifest(), holder);
+    replica.manifest().accessController().blockCid().ifPresent(cid -> pins.pin(cid, holder));
     final int added;
     final Map<String, Integer> rejected = new TreeMap<>();
     final Set<Cid> media = new LinkedHashSet<>();
@@ -173,8 +177,8 @@ public final class DatabaseImporter {
                 rejected.merge(reason.name(), n, Integer::sum));
             for (final Entry entry : result.added()) {
               media.addAll(mediaOf.apply(entry.payload()));
-              pins.pin(entry.cid());
-              pins.pin(entry.identity());
+              pins.pin(entry.cid(), holder);
+              pins.pin(entry.identity(), holder);
             }
           });
         } catch (final ExecutionException | TimeoutException e) {
@@ -209,7 +213,7 @@ public final class DatabaseImporter {
       for (final Cid cid : copy) {
         blockstore.put(cid, scratch.get(cid).orElseThrow());
       }
-      if (pins.pin(root) instanceof io.relaypinner.ipfs.pin.PinResult.Pinned) {
+      if (pins.pin(root, holder) instanceof io.relaypinner.ipfs.pin.PinResult.Pinned) {
         mediaPinned++;
       }
     }

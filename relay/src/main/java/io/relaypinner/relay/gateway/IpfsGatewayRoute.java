@@ -357,27 +357,11 @@ public final class IpfsGatewayRoute implements RouteHandler {
   }
 
   /**
-   * Pinned as given, or under the other version of the same dag-pb CID: Kubo and Helia pin
-   * v0 and v1 forms interchangeably, and a client may hold either.
+   * Pinned under any spelling of the CID: the pin store compares canonical CIDs, so the v0 and v1
+   * forms of a dag-pb CID (Kubo and Helia pin them interchangeably) are one pin.
    */
   private boolean isPinned(final Cid cid) {
-    if (pins.isPinned(cid)) {
-      return true;
-    }
-    if (cid.version() == 0) {
-      return pins.isPinned(cid.toV1());
-    }
-    if (cid.codec() == Multicodec.DAG_PB.code()) {
-      final Cid v0;
-      try {
-        v0 = Cid.v0(cid.multihash());
-      } catch (final RuntimeException e) {
-        // Not a sha2-256 multihash: there is no v0 form to look up.
-        return false;
-      }
-      return pins.isPinned(v0);
-    }
-    return false;
+    return pins.isPinned(cid);
   }
 
   private FullHttpResponse notFound(final String message) {

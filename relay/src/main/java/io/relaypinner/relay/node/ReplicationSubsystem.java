@@ -132,7 +132,8 @@ public final class ReplicationSubsystem extends Subsystem {
     // they queued behind the joins of a writer's burst (1-2 s before the first media want).
     final NetworkPinner pinner = content.pinner();
     final MediaPinQueue pinQueue = new MediaPinQueue(
-        cid -> pinner.pin(cid, tuning.networkPinner()), storage.pins()::isPinned,
+        (cid, holder) -> pinner.pin(cid, holder, tuning.networkPinner()),
+        (cid, holder) -> storage.pins().holdIfPinned(cid, holder, false),
         content.executor(), tuning.replication().pinConcurrency());
     final ReplicationService started = new ReplicationService(
         new Libp2pReplicationNetwork(network.host(), network.pubsub(), bitswap, tuning.heads()),

@@ -3,6 +3,7 @@ package io.relaypinner.relay.node;
 import static io.relaypinner.common.Failures.rootMessage;
 
 import io.relaypinner.ipfs.bitswap.NetworkPinner;
+import io.relaypinner.ipfs.pin.PinHolder;
 import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.multiformats.Cid;
@@ -17,8 +18,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * How the Pinning Service API pins: it dials the request's origins (best effort, without
- * waiting), then fetches the DAG over bitswap and pins it as the gateway does. At the storage
- * quota a new pin fails at once (its request ends "failed"), counted as {@code pin}.
+ * waiting), then fetches the DAG over bitswap and pins it for the request's own holder; removing
+ * the request releases that hold only. At the storage quota a new pin fails at once (its request
+ * ends "failed"), counted as {@code pin}.
  */
 final class ServicePinner implements PinningServiceEngine.Pinner {
   private static final Logger LOG = LoggerFactory.getLogger(ServicePinner.class);
@@ -39,7 +41,8 @@ final class ServicePinner implements PinningServiceEngine.Pinner {
   }
 
   @Override
-  public CompletableFuture<?> pin(final Cid cid, final List<Multiaddr> origins) {
+  public CompletableFuture<?> pin(final Cid cid, final PinHolder holder,
+      final List<Multiaddr> origins) {
     for (final Multiaddr origin : origins) {
       if (origin.peerId().isPresent()) {
         host.dial(origin).whenComplete((connection, error) -> {
@@ -49,16 +52,12 @@ final class ServicePinner implements PinningServiceEngine.Pinner {
         });
       }
     }
-    return quota.admit("pin", () -> pinner.pin(cid, limits));
+    return quota.admit("pin", () -> pinner.pin(cid, holder, limits));
   }
 
   @Override
-  public boolean isPinned(final Cid cid) {
+  public boolean release(final Cid cid, final PinHolder holder) {
+    pins.release(cid, holder);
     return pins.isPinned(cid);
-  }
-
-  @Override
-  public void unpin(final Cid cid) {
-    pins.unpin(cid);
   }
 }

@@ -126,6 +126,10 @@ public final class StorageSubsystem extends Subsystem {
       probe = startStoreProbe();
       DurabilityMetrics.register(registry, blockstore, datastore);
       pins = new PinStore(datastore, blockstore, CodecLinkResolver.standard());
+      // Pins recorded before pins had holders: held by legacy: from now on (nothing is lost;
+      // a relay on shared stores that does not know holders yet keeps writing them, and they
+      // stay GC roots until the next start migrates them).
+      pins.migrateLegacy();
       if (datastore instanceof PostgresDatastore shared) {
         coordinated = PostgresCoordination.start(shared, peerId, tuning.leaseTtl(),
             tuning.replication().pinConcurrency(), clock);

@@ -7,8 +7,9 @@ import java.util.Map;
 
 /**
  * One pin request as the Pinning Service API returns it ({@code PinStatus}) and as it is
- * persisted (plus the owner, the hash of its token, and whether the CID was pinned here before,
- * in which case removing the request leaves that pin alone).
+ * persisted (plus the owner, the hash of its token). {@code preexisting} is read from requests
+ * recorded before pins had holders and no longer used (a request releases only its own hold);
+ * new requests leave it out.
  */
 @JsonIgnoreProperties(ignoreUnknown = true)
 @JsonInclude(JsonInclude.Include.NON_NULL)

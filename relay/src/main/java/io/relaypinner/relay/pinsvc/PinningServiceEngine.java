@@ -3,8 +3,10 @@ package io.relaypinner.relay.pinsvc;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.relaypinner.common.Failures;
 import io.relaypinner.ipfs.datastore.Datastore;
+import io.relaypinner.ipfs.pin.PinHolder;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multiaddr;
+import io.relaypinner.relay.storage.PinHolders;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -12,6 +14,7 @@ import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -24,6 +27,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -37,9 +41,14 @@ import org.slf4j.LoggerFactory;
  * still queued or pinning are started again by {@link #load()}.
  *
  * <p>The pin work goes through a {@link Pinner} (the relay: dial the origins, fetch the DAG over
- * bitswap, pin it). Removing a request unpins the CID unless another request still wants it or
- * the CID was pinned here before the first request (replication's pins stay). No Netty; the
- * clock is injected; every method is thread-safe.
+ * bitswap, pin it). Every request holds its pin under a holder of its own
+ * ({@code pinsvc:<owner>/<requestid>}, see {@code PinHolders}); removing (or replacing) a request
+ * releases exactly that hold, so the CID stays pinned while anything else holds it (replication
+ * of a database naming it, an import, another request, in whatever CID text each sent it) and
+ * its blocks become garbage only when nothing does. A request removed while its pin still runs
+ * releases the hold the pin takes when it finishes. Requests recorded before holders existed hold
+ * their CID through the {@code legacy:} holder, which nothing releases. No Netty; the clock is
+ * injected; every method is thread-safe.
  */
 public final class PinningServiceEngine {
   private static final Logger LOG = LoggerFactory.getLogger(PinningServiceEngine.class);
@@ -47,14 +56,17 @@ public final class PinningServiceEngine {
 
   /** Does the pin work. */
   public interface Pinner {
-    /** Dials {@code origins} (best effort), fetches the DAG under {@code cid} and pins it. */
-    CompletableFuture<?> pin(Cid cid, List<Multiaddr> origins);
+    /**
+     * Dials {@code origins} (best effort), fetches the DAG under {@code cid} and pins it for
+     * {@code holder}.
+     */
+    CompletableFuture<?> pin(Cid cid, PinHolder holder, List<Multiaddr> origins);
 
-    /** Whether {@code cid} is pinned now (by anyone). */
-    boolean isPinned(Cid cid);
-
-    /** Removes the pin of {@code cid}; its blocks go at the next GC. */
-    void unpin(Cid cid);
+    /**
+     * Releases {@code holder}'s hold on {@code cid} (nothing when it holds none); the blocks go
+     * at the next GC once nothing holds the CID. Returns whether anything still holds it.
+     */
+    boolean release(Cid cid, PinHolder holder);
   }
 
   /** Bounds on what one token may ask. */
@@ -101,6 +113,10 @@ public final class PinningServiceEngine {
   private final SecureRandom random = new SecureRandom();
   /** owner → requestid → record, guarded by this. */
   private final Map<String, Map<String, PinStatusRecord>> byOwner = new HashMap<>();
+  private final AtomicLong quotaRefused = new AtomicLong();
+  private final AtomicLong released = new AtomicLong();
+  private final AtomicLong releasedStillHeld = new AtomicLong();
+  private final AtomicLong releasedAfterRemoval = new AtomicLong();
 
   public PinningServiceEngine(final Datastore datastore, final Clock clock, final Pinner pinner,
       final Supplier<List<String>> delegates, final Limits limits, final ObjectMapper json) {
@@ -162,13 +178,13 @@ public final class PinningServiceEngine {
       final Map<String, PinStatusRecord> mine =
           byOwner.computeIfAbsent(owner, o -> new LinkedHashMap<>());
       if (mine.size() >= limits.maxPinsPerToken()) {
+        quotaRefused.incrementAndGet();
         throw new RequestException(409, "INSUFFICIENT_FUNDS", "this token holds "
             + mine.size() + " pin requests, its quota is " + limits.maxPinsPerToken());
       }
-      final Cid cid = Cid.parse(checked.cid());
-      final boolean preexisting = pinner.isPinned(cid) && !wanted(cid);
-      record = new PinStatusRecord(newId(), PinStatusRecord.QUEUED, clock.instant().truncatedTo(java.time.temporal.ChronoUnit.MILLIS).toString(),
-          checked, delegates.get(), Map.of(), owner, preexisting);
+      record = new PinStatusRecord(newId(), PinStatusRecord.QUEUED,
+          clock.instant().truncatedTo(ChronoUnit.MILLIS).toString(), checked, delegates.get(),
+          Map.of(), owner, null);
       mine.put(record.requestid(), record);
       persist(record);
     }
@@ -183,8 +199,8 @@ public final class PinningServiceEngine {
   }
 
   /**
-   * {@code POST /pins/{requestid}}: a new request replaces the old one (whose pin goes unless
-   * still wanted).
+   * {@code POST /pins/{requestid}}: a new request replaces the old one (whose hold is released;
+   * the new request takes its own).
    *
    * @throws RequestException 404 when the id is not the owner's; as {@link #add} otherwise
    */
@@ -198,24 +214,38 @@ public final class PinningServiceEngine {
     return add(owner, pin);
   }
 
-  /** {@code DELETE /pins/{requestid}}; false when the id is not the owner's. */
+  /**
+   * {@code DELETE /pins/{requestid}}: releases the request's own hold (the CID stays pinned while
+   * anything else holds it); false when the id is not the owner's.
+   */
   public boolean remove(final String owner, final String id) {
     final PinStatusRecord removed;
-    final boolean unpin;
     synchronized (this) {
       final Map<String, PinStatusRecord> mine = byOwner.get(owner);
       removed = mine == null ? null : mine.remove(id);
       if (removed == null) {
         return false;
       }
+      if (mine.isEmpty()) {
+        byOwner.remove(owner);
+      }
       datastore.delete(key(removed));
-      final Cid cid = Cid.parse(removed.pin().cid());
-      unpin = !Boolean.TRUE.equals(removed.preexisting()) && !wanted(cid);
     }
-    if (unpin) {
-      pinner.unpin(Cid.parse(removed.pin().cid()));
-    }
+    // A pin still running takes its hold when it ends: start() releases it then.
+    release(removed);
     return true;
+  }
+
+  private void release(final PinStatusRecord record) {
+    released.incrementAndGet();
+    if (pinner.release(Cid.parse(record.pin().cid()), holder(record))) {
+      releasedStillHeld.incrementAndGet();
+    }
+  }
+
+  /** The holder of a request's pin. */
+  static PinHolder holder(final PinStatusRecord record) {
+    return PinHolders.request(record.owner(), record.requestid());
   }
 
   /** {@code GET /pins}: the owner's requests that match, newest first, at most the limit. */
@@ -237,7 +267,8 @@ public final class PinningServiceEngine {
     if (!filter.statuses().contains(record.status())) {
       return false;
     }
-    if (filter.cids().isPresent() && !filter.cids().get().contains(record.pin().cid())) {
+    if (filter.cids().isPresent() && filter.cids().get().stream().map(
+        PinningServiceEngine::canonical).noneMatch(canonical(record.pin().cid())::equals)) {
       return false;
     }
     final Instant created = Instant.parse(record.created());
@@ -269,17 +300,17 @@ public final class PinningServiceEngine {
     return true;
   }
 
-  /** Whether any request (any owner) still wants {@code cid}; under the lock. */
-  private boolean wanted(final Cid cid) {
-    final String text = cid.toString();
-    for (final Map<String, PinStatusRecord> mine : byOwner.values()) {
-      for (final PinStatusRecord record : mine.values()) {
-        if (record.pin().cid().equals(text)) {
-          return true;
-        }
-      }
+  /**
+   * The canonical text of a CID as a client sent it ({@link Cid#canonical()}), so that
+   * {@code BAFY…}, {@code bafy…}, {@code zb2…} and {@code Qm…} of one CID compare equal; text that
+   * is not a CID stays as it is (it matches nothing stored).
+   */
+  private static String canonical(final String text) {
+    try {
+      return Cid.parse(text).canonical().toString();
+    } catch (final RuntimeException e) {
+      return text;
     }
-    return false;
   }
 
   private void start(final PinStatusRecord record) {
@@ -290,14 +321,21 @@ public final class PinningServiceEngine {
     }
     final CompletableFuture<?> job;
     try {
-      job = pinner.pin(Cid.parse(record.pin().cid()), origins);
+      job = pinner.pin(Cid.parse(record.pin().cid()), holder(record), origins);
     } catch (final RuntimeException e) {
       update(record, PinStatusRecord.FAILED, Map.of("error", String.valueOf(e.getMessage())));
       return;
     }
     job.whenComplete((done, error) -> {
       if (error == null) {
-        update(record, PinStatusRecord.PINNED, Map.of());
+        if (!update(record, PinStatusRecord.PINNED, Map.of())) {
+          // Removed while its pin ran: remove() found no hold to release yet; this is it.
+          releasedAfterRemoval.incrementAndGet();
+          pinner.release(Cid.parse(record.pin().cid()), holder(record));
+          LOG.debug("pinning service: {} released (request {} removed while pinning)",
+              record.pin().cid(), record.requestid());
+          return;
+        }
         LOG.info("pinning service: {} pinned (request {})", record.pin().cid(),
             record.requestid());
       } else {
@@ -314,16 +352,17 @@ public final class PinningServiceEngine {
     });
   }
 
-  /** Moves a request on, unless it was removed meanwhile. */
-  private synchronized void update(final PinStatusRecord record, final String status,
+  /** Moves a request on, unless it was removed meanwhile; false then. */
+  private synchronized boolean update(final PinStatusRecord record, final String status,
       final Map<String, String> info) {
     final Map<String, PinStatusRecord> mine = byOwner.get(record.owner());
     if (mine == null || !mine.containsKey(record.requestid())) {
-      return;
+      return false;
     }
     final PinStatusRecord next = mine.get(record.requestid()).withStatus(status, info);
     mine.put(record.requestid(), next);
     persist(next);
+    return true;
   }
 
   private void persist(final PinStatusRecord record) {
@@ -391,6 +430,17 @@ public final class PinningServiceEngine {
     final Map<String, Integer> out = new HashMap<>();
     byOwner.values().forEach(m -> m.values().forEach(r -> out.merge(r.status(), 1, Integer::sum)));
     return out;
+  }
+
+  /**
+   * Counters for {@code /metrics}: {@code quota} (adds refused over a token's quota, 409),
+   * {@code released} (holds released by removed or replaced requests), {@code still_held} (of
+   * those, CIDs something else still holds: nothing freed), {@code released_after_removal}
+   * (pins that finished after their request was removed, released then).
+   */
+  public Map<String, Long> counters() {
+    return Map.of("quota", quotaRefused.get(), "released", released.get(), "still_held",
+        releasedStillHeld.get(), "released_after_removal", releasedAfterRemoval.get());
   }
 
   /** Whether {@code owner} has a request; for {@link Predicate} users. */

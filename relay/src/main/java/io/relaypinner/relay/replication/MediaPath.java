@@ -1,11 +1,13 @@
 package io.relaypinner.relay.replication;
 
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
+import io.relaypinner.ipfs.pin.PinHolder;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.OrbitDbReplica;
 import io.relaypinner.orbitdb.log.Entry;
 import io.relaypinner.orbitdb.log.JoinResult;
 import io.relaypinner.orbitdb.log.OrbitDbLog;
+import io.relaypinner.relay.storage.PinHolders;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashSet;
@@ -184,8 +186,9 @@ final class MediaPath {
     if (found.invalid() > 0) {
       counter.accept("media-invalid-cids");
     }
+    final PinHolder holder = PinHolders.replication(session.address());
     try {
-      blocks.entryAdded(entry, found.cids());
+      blocks.entryAdded(holder, entry, found.cids());
     } catch (final StoreUnavailableException e) {
       // Not pinned now: a later sync of this database scans its log again.
       session.storeFailed(e.store());
@@ -210,7 +213,7 @@ final class MediaPath {
     for (final Cid media : found.cids()) {
       // Fetch at once, whether or not the history is complete: reporting waits, not pinning.
       counter.accept("media-queued");
-      pinQueue.pin(media).whenComplete((done, error) -> {
+      pinQueue.pin(media, holder).whenComplete((done, error) -> {
         if (error == null) {
           blocks.mediaPinned(done);
         } else {
@@ -222,8 +225,12 @@ final class MediaPath {
   }
 
   private void release(final DatabaseSession session, final List<Cid> eligible) {
+    if (eligible.isEmpty()) {
+      return;
+    }
+    final PinHolder holder = PinHolders.replication(session.address());
     for (final Cid media : eligible) {
-      pinQueue.pin(media).thenAccept(done -> {
+      pinQueue.pin(media, holder).thenAccept(done -> {
         if (session.ledger().report(done)) {
           reporter.accept(session, done);
         }

@@ -3,6 +3,7 @@ package io.relaypinner.relay.replication;
 import io.relaypinner.common.Backoff;
 import io.relaypinner.common.Failures;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
+import io.relaypinner.ipfs.pin.PinHolder;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.relay.coordination.MediaWorkQueue;
 import java.time.Duration;
@@ -18,15 +19,18 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Predicate;
+import java.util.function.BiPredicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Pins media DAGs over bitswap (the node's {@code NetworkPinner}): at most {@code concurrency} pins run at
- * once, the rest wait in a bounded queue, and a CID queued or running is not queued again (its
- * callers share one future). A root pinned already completes at once; a failed pin is forgotten,
- * so a later sync tries again.
+ * Pins media DAGs over bitswap (the node's {@code NetworkPinner}) for a holder (the replication
+ * of the database whose entry names the media): at most {@code concurrency} pins run at once, the
+ * rest wait in a bounded queue, and a CID queued or running is not queued again (callers of the
+ * same holder share one future; another holder's caller waits for it, then adds its own hold). A
+ * root pinned already (by anyone) only gets the caller's hold and completes at once, so a
+ * {@code /pins} request that pinned the media first cannot take it away when it is deleted; a
+ * failed pin is forgotten, so a later sync tries again.
  *
  * <p>With shared stores ({@link #shareWith}, issue 24) each pin about to run first claims its CID
  * in the {@link MediaWorkQueue} around the {@link DagPinner}: a CID another relay is pinning
@@ -49,21 +53,24 @@ public final class MediaPinQueue {
   static final Duration STORE_RETRY_FOR = Duration.ofMinutes(10);
   private static final Backoff STORE_RETRY = Backoff.of(STORE_RETRY_MIN, STORE_RETRY_MAX);
 
-  /** Fetches a DAG's missing blocks and pins it (completes once pinned). */
+  /** Fetches a DAG's missing blocks and pins it for {@code holder} (completes once pinned). */
   @FunctionalInterface
   public interface DagPinner {
-    CompletableFuture<?> pin(Cid root);
+    CompletableFuture<?> pin(Cid root, PinHolder holder);
   }
+
+  /** A pin queued or running: its future and the holder it pins for. */
+  private record Pending(CompletableFuture<Cid> future, PinHolder holder) {}
 
   /** Alone on its stores: every claim is granted, nothing to release. */
   private static final MediaWorkQueue LOCAL = cid -> Optional.of(done -> { });
 
   private final DagPinner pinner;
-  private final Predicate<Cid> isPinned;
+  private final BiPredicate<Cid, PinHolder> holdIfPinned;
   private final Executor storage;
   private final int concurrency;
   private final AtomicLong queueFull = new AtomicLong();
-  private final Map<Cid, CompletableFuture<Cid>> pending = new ConcurrentHashMap<>();
+  private final Map<Cid, Pending> pending = new ConcurrentHashMap<>();
   private final ArrayDeque<Cid> queue = new ArrayDeque<>();
   private final AtomicLong pinned = new AtomicLong();
   private final AtomicLong failed = new AtomicLong();
@@ -80,14 +87,15 @@ public final class MediaPinQueue {
   private int running;
 
   /**
-   * @param isPinned whether a root is pinned already (a datastore read; may throw)
+   * @param holdIfPinned adds the holder's hold to a root pinned already and says so, false when
+   *     nothing holds the root ({@code PinStore.holdIfPinned}: datastore reads; may throw)
    * @param storage runs the pinned-already check and claims; never an event loop
    * @param concurrency pins running at once
    */
-  public MediaPinQueue(final DagPinner pinner, final Predicate<Cid> isPinned,
+  public MediaPinQueue(final DagPinner pinner, final BiPredicate<Cid, PinHolder> holdIfPinned,
       final Executor storage, final int concurrency) {
     this.pinner = Objects.requireNonNull(pinner, "pinner");
-    this.isPinned = Objects.requireNonNull(isPinned, "isPinned");
+    this.holdIfPinned = Objects.requireNonNull(holdIfPinned, "holdIfPinned");
     this.storage = Objects.requireNonNull(storage, "storage");
     if (concurrency < 1) {
       throw new IllegalArgumentException("concurrency must be positive");
@@ -104,18 +112,41 @@ public final class MediaPinQueue {
   }
 
   /**
-   * Pins {@code cid} (fetching what is missing of its DAG from connected peers). Completes with
-   * the CID once its whole DAG is stored and pinned; fails when it could not be.
+   * Pins {@code cid} for {@code holder} (fetching what is missing of its DAG from connected
+   * peers). Completes with the CID once its whole DAG is stored and held by {@code holder}; fails
+   * when it could not be.
    */
-  public CompletableFuture<Cid> pin(final Cid cid) {
+  public CompletableFuture<Cid> pin(final Cid cid, final PinHolder holder) {
+    Objects.requireNonNull(holder, "holder");
     final CompletableFuture<Cid> created = new CompletableFuture<>();
-    final CompletableFuture<Cid> existing = pending.putIfAbsent(cid, created);
+    final Pending mine = new Pending(created, holder);
+    final Pending existing = pending.putIfAbsent(cid, mine);
     if (existing != null) {
-      return existing;
+      if (existing.holder().equals(holder)) {
+        return existing.future();
+      }
+      // Another database's pin of the same media runs: once it is pinned, add this hold.
+      return existing.future().thenApplyAsync(done -> {
+        if (!holdIfPinned.test(done, holder)) {
+          throw new IllegalStateException(done + " was released before " + holder
+              + " could hold it");
+        }
+        return done;
+      }, storage);
     }
-    created.whenComplete((ok, error) -> pending.remove(cid, created));
+    created.whenComplete((ok, error) -> pending.remove(cid, mine));
     check(cid, created, 0);
     return created;
+  }
+
+  private PinHolder holderOf(final Cid cid) {
+    final Pending entry = pending.get(cid);
+    return entry == null ? null : entry.holder();
+  }
+
+  private CompletableFuture<Cid> futureOf(final Cid cid) {
+    final Pending entry = pending.get(cid);
+    return entry == null ? null : entry.future();
   }
 
   /** Checks and queues {@code cid} on the storage executor ({@code looks}: at others' claims). */
@@ -123,7 +154,8 @@ public final class MediaPinQueue {
     try {
       storage.execute(() -> {
         try {
-          if (isPinned.test(cid)) {
+          final PinHolder holder = holderOf(cid);
+          if (holder == null || holdIfPinned.test(cid, holder)) {
             created.complete(cid);
             return;
           }
@@ -167,11 +199,13 @@ public final class MediaPinQueue {
         next = queue.poll();
         running++;
       }
-      final CompletableFuture<Cid> future = pending.get(next);
+      final CompletableFuture<Cid> future = futureOf(next);
+      final PinHolder holder = holderOf(next);
       final Integer looked = attempts.remove(next);
       CompletableFuture<?> started;
       try {
-        started = claimAndPin(next, looked == null ? 0 : looked);
+        started = holder == null ? CompletableFuture.completedFuture(null)
+            : claimAndPin(next, holder, looked == null ? 0 : looked);
       } catch (final RuntimeException e) {
         started = CompletableFuture.failedFuture(e);
       }
@@ -212,10 +246,11 @@ public final class MediaPinQueue {
    * relay that claimed a CID but reaches no peer holding it keeps the claim until its pin times
    * out: after {@link #MAX_BUSY_RECHECKS} looks this relay pins it anyway (counted).
    */
-  private CompletableFuture<?> claimAndPin(final Cid cid, final int looks) {
+  private CompletableFuture<?> claimAndPin(final Cid cid, final PinHolder holder,
+      final int looks) {
     final MediaWorkQueue shared = work;
     if (shared == LOCAL) {
-      return pinner.pin(cid);
+      return pinner.pin(cid, holder);
     }
     return CompletableFuture.supplyAsync(() -> shared.claim(cid), storage)
         .<Object>thenCompose(claim -> {
@@ -224,12 +259,12 @@ public final class MediaPinQueue {
               throw new BusyException(looks);
             }
             overridden.incrementAndGet();
-            return pinner.pin(cid).thenApply(done -> done);
+            return pinner.pin(cid, holder).thenApply(done -> done);
           }
           final MediaWorkQueue.Claim held = claim.get();
           CompletableFuture<?> pin;
           try {
-            pin = pinner.pin(cid);
+            pin = pinner.pin(cid, holder);
           } catch (final RuntimeException e) {
             pin = CompletableFuture.failedFuture(e);
           }
@@ -312,7 +347,7 @@ public final class MediaPinQueue {
   public void storeRecovered() {
     for (final Cid cid : List.copyOf(storeWaiting.keySet())) {
       final Integer looks = storeWaiting.remove(cid);
-      final CompletableFuture<Cid> future = pending.get(cid);
+      final CompletableFuture<Cid> future = futureOf(cid);
       if (looks != null && future != null) {
         check(cid, future, looks);
       }

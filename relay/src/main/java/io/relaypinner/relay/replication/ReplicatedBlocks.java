@@ -2,6 +2,7 @@ package io.relaypinner.relay.replication;
 
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.ipfs.blockstore.Blockstore;
+import io.relaypinner.ipfs.pin.PinHolder;
 import io.relaypinner.ipfs.pin.PinResult;
 import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.multiformats.Cid;
@@ -9,6 +10,7 @@ import io.relaypinner.multiformats.Multibase;
 import io.relaypinner.orbitdb.OrbitDbReplica;
 import io.relaypinner.orbitdb.access.AccessControllerRef;
 import io.relaypinner.orbitdb.log.Entry;
+import io.relaypinner.relay.storage.PinHolders;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
@@ -44,9 +46,12 @@ final class ReplicatedBlocks {
   private final PinStore pins;
   private final Consumer<String> counter;
   /** Media CID to the entries whose pin waits for it. */
-  private final Map<Cid, Set<Cid>> waitingForMedia = new LinkedHashMap<>();
+  private final Map<Cid, Set<Waiting>> waitingForMedia = new LinkedHashMap<>();
   /** Entries indexed in {@link #waitingForMedia}. */
-  private final Set<Cid> waiting = new java.util.HashSet<>();
+  private final Set<Waiting> waiting = new java.util.HashSet<>();
+
+  /** An entry whose pin waits for media, and the database it is pinned for. */
+  private record Waiting(Cid entry, PinHolder holder) {}
 
   /**
    * @param announce tells bitswap peers that a block is stored here now
@@ -60,24 +65,26 @@ final class ReplicatedBlocks {
   }
 
   /**
-   * Pins a verified entry and its identity; {@code media}: what its payload names.
+   * Pins a verified entry and its identity for {@code holder} (the replication of the database
+   * whose log holds it); {@code media}: what its payload names.
    *
    * @throws StoreUnavailableException when a shared store is down (nothing half-pinned: a pin
    *     is one datastore write once its DAG was read)
    */
-  void entryAdded(final Entry entry, final Set<Cid> media) {
+  void entryAdded(final PinHolder holder, final Entry entry, final Set<Cid> media) {
     announce.accept(entry.cid());
-    if (pin(entry.cid()) == Pinned.WAITS_FOR_MEDIA && !media.isEmpty()) {
+    if (pin(entry.cid(), holder) == Pinned.WAITS_FOR_MEDIA && !media.isEmpty()) {
+      final Waiting waits = new Waiting(entry.cid(), holder);
       synchronized (this) {
         // A fallback scan passes an entry again: it is indexed once.
-        if (waiting.contains(entry.cid())) {
+        if (waiting.contains(waits)) {
           counter.accept("pins-waiting-again");
         } else if (waiting.size() < MAX_WAITING
             && waitingForMedia.size() + media.size() <= MAX_WAITING) {
           for (final Cid cid : media) {
-            waitingForMedia.computeIfAbsent(cid, k -> new LinkedHashSet<>()).add(entry.cid());
+            waitingForMedia.computeIfAbsent(cid, k -> new LinkedHashSet<>()).add(waits);
           }
-          waiting.add(entry.cid());
+          waiting.add(waits);
         } else {
           counter.accept("bound.pins-waiting");
         }
@@ -85,21 +92,21 @@ final class ReplicatedBlocks {
     }
     if (blockstore.has(entry.identity())) {
       announce.accept(entry.identity());
-      pin(entry.identity());
+      pin(entry.identity(), holder);
     }
   }
 
   /** A media DAG is pinned: pin the entries that waited for it. */
   void mediaPinned(final Cid media) {
-    final Set<Cid> entries;
+    final Set<Waiting> entries;
     synchronized (this) {
       entries = waitingForMedia.remove(media);
       if (entries == null) {
         return;
       }
     }
-    for (final Cid entry : entries) {
-      final Pinned result = pin(entry);
+    for (final Waiting entry : entries) {
+      final Pinned result = pin(entry.entry(), entry.holder());
       if (result != Pinned.WAITS_FOR_MEDIA) {
         synchronized (this) {
           if (waiting.remove(entry)) {
@@ -111,14 +118,21 @@ final class ReplicatedBlocks {
     }
   }
 
-  /** The manifest and access-controller blocks (and those of the controller's database). */
+  /**
+   * The manifest and access-controller blocks (and those of the controller's database), held by
+   * the replication of {@code replica}'s database.
+   */
   void databaseOpened(final OrbitDbReplica replica) {
-    pin(replica.address().manifest(), false);
+    databaseOpened(PinHolders.replication(replica.address()), replica);
+  }
+
+  private void databaseOpened(final PinHolder holder, final OrbitDbReplica replica) {
+    pin(replica.address().manifest(), holder, false);
     final AccessControllerRef ref = replica.manifest().accessController();
     if (ref.type().equals(AccessControllerRef.IPFS)) {
-      pin(ref.ipfsManifest(), false);
+      pin(ref.ipfsManifest(), holder, false);
     }
-    replica.accessControllerDatabase().ifPresent(this::databaseOpened);
+    replica.accessControllerDatabase().ifPresent(ac -> databaseOpened(holder, ac));
   }
 
   synchronized int waitingCount() {
@@ -128,16 +142,20 @@ final class ReplicatedBlocks {
   private enum Pinned { DONE, WAITS_FOR_MEDIA, FAILED }
 
   /** A replicated entry's or identity's pin: deferred (see the class comment). */
-  private Pinned pin(final Cid cid) {
-    return pin(cid, true);
+  private Pinned pin(final Cid cid, final PinHolder holder) {
+    return pin(cid, holder, true);
   }
 
-  private Pinned pin(final Cid cid, final boolean deferred) {
+  /**
+   * Holds {@code cid} for {@code holder}: a root pinned already (by this database or another
+   * holder) only gets the hold, without a walk; anything else is pinned.
+   */
+  private Pinned pin(final Cid cid, final PinHolder holder, final boolean deferred) {
     try {
-      if (pins.isPinned(cid)) {
+      if (pins.holdIfPinned(cid, holder, deferred)) {
         return Pinned.DONE;
       }
-      final PinResult result = deferred ? pins.pinDeferred(cid) : pins.pin(cid);
+      final PinResult result = deferred ? pins.pinDeferred(cid, holder) : pins.pin(cid, holder);
       if (result instanceof PinResult.Incomplete) {
         counter.accept("pins-incomplete");
         return Pinned.WAITS_FOR_MEDIA;

@@ -18,6 +18,7 @@ import io.relaypinner.relay.RelayNode;
 import io.relaypinner.relay.config.GatewayMode;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.identity.NodeIdentity;
+import io.relaypinner.relay.testing.TestPins;
 import io.relaypinner.testkit.JsPeer;
 import io.relaypinner.testkit.NodeJs;
 import java.nio.file.Files;
@@ -99,13 +100,13 @@ class HttpClientsJsInteropIT {
     new Random(51).nextBytes(file);
     final Cid fileCid = new UnixFsImporter(node.storage().blockstore(),
         UnixFsImporter.Options.HELIA).importBytes(file);
-    node.storage().pins().pin(fileCid);
+    node.storage().pins().pin(fileCid, TestPins.HOLDER);
     final Cid leaf = DagPb.decode(node.storage().blockstore().get(fileCid).orElseThrow())
         .links().get(2)
         .hash();
     final Map.Entry<Cid, byte[]> entry = orbitDbEntry();
     node.storage().blockstore().put(entry.getKey(), entry.getValue());
-    node.storage().pins().pin(entry.getKey());
+    node.storage().pins().pin(entry.getKey(), TestPins.HOLDER);
 
     // A Helia peer (stack B) holds what the pinning service is asked to pin.
     final Path held = dir.resolve("held.bin");

@@ -11,6 +11,7 @@ import io.relaypinner.multiformats.Multicodec;
 import io.relaypinner.multiformats.Multihash;
 import io.relaypinner.relay.config.StorageLimits;
 import io.relaypinner.relay.storage.StorageGc;
+import io.relaypinner.relay.testing.TestPins;
 import io.relaypinner.testkit.MutableClock;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
@@ -33,7 +34,7 @@ class StorageSubsystemTest {
     final byte[] bytes = "hello".getBytes(StandardCharsets.UTF_8);
     final Cid cid = Cid.v1(Multicodec.RAW, Multihash.sha2_256(bytes));
     storage.blockstore().put(cid, bytes);
-    storage.pins().pin(cid);
+    storage.pins().pin(cid, TestPins.HOLDER);
     assertThat(storage.pins().isPinned(cid)).isTrue();
     // Embedded stores: this relay coordinates with nobody and always collects.
     assertThat(storage.coordination().gcPolicy().mayCollect()).isTrue();

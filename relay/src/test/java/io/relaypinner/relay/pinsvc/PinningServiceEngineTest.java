@@ -6,10 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.relaypinner.ipfs.dagcbor.DagCbor;
 import io.relaypinner.ipfs.datastore.MemoryDatastore;
+import io.relaypinner.ipfs.pin.PinHolder;
 import io.relaypinner.libp2p.crypto.KeyType;
 import io.relaypinner.libp2p.crypto.Keys;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multiaddr;
+import io.relaypinner.multiformats.Multibase;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.testkit.MutableClock;
 import java.nio.charset.StandardCharsets;
@@ -21,6 +23,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -30,7 +33,7 @@ import org.junit.jupiter.api.Test;
 /**
  * {@link PinningServiceEngine} on a memory datastore, a {@link MutableClock} and a pinner whose
  * pins the test completes: the request lifecycle ({@code queued → pinning → pinned | failed}),
- * what removing a request unpins, listing with every filter, the per-token bounds, and reloading
+ * what removing a request releases (its own hold only, whatever CID spelling was sent), listing with every filter, the per-token bounds, and reloading
  * from the datastore. No sockets.
  */
 class PinningServiceEngineTest {
@@ -47,18 +50,23 @@ class PinningServiceEngineTest {
   private final FakePinner pinner = new FakePinner();
   private final ObjectMapper json = HttpResponses.newObjectMapper();
 
-  /** Pins the test completes; what is pinned, unpinned and asked for. */
+  /**
+   * Pins the test completes, held per holder as the relay's pin store holds them (by canonical
+   * CID); what is held, released and asked for.
+   */
   private static final class FakePinner implements PinningServiceEngine.Pinner {
     /** Pins running, oldest first per CID. */
     final Map<Cid, ArrayDeque<CompletableFuture<Void>>> running = new HashMap<>();
     final List<Cid> asked = new ArrayList<>();
     final List<List<Multiaddr>> origins = new ArrayList<>();
-    final Set<Cid> pinned = new HashSet<>();
-    final List<Cid> unpinned = new ArrayList<>();
+    /** Canonical CID to its holders. */
+    final Map<Cid, Set<PinHolder>> holds = new HashMap<>();
+    final List<PinHolder> released = new ArrayList<>();
     RuntimeException refuse;
 
     @Override
-    public CompletableFuture<?> pin(final Cid cid, final List<Multiaddr> from) {
+    public CompletableFuture<?> pin(final Cid cid, final PinHolder holder,
+        final List<Multiaddr> from) {
       if (refuse != null) {
         throw refuse;
       }
@@ -66,18 +74,24 @@ class PinningServiceEngineTest {
       origins.add(from);
       final CompletableFuture<Void> job = new CompletableFuture<>();
       running.computeIfAbsent(cid, c -> new ArrayDeque<>()).add(job);
-      return job.thenRun(() -> pinned.add(cid));
+      return job.thenRun(() -> hold(cid, holder));
     }
 
     @Override
-    public boolean isPinned(final Cid cid) {
-      return pinned.contains(cid);
+    public boolean release(final Cid cid, final PinHolder holder) {
+      final Set<PinHolder> holders = holds.getOrDefault(cid.canonical(), new HashSet<>());
+      if (holders.remove(holder)) {
+        released.add(holder);
+      }
+      return isPinned(cid);
     }
 
-    @Override
-    public void unpin(final Cid cid) {
-      pinned.remove(cid);
-      unpinned.add(cid);
+    void hold(final Cid cid, final PinHolder holder) {
+      holds.computeIfAbsent(cid.canonical(), c -> new HashSet<>()).add(holder);
+    }
+
+    boolean isPinned(final Cid cid) {
+      return !holds.getOrDefault(cid.canonical(), Set.of()).isEmpty();
     }
 
     void finish(final Cid cid) {
@@ -142,7 +156,7 @@ class PinningServiceEngineTest {
     assertThat(queued.requestid()).matches("[0-9a-f]{32}");
     assertThat(queued.created()).isEqualTo("2026-11-25T09:00:00.123Z");
     assertThat(queued.delegates()).containsExactly("/dns4/relay.example/tcp/443/wss");
-    assertThat(queued.preexisting()).isFalse();
+    assertThat(queued.preexisting()).isNull();
     // Started at once: the pinner has it, with the request's origins.
     assertThat(status(engine, queued)).isEqualTo(PinStatusRecord.PINNING);
     assertThat(stored(queued).status()).isEqualTo(PinStatusRecord.PINNING);
@@ -200,45 +214,81 @@ class PinningServiceEngineTest {
   }
 
   @Test
-  void remove_shouldUnpin_onlyWhenNoOtherRequestWantsTheCid_andItWasNotPinnedBefore()
+  void remove_shouldReleaseOnlyItsOwnHold_whateverSpellingOfTheCidEachRequestSent()
       throws Exception {
     final PinningServiceEngine engine = engine();
     final Cid shared = cid("shared");
+    final String upper = shared.toString().toUpperCase(Locale.ROOT);
+    final String base58 = shared.toString(Multibase.Base.BASE58BTC);
     final PinStatusRecord alices = engine.add(ALICE, pin(shared));
-    final PinStatusRecord bobs = engine.add(BOB, pin(shared));
+    final PinStatusRecord bobs = engine.add(BOB, new PinStatusRecord.Pin(upper, null, null,
+        null));
+    final PinStatusRecord bobsAgain = engine.add(BOB, new PinStatusRecord.Pin(base58, null,
+        null, null));
     pinner.finish(shared);
     pinner.finish(shared);
+    pinner.finish(shared);
+    assertThat(pinner.holds.get(shared)).containsExactlyInAnyOrder(
+        PinningServiceEngine.holder(alices), PinningServiceEngine.holder(bobs),
+        PinningServiceEngine.holder(bobsAgain));
 
     assertThat(engine.remove(ALICE, alices.requestid())).isTrue();
-    assertThat(pinner.unpinned).isEmpty();
+    assertThat(pinner.released).containsExactly(PinningServiceEngine.holder(alices));
+    assertThat(pinner.isPinned(shared)).isTrue();
     assertThat(datastore.get(PinningServiceEngine.PREFIX + ALICE + "/" + alices.requestid()))
         .isEmpty();
     assertThat(engine.remove(BOB, bobs.requestid())).isTrue();
-    assertThat(pinner.unpinned).containsExactly(shared);
+    assertThat(pinner.isPinned(shared)).isTrue();
+    assertThat(engine.remove(BOB, bobsAgain.requestid())).isTrue();
+    assertThat(pinner.isPinned(shared)).isFalse();
     assertThat(engine.remove(BOB, bobs.requestid())).isFalse();
-
-    // Pinned here before any request (replication's pin): removing the request leaves it.
-    final Cid replicated = cid("replicated");
-    pinner.pinned.add(replicated);
-    final PinStatusRecord request = engine.add(ALICE, pin(replicated));
-    assertThat(request.preexisting()).isTrue();
-    pinner.finish(replicated);
-    engine.remove(ALICE, request.requestid());
-    assertThat(pinner.unpinned).containsExactly(shared);
-    assertThat(pinner.isPinned(replicated)).isTrue();
+    assertThat(engine.counters()).containsEntry("released", 3L)
+        .containsEntry("still_held", 2L);
   }
 
   @Test
-  void remove_shouldKeepTheRequestGone_whenItsPinEndsLater() throws Exception {
+  void remove_shouldLeaveReplicationsHold_whenTheRequestPinnedTheCidFirst() throws Exception {
+    final PinningServiceEngine engine = engine();
+    final Cid media = cid("media");
+    final PinHolder database = PinHolder.of("replication", "/orbitdb/zdpuDatabase");
+    // The tenant's request pins the media first (sent as uppercase base32), then a replicated
+    // database names the same media; the tenant deletes the request.
+    final PinStatusRecord request = engine.add(ALICE, new PinStatusRecord.Pin(
+        media.toString().toUpperCase(Locale.ROOT), null, null, null));
+    pinner.finish(media);
+    pinner.hold(media, database);
+
+    engine.remove(ALICE, request.requestid());
+
+    assertThat(pinner.holds.get(media)).containsExactly(database);
+    // And the other way round: replication first, then a request, then its removal.
+    final Cid replicated = cid("replicated");
+    pinner.hold(replicated, database);
+    final PinStatusRecord late = engine.add(BOB, pin(replicated));
+    assertThat(late.preexisting()).isNull();
+    pinner.finish(replicated);
+    engine.remove(BOB, late.requestid());
+    assertThat(pinner.holds.get(replicated)).containsExactly(database);
+  }
+
+  @Test
+  void remove_shouldKeepTheRequestGone_andReleaseThePin_whenItsPinEndsLater() throws Exception {
     final PinningServiceEngine engine = engine();
     final PinStatusRecord request = engine.add(ALICE, pin(cid("slow")));
     engine.remove(ALICE, request.requestid());
+    // Nothing held yet when the request went.
+    assertThat(pinner.released).isEmpty();
 
     pinner.finish(cid("slow"));
 
     assertThat(engine.get(ALICE, request.requestid())).isEmpty();
     assertThat(datastore.scan(PinningServiceEngine.PREFIX)).isEmpty();
     assertThat(engine.statusCounts()).isEmpty();
+    // The pin that ended after its request was deleted is released, not left without owner.
+    assertThat(pinner.isPinned(cid("slow"))).isFalse();
+    assertThat(pinner.released).containsExactly(PinningServiceEngine.holder(request));
+    assertThat(engine.counters()).containsEntry("released_after_removal", 1L)
+        .containsEntry("released", 1L);
   }
 
   @Test
@@ -251,7 +301,8 @@ class PinningServiceEngineTest {
 
     assertThat(next.requestid()).isNotEqualTo(old.requestid());
     assertThat(engine.get(ALICE, old.requestid())).isEmpty();
-    assertThat(pinner.unpinned).containsExactly(cid("old"));
+    assertThat(pinner.released).containsExactly(PinningServiceEngine.holder(old));
+    assertThat(pinner.isPinned(cid("old"))).isFalse();
     assertThat(engine.list(ALICE, filter(10)).results()).extracting(PinStatusRecord::requestid)
         .containsExactly(next.requestid());
   }
@@ -352,6 +403,7 @@ class PinningServiceEngineTest {
           assertThat(e.status()).isEqualTo(409);
           assertThat(e.reason()).isEqualTo("INSUFFICIENT_FUNDS");
         });
+    assertThat(engine.counters()).containsEntry("quota", 1L);
     // The quota is per token.
     engine.add(BOB, pin(cid("z")));
     assertThat(pinner.asked).containsExactly(cid("x"), cid("y"), cid("z"));

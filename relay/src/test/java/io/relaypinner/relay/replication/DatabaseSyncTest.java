@@ -80,7 +80,8 @@ class DatabaseSyncTest {
         LogConfig.DEFAULT, clock));
     final PinStore pins = new PinStore(datastore, local, CodecLinkResolver.standard());
     final MediaPinQueue pinQueue = new MediaPinQueue(
-        cid -> CompletableFuture.supplyAsync(() -> pins.pin(cid), executor), pins::isPinned,
+        (cid, holder) -> CompletableFuture.supplyAsync(() -> pins.pin(cid, holder), executor),
+        (cid, holder) -> pins.holdIfPinned(cid, holder, false),
         executor, 2);
     final MediaPath media = new MediaPath(
         new MediaCidExtractor(SyncConfig.DEFAULT_MEDIA_CID_FIELDS), pinQueue,

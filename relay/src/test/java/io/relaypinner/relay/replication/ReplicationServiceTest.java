@@ -107,7 +107,8 @@ class ReplicationServiceTest {
         LogMemory.REJECTED, 40, LogMemory.MISSING)));
     final PinStore pins = new PinStore(datastore, local, CodecLinkResolver.standard());
     final MediaPinQueue pinQueue = new MediaPinQueue(
-        cid -> CompletableFuture.supplyAsync(() -> pins.pin(cid), executor), pins::isPinned,
+        (cid, holder) -> CompletableFuture.supplyAsync(() -> pins.pin(cid, holder), executor),
+        (cid, holder) -> pins.holdIfPinned(cid, holder, false),
         executor, 2);
     final Function<String, CompletableFuture<Boolean>> follow = topic -> {
       follows.add(topic);

@@ -25,6 +25,7 @@ import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.config.StorageLimits;
 import io.relaypinner.relay.gateway.FallbackTotal;
 import io.relaypinner.relay.identity.NodeIdentity;
+import io.relaypinner.relay.testing.TestPins;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -143,7 +144,7 @@ class GatewayCacheIT {
       @TempDir final Path dir) throws Exception {
     final RelayNode relay = relay(dir, 0, 7 * MIB / 2);
     final File pinned = file(relay.storage().blockstore());
-    relay.storage().pins().pin(pinned.cid());
+    relay.storage().pins().pin(pinned.cid(), TestPins.HOLDER);
     final List<Cid> pinsBefore = relay.storage().pins().list();
     final Set<Multihash> pinnedBlocks = dag(relay.storage().blockstore(), pinned.cid());
     final MemoryBlockstore peer = peer(relay);
@@ -249,7 +250,7 @@ class GatewayCacheIT {
       @TempDir final Path dir) throws Exception {
     final RelayNode relay = relay(dir, 4 * MIB, 7 * MIB / 2);
     final File pinned = file(relay.storage().blockstore());
-    relay.storage().pins().pin(pinned.cid());
+    relay.storage().pins().pin(pinned.cid(), TestPins.HOLDER);
     final Set<Multihash> pinnedBlocks = dag(relay.storage().blockstore(), pinned.cid());
     final MemoryBlockstore peer = peer(relay);
     final File a = file(peer);

@@ -32,6 +32,7 @@ import io.relaypinner.orbitdb.JavaWriter;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.log.Entry;
 import io.relaypinner.relay.sync.SyncHistory;
+import io.relaypinner.relay.testing.TestPins;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -350,7 +351,7 @@ class RelayKillIT {
       final PinStore pins = new PinStore(datastore, blocks, CodecLinkResolver.standard());
       final List<Cid> roots = pins.list();
       for (final Cid root : roots) {
-        assertThat(pins.pin(root)).as("pinned DAG of " + root + " complete")
+        assertThat(pins.pin(root, TestPins.HOLDER)).as("pinned DAG of " + root + " complete")
             .isInstanceOf(PinResult.Pinned.class);
       }
       for (final Entry entry : log) {

@@ -11,12 +11,16 @@ import io.relaypinner.ipfs.dagpb.PbLink;
 import io.relaypinner.ipfs.dagpb.PbNode;
 import io.relaypinner.ipfs.datastore.MemoryDatastore;
 import io.relaypinner.ipfs.pin.CodecLinkResolver;
+import io.relaypinner.ipfs.pin.PinHolder;
 import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multicodec;
 import io.relaypinner.multiformats.Multihash;
 import io.relaypinner.orbitdb.BlockFetcher;
+import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.relay.testing.MutableClock;
+import io.relaypinner.relay.testing.TestPins;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -89,7 +93,8 @@ class StorageGcTest {
   void pinnedBlocks_areNeverRemoved_unpinnedOnesGoAfterTheGracePeriod() {
     final Cid leaf = raw(blocks, 1000);
     final Cid root = node(blocks, List.of(leaf));
-    assertThat(pins.pin(root)).isInstanceOf(io.relaypinner.ipfs.pin.PinResult.Pinned.class);
+    assertThat(pins.pin(root, TestPins.HOLDER))
+        .isInstanceOf(io.relaypinner.ipfs.pin.PinResult.Pinned.class);
     final Cid loose = raw(blocks, 500);
     final StorageGc gc = gc(new GatewayCache(1 << 20), quota(0), GcPolicy.ALWAYS);
 
@@ -107,6 +112,33 @@ class StorageGcTest {
   }
 
   @Test
+  void aReleasedHold_freesBlocksOnlyWhenNothingElseHoldsThem_thenAfterTheGrace() {
+    final PinHolder database = PinHolders.replication(new OrbitDbAddress(Cid.v1(
+        Multicodec.DAG_CBOR, Multihash.sha2_256("db".getBytes(StandardCharsets.UTF_8)))));
+    final PinHolder request = PinHolders.request("owner", "request");
+    final Cid media = node(blocks, List.of(raw(blocks, 1000)));
+    final Cid alone = node(blocks, List.of(raw(blocks, 700)));
+    // The request pins both (the media in another spelling), a replicated database the media.
+    pins.pin(Cid.parse(media.toV1().toString().toUpperCase(java.util.Locale.ROOT)), request);
+    pins.pin(alone, request);
+    assertThat(pins.holdIfPinned(media, database, false)).isTrue();
+    final StorageGc gc = gc(new GatewayCache(1 << 20), quota(0), GcPolicy.ALWAYS);
+
+    // The tenant deletes its request: only its own holds go.
+    assertThat(pins.release(media, request)).isTrue();
+    assertThat(pins.release(alone, request)).isTrue();
+    gc.runOnce();
+    clock.advance(GRACE);
+    gc.runOnce();
+
+    assertThat(pins.isPinned(media)).isTrue();
+    assertThat(blocks.has(media)).isTrue();
+    assertThat(blocks.count()).as("the media DAG stays, the other goes").isEqualTo(2);
+    assertThat(blocks.has(alone)).isFalse();
+    assertThat(gc.removedBlocks()).isEqualTo(2);
+  }
+
+  @Test
   void aPinInProgress_keepsItsBlocks_throughAnyNumberOfRunsWithinTheGrace() {
     final StorageGc gc = gc(new GatewayCache(1 << 20), quota(0), GcPolicy.ALWAYS);
     // A network pin writes its DAG block by block; GC runs in between; then the pin lands.
@@ -118,7 +150,8 @@ class StorageGcTest {
     }
     final Cid root = node(blocks, written);
     gc.runOnce();
-    assertThat(pins.pin(root)).isInstanceOf(io.relaypinner.ipfs.pin.PinResult.Pinned.class);
+    assertThat(pins.pin(root, TestPins.HOLDER))
+        .isInstanceOf(io.relaypinner.ipfs.pin.PinResult.Pinned.class);
     clock.advance(GRACE.multipliedBy(3));
     gc.runOnce();
     for (final Cid cid : written) {
@@ -138,7 +171,7 @@ class StorageGcTest {
     cache.admit(sizes(b));
     // a is fetched through the gateway and then pinned by a media pin.
     final Cid pinnedRoot = node(blocks, List.of(a));
-    pins.pin(pinnedRoot);
+    pins.pin(pinnedRoot, TestPins.HOLDER);
     clock.advance(GRACE.multipliedBy(2));
     gc.runOnce();
     assertThat(blocks.has(a)).isTrue();
@@ -183,7 +216,7 @@ class StorageGcTest {
     final Blockstore guarded = quota.guard(blocks, "pin");
     final Cid first = raw(guarded, 1_500);
     final Cid root = node(guarded, List.of(first));
-    pins.pin(root);
+    pins.pin(root, TestPins.HOLDER);
     final byte[] big = new byte[2_000];
     random.nextBytes(big);
     final Cid bigCid = Cid.v1(Multicodec.RAW, Multihash.sha2_256(big));
@@ -230,7 +263,7 @@ class StorageGcTest {
     final GatewayCache cache = new GatewayCache(8_000);
     final StorageGc gc = gc(cache, quota, GcPolicy.ALWAYS);
     final Cid pinned = raw(blocks, 3_500);
-    pins.pin(pinned);
+    pins.pin(pinned, TestPins.HOLDER);
     final Cid cached1 = raw(blocks, 3_000);
     final Cid cached2 = raw(blocks, 3_000);
     cache.admit(sizes(cached1));
