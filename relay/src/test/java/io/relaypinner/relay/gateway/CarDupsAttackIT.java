@@ -25,6 +25,7 @@ import io.relaypinner.multiformats.Multihash;
 import io.relaypinner.relay.RelayNode;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.identity.NodeIdentity;
+import io.relaypinner.relay.testing.TestPins;
 import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -91,7 +92,7 @@ class CarDupsAttackIT {
     new Random(9).nextBytes(honestBytes);
     final Cid honest = new UnixFsImporter(relay.storage().blockstore(),
         UnixFsImporter.Options.HELIA).importBytes(honestBytes);
-    relay.storage().pins().pin(honest);
+    relay.storage().pins().pin(honest, TestPins.HOLDER);
 
     final MemoryBlockstore peer = peer(relay);
     final byte[] filler = new byte[CHILD_FILLER];
