@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.relaypinner.ipfs.blockstore.FlatFsBlockstore;
 import io.relaypinner.ipfs.datastore.MvStoreDatastore;
 import io.relaypinner.ipfs.pin.CodecLinkResolver;
+import io.relaypinner.ipfs.pin.PinHolder;
 import io.relaypinner.ipfs.pin.PinResult;
 import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.multiformats.Cid;
@@ -178,7 +179,8 @@ public final class RelayProcess implements AutoCloseable {
         for (final byte[] content : seeds) {
           final Cid cid = Cid.v1(Multicodec.RAW, Multihash.sha2_256(content));
           blocks.put(cid, content);
-          assertThat(pins.pin(cid)).isInstanceOf(PinResult.Pinned.class);
+          assertThat(pins.pin(cid, PinHolder.of("test", "seeded")))
+              .isInstanceOf(PinResult.Pinned.class);
           seeded.add(cid);
         }
       } finally {
