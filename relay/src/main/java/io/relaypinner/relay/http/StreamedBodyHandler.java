@@ -29,9 +29,8 @@ import java.util.concurrent.TimeUnit;
  * arriving fails the stream with {@link RequestBody.TooLargeException}. On a route with a total
  * deadline, a timer on the connection's event loop cuts a body that has not ended by then
  * ({@link RequestBody.DeadlineException}; the route answers and frees what it holds). Once the
- * route answers,
- * the rest of the body is read and discarded, so the connection stays usable, up to
- * {@link #MAX_DISCARDED} bytes, after which the connection is closed. Other requests pass
+ * route answers, the rest of the body is read and discarded, so the connection stays usable, up
+ * to {@link #MAX_DISCARDED} bytes, after which the connection is closed. Other requests pass
  * through untouched.
  */
 final class StreamedBodyHandler extends ChannelInboundHandlerAdapter {
