@@ -75,18 +75,21 @@ public final class ExportRoutes {
   private final BearerAuth auth;
   private final Consumer<OrbitDbAddress> imported;
   private final Slots slots;
+  private final IpPrefix prefix;
 
   /**
    * @param staging where the importer stages bodies (its bytes are a metric)
    * @param registry the node's metrics ({@link ImportMetrics})
    * @param slots imports at once ({@code RELAY_IMPORT_SLOTS}; one per client address)
+   * @param prefix how a client address is keyed ({@code RELAY_IPV4_PREFIX_LENGTH},
+   *     {@code RELAY_IPV6_PREFIX_LENGTH})
    * @param imported told the address of each imported database (the relay queues a sync)
    */
   public ExportRoutes(final DatabaseExporter exporter, final DatabaseImporter importer,
       final ImportStaging staging, final Blockstore blockstore, final Executor storage,
       final HttpResponses responses, final GatewayMetrics gatewayMetrics,
       final PrometheusRegistry registry, final Optional<String> apiToken, final int slots,
-      final Consumer<OrbitDbAddress> imported) {
+      final IpPrefix prefix, final Consumer<OrbitDbAddress> imported) {
     this.exporter = Objects.requireNonNull(exporter, "exporter");
     this.importer = Objects.requireNonNull(importer, "importer");
     this.blockstore = Objects.requireNonNull(blockstore, "blockstore");
@@ -99,6 +102,7 @@ public final class ExportRoutes {
       throw new IllegalArgumentException("slots must be positive: " + slots);
     }
     this.slots = new Slots(slots);
+    this.prefix = Objects.requireNonNull(prefix, "prefix");
     this.metrics = new ImportMetrics(registry, this.slots::used, staging::stagedBytes);
   }
 
@@ -229,10 +233,10 @@ public final class ExportRoutes {
     }
   }
 
-  /** The per-client key of a remote address (IPv4 address, IPv6 /64). */
-  private static String clientKey(final SocketAddress remote) {
+  /** The per-client key of a remote address (by default its IPv4 address, its IPv6 /64). */
+  private String clientKey(final SocketAddress remote) {
     return remote instanceof InetSocketAddress inet && inet.getAddress() != null
-        ? IpPrefix.DEFAULT.key(inet.getAddress()) : String.valueOf(remote);
+        ? prefix.key(inet.getAddress()) : String.valueOf(remote);
   }
 
   /** Imports running now. */

@@ -207,7 +207,7 @@ public final class HttpSubsystem extends Subsystem {
             address -> replication.service().replicas().replica(address), staging,
             address -> replication.topics().permits(address.toString())),
         staging, storage.blockstore(), storage.executor(), responses, gatewayMetrics, registry,
-        config.http().apiToken(), config.imports().slots(),
+        config.http().apiToken(), config.imports().slots(), config.budget().prefix(),
         address -> replication.syncEngine().enqueue(address.toString(), SyncTrigger.HTTP));
   }
 
