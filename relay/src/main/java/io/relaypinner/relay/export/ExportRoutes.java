@@ -4,6 +4,7 @@ import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.relaypinner.common.budget.IpPrefix;
 import io.relaypinner.ipfs.blockstore.Blockstore;
@@ -32,7 +33,11 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -76,6 +81,12 @@ public final class ExportRoutes {
   private final Consumer<OrbitDbAddress> imported;
   private final Slots slots;
   private final IpPrefix prefix;
+  /**
+   * The threads imports run on, one per slot: an upload may take {@code RELAY_IMPORT_TIMEOUT_MS},
+   * and on the storage executor slow uploads held threads the {@code /ipfs/} routes need. Idle
+   * threads end after 30 s (daemons; nothing to shut down).
+   */
+  private final ExecutorService importThreads;
 
   /**
    * @param staging where the importer stages bodies (its bytes are a metric)
@@ -103,6 +114,8 @@ public final class ExportRoutes {
     }
     this.slots = new Slots(slots);
     this.prefix = Objects.requireNonNull(prefix, "prefix");
+    this.importThreads = new ThreadPoolExecutor(0, slots, 30, TimeUnit.SECONDS,
+        new SynchronousQueue<>(), new DefaultThreadFactory("relay-import", true));
     this.metrics = new ImportMetrics(registry, this.slots::used, staging::stagedBytes);
   }
 
@@ -171,7 +184,7 @@ public final class ExportRoutes {
               ? "an import from this address is running, retry when it has ended"
               : "every import slot is taken, retry later"));
     }
-    // Streamed on this route (the body is read as it arrives, on a storage thread); a body
+    // Streamed on this route (the body is read as it arrives, on an import thread); a body
     // the server aggregated (none was sent) is read from memory.
     final InputStream body = request.body().<InputStream>map(b -> b)
         .orElseGet(() -> {
@@ -226,7 +239,7 @@ public final class ExportRoutes {
         } finally {
           slots.release(client);
         }
-      }, storage);
+      }, importThreads);
     } catch (final RejectedExecutionException e) {
       slots.release(client);
       return done(responses.error(ErrorMapping.busy()));
