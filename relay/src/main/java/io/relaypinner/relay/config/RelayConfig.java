@@ -43,7 +43,8 @@ public record RelayConfig(
     CircuitConfig circuit,
     PasskeyConfig passkeys,
     PinningServiceConfig pinningService,
-    BudgetConfig budget) {
+    BudgetConfig budget,
+    ImportConfig imports) {
 
   /** The embedded defaults: what {@code ./relay-pinner} runs with an empty environment. */
   public static final RelayConfig DEFAULT = builder().build();
@@ -64,6 +65,7 @@ public record RelayConfig(
     Objects.requireNonNull(passkeys, "passkeys");
     Objects.requireNonNull(pinningService, "pinningService");
     Objects.requireNonNull(budget, "budget");
+    Objects.requireNonNull(imports, "imports");
   }
 
   /** Spec 4.2: any of {@code PROXY_HOSTNAME}, {@code PUBLIC_IPV4} or an external port is set. */
@@ -160,6 +162,8 @@ public record RelayConfig(
     b.metricsDisabled = http.disabled();
     b.apiToken = http.apiToken().orElse(null);
     b.pinningServiceTokens = pinningService.tokens();
+    b.importTimeout = imports.timeout();
+    b.importSlots = imports.slots();
     b.httpIdleTimeout = http.idleTimeout();
     b.httpMaxInitialLineLength = http.maxInitialLineLength();
     b.httpMaxHeaderSize = http.maxHeaderSize();
@@ -295,6 +299,10 @@ public record RelayConfig(
         SyncConfig.MAX_COOLDOWN_MS)).ifPresent(b::syncCooldown);
     in.get("RELAY_SYNC_SLOTS").map(v -> (int) EnvReader.integer(v, 1, SyncConfig.MAX_SLOTS,
         Checks.intExpectation(1, SyncConfig.MAX_SLOTS))).ifPresent(b::syncSlots);
+    in.get("RELAY_IMPORT_TIMEOUT_MS").map(v -> EnvReader.millis(v, 1,
+        ImportConfig.MAX_TIMEOUT_MS)).ifPresent(b::importTimeout);
+    in.get("RELAY_IMPORT_SLOTS").map(v -> (int) EnvReader.integer(v, 1, ImportConfig.MAX_SLOTS,
+        Checks.intExpectation(1, ImportConfig.MAX_SLOTS))).ifPresent(b::importSlots);
     EnvReader.list(in.get("RELAY_MEDIA_CID_FIELDS")).ifPresent(b::mediaCidFields);
     EnvReader.list(in.get("RELAY_ORBITDB_ALLOW")).ifPresent(b::orbitDbAllow);
     EnvReader.list(in.get("RELAY_ORBITDB_DENY")).ifPresent(b::orbitDbDeny);
@@ -371,6 +379,8 @@ public record RelayConfig(
     private boolean metricsDisabled;
     private String apiToken;
     private List<String> pinningServiceTokens = List.of();
+    private Duration importTimeout = ImportConfig.DEFAULT_TIMEOUT;
+    private int importSlots = ImportConfig.DEFAULT_SLOTS;
     private Duration httpIdleTimeout = HttpConfig.DEFAULT_IDLE_TIMEOUT;
     private int httpMaxInitialLineLength = HttpConfig.DEFAULT_MAX_INITIAL_LINE_LENGTH;
     private int httpMaxHeaderSize = HttpConfig.DEFAULT_MAX_HEADER_SIZE;
@@ -717,6 +727,18 @@ public record RelayConfig(
       return this;
     }
 
+    /** {@code RELAY_IMPORT_TIMEOUT_MS}: the whole import upload's deadline; default 10 min. */
+    public Builder importTimeout(final Duration value) {
+      this.importTimeout = value == null ? ImportConfig.DEFAULT_TIMEOUT : value;
+      return this;
+    }
+
+    /** {@code RELAY_IMPORT_SLOTS}: imports at once (one per client address); default 2. */
+    public Builder importSlots(final int value) {
+      this.importSlots = value;
+      return this;
+    }
+
     /**
      * {@code RELAY_MEDIA_CID_FIELDS}: replaces the built-in list; the item {@code default} stands
      * for the built-in list, so {@code default,coverCid} adds one field.
@@ -841,7 +863,8 @@ public record RelayConfig(
           new CircuitConfig(buildCircuitRelay(), discoveryTopics, discoveryInterval),
           new PasskeyConfig(webauthnOrigins, webauthnRpIds, webauthnRequireLowS),
           new PinningServiceConfig(pinningServiceTokens),
-          budget);
+          budget,
+          new ImportConfig(importTimeout, importSlots));
     }
 
     private CircuitRelayConfig buildCircuitRelay() {

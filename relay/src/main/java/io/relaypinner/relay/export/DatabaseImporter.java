@@ -2,19 +2,23 @@ package io.relaypinner.relay.export;
 
 import io.relaypinner.common.Failures;
 import io.relaypinner.ipfs.blockstore.Blockstore;
-import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
 import io.relaypinner.ipfs.car.CarBlock;
 import io.relaypinner.ipfs.car.CarFormatException;
 import io.relaypinner.ipfs.car.CarReader;
 import io.relaypinner.ipfs.dagcbor.DagCborValue;
 import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.ipfs.datastore.MemoryDatastore;
+import io.relaypinner.ipfs.pin.DagLimitExceededException;
 import io.relaypinner.ipfs.pin.DagWalker;
+import io.relaypinner.ipfs.pin.LinkResolutionException;
 import io.relaypinner.ipfs.pin.LinkResolver;
 import io.relaypinner.ipfs.pin.PinHolder;
 import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.multiformats.Cid;
+import io.relaypinner.multiformats.MultiformatException;
+import io.relaypinner.multiformats.Multihash;
 import io.relaypinner.orbitdb.BlockFetcher;
+import io.relaypinner.orbitdb.InvalidAddressException;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.OrbitDbReplica;
 import io.relaypinner.orbitdb.ReplicaContext;
@@ -24,10 +28,12 @@ import io.relaypinner.orbitdb.log.Entry;
 import io.relaypinner.orbitdb.log.JoinResult;
 import io.relaypinner.orbitdb.log.LogConfig;
 import io.relaypinner.relay.storage.PinHolders;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
+import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -42,10 +48,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Imports a database CAR ({@code POST /pinning/import}): the CAR's blocks are read (each checked
- * against its CID) into a scratch store, never into the node's blockstore; then the database is
+ * Imports a database CAR ({@code POST /pinning/import}): the CAR is staged on disk as it arrives
+ * ({@link ImportStaging}; its header first, so a database the operator's policy refuses is
+ * refused before anything else), then its blocks are checked against their CIDs and read from
+ * the staged file one at a time ({@link StagedCar}), never put into the node's blockstore
+ * unchecked and never all in the heap; then the database is
  * opened from them like a replica (manifest, access controller) and each head is joined into its
  * OrbitDB log, which verifies every entry (signature, identity, write access) before it stores
  * it. Only what was verified reaches the node: the manifest and controller blocks, verified
@@ -59,8 +71,14 @@ import java.util.function.Function;
  */
 public final class DatabaseImporter {
   /** What an import did. */
+  /**
+   * What an import did.
+   *
+   * @param heldBytes the most memory the import held for the CAR's blocks at once (its index
+   *     and the largest block; the CAR itself is on disk)
+   */
   public record Result(OrbitDbAddress address, int entries, Map<String, Integer> rejected,
-      List<Cid> heads, int media) {}
+      List<Cid> heads, int media, long heldBytes) {}
 
   /** A CAR that cannot be imported: the sender's fault (400). */
   public static final class BadImportException extends RuntimeException {
@@ -70,6 +88,49 @@ public final class DatabaseImporter {
       super(message, cause, false, false);
     }
   }
+
+  /**
+   * A database the operator's policy ({@code RELAY_ORBITDB_ALLOW} / {@code _DENY}) does not let
+   * the relay follow (403): refused from the CAR's header, before anything is stored.
+   */
+  public static final class DeniedException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    DeniedException(final OrbitDbAddress address) {
+      super(address + " is not followed by this relay (RELAY_ORBITDB_ALLOW / RELAY_ORBITDB_DENY)",
+          null, false, false);
+    }
+  }
+
+  /** A body that is not a CAR prefix: the header is read through it into the staged file. */
+  private static final class TeeInput extends FilterInputStream {
+    private final OutputStream copy;
+
+    TeeInput(final InputStream in, final OutputStream copy) {
+      super(in);
+      this.copy = copy;
+    }
+
+    @Override
+    public int read() throws IOException {
+      final int b = super.read();
+      if (b >= 0) {
+        copy.write(b);
+      }
+      return b;
+    }
+
+    @Override
+    public int read(final byte[] into, final int offset, final int length) throws IOException {
+      final int n = super.read(into, offset, length);
+      if (n > 0) {
+        copy.write(into, offset, n);
+      }
+      return n;
+    }
+  }
+
+  private static final Logger LOG = LoggerFactory.getLogger(DatabaseImporter.class);
 
   private final Blockstore blockstore;
   private final Datastore datastore;
@@ -81,16 +142,22 @@ public final class DatabaseImporter {
   private final Duration timeout;
   private final IdentityVerifiers verifiers;
   private final Function<OrbitDbAddress, Optional<OrbitDbReplica>> followed;
+  private final ImportStaging staging;
+  private final Predicate<OrbitDbAddress> permitted;
+  private final SecureRandom random = new SecureRandom();
 
   /**
    * @param verifiers the identity types the node accepts (as its replication does)
    * @param followed the node's replica of a database it follows, if it does
+   * @param staging where bodies are staged while they arrive
+   * @param permitted the operator's policy on databases, the one sync and topic admission use
    */
   public DatabaseImporter(final Blockstore blockstore, final Datastore datastore,
       final PinStore pins, final LinkResolver resolver,
       final Function<DagCborValue, Set<Cid>> mediaOf, final Executor executor,
       final CarReader.Limits limits, final Duration timeout, final IdentityVerifiers verifiers,
-      final Function<OrbitDbAddress, Optional<OrbitDbReplica>> followed) {
+      final Function<OrbitDbAddress, Optional<OrbitDbReplica>> followed,
+      final ImportStaging staging, final Predicate<OrbitDbAddress> permitted) {
     this.blockstore = Objects.requireNonNull(blockstore, "blockstore");
     this.datastore = Objects.requireNonNull(datastore, "datastore");
     this.pins = Objects.requireNonNull(pins, "pins");
@@ -101,36 +168,87 @@ public final class DatabaseImporter {
     this.timeout = Objects.requireNonNull(timeout, "timeout");
     this.verifiers = Objects.requireNonNull(verifiers, "verifiers");
     this.followed = Objects.requireNonNull(followed, "followed");
+    this.staging = Objects.requireNonNull(staging, "staging");
+    this.permitted = Objects.requireNonNull(permitted, "permitted");
   }
 
   /**
-   * Imports one database CAR (roots: the manifest, then the heads).
+   * Imports one database CAR (roots: the manifest, then the heads). The body is written to a
+   * staged file as it arrives, never held in the heap; its header is read on the way, and a
+   * database the operator's policy refuses is refused then, before the rest of the body is
+   * taken. Once the whole CAR is staged, every block is checked against its CID; only then is
+   * the database opened from it and verified, and only what verified is stored and pinned. A
+   * body that fails or is cut short before its end therefore leaves nothing behind but its
+   * staged file, which is deleted.
    *
    * @throws BadImportException on a malformed CAR, missing roots, or a database that does not
    *     open (manifest or controller absent or unsupported)
-   * @throws IOException when reading the body fails
+   * @throws DeniedException when the database is one the relay does not follow
+   *     ({@code RELAY_ORBITDB_ALLOW} / {@code _DENY})
+   * @throws ImportStaging.TooLargeException when the CAR is larger than a staged file may be
+   * @throws IOException when reading the body or the staged file fails
    */
   public Result importCar(final InputStream in) throws IOException {
-    final MemoryBlockstore scratch = new MemoryBlockstore();
-    final CarReader reader;
-    final OrbitDbAddress address;
-    try {
-      reader = new CarReader(in, limits);
-      if (reader.roots().size() < 2) {
+    try (ImportStaging.Staged staged = staging.create()) {
+      final OrbitDbAddress address = stage(in, staged);
+      final StagedCar car;
+      try {
+        car = StagedCar.open(staged.file(), limits, random.nextLong());
+      } catch (final CarFormatException | MultiformatException e) {
+        throw new BadImportException("not an importable CAR: " + e.getMessage(), e);
+      }
+      try (car) {
+        return importStaged(address, car);
+      }
+    }
+  }
+
+  /**
+   * Writes the body to {@code staged}, checking the CAR's header (and the database's address
+   * against the policy) as soon as it has arrived.
+   */
+  private OrbitDbAddress stage(final InputStream in, final ImportStaging.Staged staged)
+      throws IOException {
+    try (OutputStream out = staged.output()) {
+      final List<Cid> roots;
+      try {
+        roots = new CarReader(new TeeInput(in, out), limits).roots();
+      } catch (final CarFormatException e) {
+        throw new BadImportException("not an importable CAR: " + e.getMessage(), e);
+      }
+      if (roots.size() < 2) {
         throw new BadImportException("the CAR's roots must be the manifest, then the heads",
             null);
       }
-      address = new OrbitDbAddress(reader.roots().get(0));
-      for (Optional<CarBlock> next = reader.next(); next.isPresent(); next = reader.next()) {
-        scratch.put(next.get().cid(), next.get().data());
+      final OrbitDbAddress address;
+      try {
+        address = new OrbitDbAddress(roots.get(0));
+      } catch (final InvalidAddressException e) {
+        throw new BadImportException("the CAR's first root is not a database manifest: "
+            + e.getMessage(), e);
       }
-    } catch (final CarFormatException e) {
-      throw new BadImportException("not an importable CAR: " + e.getMessage(), e);
+      if (!permitted.test(address)) {
+        throw new DeniedException(address);
+      }
+      in.transferTo(out);
+      return address;
     }
-    final BlockFetcher fromCar = cid -> scratch.get(cid)
-        .map(CompletableFuture::completedFuture)
-        .orElseGet(() -> CompletableFuture.failedFuture(
-            new IllegalStateException(cid + " is not in the CAR")));
+  }
+
+  private Result importStaged(final OrbitDbAddress address, final StagedCar scratch)
+      throws IOException {
+    final List<Cid> roots = scratch.roots();
+    final BlockFetcher fromCar = cid -> {
+      final Optional<byte[]> block;
+      try {
+        block = scratch.get(cid);
+      } catch (final RuntimeException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+      return block.map(CompletableFuture::completedFuture)
+          .orElseGet(() -> CompletableFuture.failedFuture(
+              new IllegalStateException(cid + " is not in the CAR")));
+    };
     final LogConfig d = LogConfig.DEFAULT;
     final Optional<OrbitDbReplica> live = followed.apply(address);
     // A followed database's stored state is its replica's alone: verify into a scratch one.
@@ -169,7 +287,7 @@ public final class DatabaseImporter {
     final List<Cid> heads;
     try {
       final int[] count = new int[1];
-      for (final Cid head : reader.roots().subList(1, reader.roots().size())) {
+      for (final Cid head : roots.subList(1, roots.size())) {
         try {
           joinWhole(replica, head, result -> {
             count[0] += result.added().size();
@@ -191,7 +309,7 @@ public final class DatabaseImporter {
       }
       added = count[0];
       if (live.isPresent()) {
-        joinVerified(live.get(), replica, reader.roots().subList(1, reader.roots().size()));
+        joinVerified(live.get(), replica, roots.subList(1, roots.size()));
       }
       heads = List.copyOf(live.orElse(replica).log().heads());
     } finally {
@@ -199,25 +317,29 @@ public final class DatabaseImporter {
     }
     int mediaPinned = 0;
     for (final Cid root : media) {
-      final DagWalker.Result dag = new DagWalker(scratch, resolver, PinStore.DEFAULT_MAX_PIN_BLOCKS)
-          .walk(List.of(root));
+      final DagWalker.Result dag;
+      try {
+        dag = new DagWalker(scratch, resolver, PinStore.DEFAULT_MAX_PIN_BLOCKS)
+            .walk(List.of(root));
+      } catch (final DagLimitExceededException | LinkResolutionException e) {
+        // The sender's DAG, not ours to fix: that media is not pinned, the rest goes on.
+        LOG.debug("import of {}: media {} not pinned: {}", address, root, e.getMessage());
+        continue;
+      }
       if (!dag.complete()) {
         continue;
       }
-      final List<Cid> copy = new ArrayList<>();
-      scratch.forEachKey(cid -> {
-        if (dag.reached().contains(cid.multihash())) {
-          copy.add(cid);
-        }
-      });
-      for (final Cid cid : copy) {
-        blockstore.put(cid, scratch.get(cid).orElseThrow());
+      // One block at a time from the staged file, under the CID the CAR gave it.
+      for (final Multihash multihash : dag.reached()) {
+        final CarBlock block = scratch.block(multihash).orElseThrow();
+        blockstore.stage(block.cid(), block.data());
       }
+      // The pin runs the block barrier first: the blocks are durable before it is.
       if (pins.pin(root, holder) instanceof io.relaypinner.ipfs.pin.PinResult.Pinned) {
         mediaPinned++;
       }
     }
-    return new Result(address, added, rejected, heads, mediaPinned);
+    return new Result(address, added, rejected, heads, mediaPinned, scratch.heldBytes());
   }
 
   /**

@@ -56,6 +56,11 @@ public final class ErrorCodes {
   public static final String UNAUTHORIZED = "unauthorized";
   /** 404: {@code GET /pinning/databases?address=…} for an address never synced. */
   public static final String DATABASE_NOT_FOUND = "database_not_found";
+  /**
+   * 403 (ours): {@code POST /pinning/import} of a database the relay does not follow
+   * ({@code RELAY_ORBITDB_ALLOW} / {@code RELAY_ORBITDB_DENY}); nothing was stored.
+   */
+  public static final String DATABASE_DENIED = "database_denied";
   /** 500: the sync failed. */
   public static final String SYNC_FAILED = "sync_failed";
   /** 504: the sync did not finish within {@code RELAY_PINNING_SYNC_TIMEOUT_MS}; it keeps going. */

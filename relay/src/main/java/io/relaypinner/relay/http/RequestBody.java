@@ -11,10 +11,12 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The body of a request on a streamed route, as a blocking {@link InputStream} for a worker
- * thread, fed by the connection's event loop ({@link StreamedBodyHandler}). Bounded three ways:
+ * thread, fed by the connection's event loop ({@link StreamedBodyHandler}). Bounded four ways:
  * at most {@code maxBytes} in all (more: {@link TooLargeException}), at most {@link #HIGH_WATER}
- * bytes buffered (the connection stops reading until the reader has taken half of them), and
- * at most {@code stall} waiting for the next bytes (then an {@link IOException}).
+ * bytes buffered (the connection stops reading until the reader has taken half of them), at most
+ * {@code stall} waiting for the next bytes (then an {@link IOException}), and, on a route with
+ * a total deadline, the whole body must have arrived by then ({@link DeadlineException}): the
+ * stall alone let a client sending a byte a minute hold the reader for good.
  */
 public final class RequestBody extends InputStream {
   /** Bytes buffered before the connection stops reading. */
@@ -28,6 +30,15 @@ public final class RequestBody extends InputStream {
 
     TooLargeException(final long limit) {
       super("request body is larger than " + limit + " bytes");
+    }
+  }
+
+  /** The body had not arrived when the route's total deadline passed. */
+  public static final class DeadlineException extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    DeadlineException(final Duration deadline) {
+      super("the request body did not arrive within " + deadline.toSeconds() + " s");
     }
   }
 
@@ -126,6 +137,33 @@ public final class RequestBody extends InputStream {
     }
   }
 
+  /**
+   * The route's total deadline passed: unless the whole body had arrived, the reader gets a
+   * {@link DeadlineException} and what is buffered is dropped (nobody will read it).
+   *
+   * @return whether the body was cut (false: it had ended, failed or been abandoned already)
+   */
+  boolean expire(final Duration deadline) {
+    boolean resume = false;
+    lock.lock();
+    try {
+      if (ended || failure != null || abandoned) {
+        return false;
+      }
+      failure = new DeadlineException(deadline);
+      releaseBuffered();
+      resume = paused;
+      paused = false;
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    if (resume) {
+      flow.resume();
+    }
+    return true;
+  }
+
   /** Nobody will read further (the route answered): buffered bytes are released. */
   void abandon() {
     boolean resume = false;
@@ -171,8 +209,13 @@ public final class RequestBody extends InputStream {
       long wait = stall.toNanos();
       while (chunks.isEmpty()) {
         if (failure != null) {
-          throw failure instanceof TooLargeException
-              ? new TooLargeException(maxBytes) : new IOException(failure.getMessage(), failure);
+          if (failure instanceof TooLargeException) {
+            throw new TooLargeException(maxBytes);
+          }
+          if (failure instanceof DeadlineException deadline) {
+            throw deadline;
+          }
+          throw new IOException(failure.getMessage(), failure);
         }
         if (abandoned) {
           throw new IOException("the request body was abandoned");

@@ -1,6 +1,7 @@
 package io.relaypinner.relay.http;
 
 import io.netty.handler.codec.http.HttpMethod;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
@@ -43,8 +44,22 @@ public final class Router {
    * aggregated under the server's body limit.
    *
    * @param maxBytes the largest body; more is answered 413 with {@code tooLargeCode}
+   * @param deadline how long after its head the whole body must have arrived (the reader then
+   *     gets {@link RequestBody.DeadlineException}); {@link Duration#ZERO}: no total deadline,
+   *     only the per-read stall
    */
-  public record StreamedRoute(long maxBytes, String tooLargeCode) {}
+  public record StreamedRoute(long maxBytes, String tooLargeCode, Duration deadline) {
+    public StreamedRoute {
+      Objects.requireNonNull(tooLargeCode, "tooLargeCode");
+      Objects.requireNonNull(deadline, "deadline");
+      if (maxBytes <= 0) {
+        throw new IllegalArgumentException("maxBytes must be positive");
+      }
+      if (deadline.isNegative()) {
+        throw new IllegalArgumentException("deadline must not be negative: " + deadline);
+      }
+    }
+  }
 
   private record Entry(String label, Map<HttpMethod, RouteHandler> handlers, String allow) {}
 
@@ -206,12 +221,19 @@ public final class Router {
      */
     public Builder streamed(final HttpMethod method, final String path,
         final RouteHandler handler, final long maxBytes, final String tooLargeCode) {
-      if (maxBytes <= 0) {
-        throw new IllegalArgumentException("maxBytes must be positive");
-      }
+      return streamed(method, path, handler, maxBytes, tooLargeCode, Duration.ZERO);
+    }
+
+    /**
+     * As {@link #streamed(HttpMethod, String, RouteHandler, long, String)}, and the whole body
+     * must have arrived within {@code deadline} of its head ({@link StreamedRoute#deadline}).
+     */
+    public Builder streamed(final HttpMethod method, final String path,
+        final RouteHandler handler, final long maxBytes, final String tooLargeCode,
+        final Duration deadline) {
+      final StreamedRoute route = new StreamedRoute(maxBytes, tooLargeCode, deadline);
       route(method, path, handler);
-      streamed.put(method.name() + " " + path,
-          new StreamedRoute(maxBytes, Objects.requireNonNull(tooLargeCode, "tooLargeCode")));
+      streamed.put(method.name() + " " + path, route);
       return this;
     }
 

@@ -16,6 +16,8 @@ import io.netty.handler.codec.http.LastHttpContent;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Hands the body of a request on a streamed route ({@link Router.Builder#streamed}) to the route
@@ -24,9 +26,11 @@ import java.util.Optional;
  * feed that stream, with back-pressure (reading pauses while the reader is {@link
  * RequestBody#HIGH_WATER} behind). A declared {@code Content-Length} over the route's limit is
  * refused (413 with the route's code) before any byte is read; a body that goes over it while
- * arriving fails the stream with {@link RequestBody.TooLargeException}. Once the route answers,
- * the rest of the body is read and discarded, so the connection stays usable, up to
- * {@link #MAX_DISCARDED} bytes, after which the connection is closed. Other requests pass
+ * arriving fails the stream with {@link RequestBody.TooLargeException}. On a route with a total
+ * deadline, a timer on the connection's event loop cuts a body that has not ended by then
+ * ({@link RequestBody.DeadlineException}; the route answers and frees what it holds). Once the
+ * route answers, the rest of the body is read and discarded, so the connection stays usable, up
+ * to {@link #MAX_DISCARDED} bytes, after which the connection is closed. Other requests pass
  * through untouched.
  */
 final class StreamedBodyHandler extends ChannelInboundHandlerAdapter {
@@ -48,6 +52,7 @@ final class StreamedBodyHandler extends ChannelInboundHandlerAdapter {
   private final Duration stall;
 
   private RequestBody current;
+  private ScheduledFuture<?> deadline;
   private long discarded;
 
   StreamedBodyHandler(final Router router, final Duration stall) {
@@ -77,6 +82,7 @@ final class StreamedBodyHandler extends ChannelInboundHandlerAdapter {
       content.release();
       if (last) {
         body.end();
+        cancelDeadline();
         discarded = 0;
       }
       return;
@@ -85,6 +91,7 @@ final class StreamedBodyHandler extends ChannelInboundHandlerAdapter {
       // The decoder gave up inside the body (the guard turned it into a rejection).
       current.fail(new IOException("the request body is not valid HTTP"));
       current = null;
+      cancelDeadline();
     }
     if (msg instanceof HttpRequest request && !(msg instanceof FullHttpRequest)
         && request.decoderResult().isSuccess()) {
@@ -120,7 +127,23 @@ final class StreamedBodyHandler extends ChannelInboundHandlerAdapter {
     final RequestBody body = new RequestBody(route.maxBytes(), stall, flow);
     flow.body = body;
     current = body;
+    cancelDeadline();
+    if (!route.deadline().isZero()) {
+      final Duration limit = route.deadline();
+      // On this loop (its ticker), so the cut and the chunks it races are ordered.
+      deadline = ctx.executor().schedule(() -> {
+        deadline = null;
+        body.expire(limit);
+      }, limit.toNanos(), TimeUnit.NANOSECONDS);
+    }
     ctx.fireChannelRead(new StreamedHttpRequest(request, body));
+  }
+
+  private void cancelDeadline() {
+    if (deadline != null) {
+      deadline.cancel(false);
+      deadline = null;
+    }
   }
 
   @Override
@@ -129,6 +152,7 @@ final class StreamedBodyHandler extends ChannelInboundHandlerAdapter {
       current.fail(new IOException("the connection closed before the request body ended"));
       current = null;
     }
+    cancelDeadline();
     ctx.fireChannelInactive();
   }
 

@@ -28,6 +28,7 @@ import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.export.DatabaseExporter;
 import io.relaypinner.relay.export.DatabaseImporter;
 import io.relaypinner.relay.export.ExportRoutes;
+import io.relaypinner.relay.export.ImportStaging;
 import io.relaypinner.relay.gateway.GatewayFallback;
 import io.relaypinner.relay.gateway.GatewayMetrics;
 import io.relaypinner.relay.gateway.IpfsGatewayRoute;
@@ -148,7 +149,8 @@ public final class HttpSubsystem extends Subsystem {
       final PinsRoute pinsRoute = new PinsRoute(content.startPinningService(
           () -> network.advertisedAddresses().stream().map(Multiaddr::toString).toList(),
           responses.mapper()), config.pinningService().tokens(), storage.executor(), responses);
-      final ExportRoutes exportRoutes = exportRoutes(storage, replication, gatewayMetrics);
+      final ExportRoutes exportRoutes = exportRoutes(storage, replication, gatewayMetrics,
+          registry);
       final UnixFsReader reader = new UnixFsReader(storage.blockstore());
       router = RelayRoutes.builder(responses, clock)
           .health(RelayVersion.VERSION, status, () -> metricsHttps)
@@ -179,7 +181,8 @@ public final class HttpSubsystem extends Subsystem {
           .get(ExportRoutes.EXPORT, exportRoutes.export())
           .streamed(HttpMethod.POST, ExportRoutes.IMPORT,
               refusedWhenFull(exportRoutes.importer(), "import", storage.quota()),
-              ExportRoutes.MAX_IMPORT_BYTES, ExportRoutes.CAR_TOO_LARGE)
+              ExportRoutes.MAX_IMPORT_BYTES, ExportRoutes.CAR_TOO_LARGE,
+              config.imports().timeout())
           .build();
       httpServer = new RelayHttpServer(config.http(), config.cors(), router, responses,
           httpMetrics, loops, connections);
@@ -202,11 +205,17 @@ public final class HttpSubsystem extends Subsystem {
   }
 
   /**
-   * {@code GET /pinning/export} and {@code POST /pinning/import}: imports verify entries on the
-   * replication executor, then queue a sync so the database is followed like an announced one.
+   * {@code GET /pinning/export} and {@code POST /pinning/import}: imports are staged in
+   * {@code <DATASTORE_PATH>/import-staging} (emptied now), checked against the policy topic
+   * admission and syncs use, verify entries on the replication executor, then queue a sync so
+   * the database is followed like an announced one.
    */
   private ExportRoutes exportRoutes(final StorageSubsystem storage,
-      final ReplicationSubsystem replication, final GatewayMetrics gatewayMetrics) {
+      final ReplicationSubsystem replication, final GatewayMetrics gatewayMetrics,
+      final PrometheusRegistry registry) {
+    final ImportStaging staging = new ImportStaging(
+        config.storage().dataDir().resolve(ImportStaging.DIRECTORY),
+        ExportRoutes.MAX_IMPORT_BYTES);
     return new ExportRoutes(
         new DatabaseExporter(storage.blockstore(), storage.datastore(),
             CodecLinkResolver.standard(),
@@ -217,9 +226,10 @@ public final class HttpSubsystem extends Subsystem {
             payload -> replication.mediaExtractor().extract(payload).cids(),
             replication.executor(), tuning.carReader(), tuning.replicationFetchTimeout(),
             replication.identityVerifiers(),
-            address -> replication.service().replicas().replica(address)),
-        storage.blockstore(), storage.executor(), responses, gatewayMetrics,
-        config.http().apiToken(),
+            address -> replication.service().replicas().replica(address), staging,
+            address -> replication.topics().permits(address.toString())),
+        staging, storage.blockstore(), storage.executor(), responses, gatewayMetrics, registry,
+        config.http().apiToken(), config.imports().slots(), config.budget().prefix(),
         address -> replication.syncEngine().enqueue(address.toString(), SyncTrigger.HTTP));
   }
 

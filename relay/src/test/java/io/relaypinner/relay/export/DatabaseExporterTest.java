@@ -18,6 +18,7 @@ import io.relaypinner.orbitdb.log.Entry;
 import io.relaypinner.relay.gateway.CarPlanner;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,12 +26,15 @@ import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The exporter reads a database's heads through the orbitdb module's log store: those a real
  * log stored (here: one an import joined), and none from a record it cannot read.
  */
 class DatabaseExporterTest {
+  @TempDir
+  Path staging;
   private final MemoryBlockstore blockstore = new MemoryBlockstore();
   private final MemoryDatastore datastore = new MemoryDatastore();
   private final DatabaseExporter exporter = new DatabaseExporter(blockstore, datastore,
@@ -57,7 +61,8 @@ class DatabaseExporterTest {
         new PinStore(datastore, blockstore, CodecLinkResolver.standard()),
         CodecLinkResolver.standard(), payload -> Set.of(), Runnable::run,
         CarReader.Limits.DEFAULT, Duration.ofSeconds(10), IdentityVerifiers.defaults(),
-        followed -> Optional.empty()).importCar(new ByteArrayInputStream(car.toByteArray()));
+        followed -> Optional.empty(),
+        new ImportStaging(staging, ExportRoutes.MAX_IMPORT_BYTES), address -> true).importCar(new ByteArrayInputStream(car.toByteArray()));
   }
 
   @Test

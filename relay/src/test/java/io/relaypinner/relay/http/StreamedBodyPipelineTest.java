@@ -34,6 +34,7 @@ import org.junit.jupiter.api.Test;
  */
 class StreamedBodyPipelineTest {
   private static final int LIMIT = 200_000;
+  private static final Duration DEADLINE = Duration.ofSeconds(30);
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final HttpResponses responses = new HttpResponses(HttpResponses.newObjectMapper());
@@ -42,6 +43,7 @@ class StreamedBodyPipelineTest {
       .get("/health", RouteHandler.sync(r ->
           responses.json(HttpResponseStatus.OK, Map.of("status", "ok"))))
       .streamed(HttpMethod.POST, "/upload", this::upload, LIMIT, "upload_too_large")
+      .streamed(HttpMethod.POST, "/timed", this::upload, LIMIT, "upload_too_large", DEADLINE)
       .build();
   private EmbeddedChannel channel;
 
@@ -57,6 +59,9 @@ class StreamedBodyPipelineTest {
             Integer.toString(body.readAllBytes().length));
       } catch (final RequestBody.TooLargeException e) {
         return responses.error(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "upload_too_large",
+            e.getMessage());
+      } catch (final RequestBody.DeadlineException e) {
+        return responses.error(HttpResponseStatus.REQUEST_TIMEOUT, "upload_timeout",
             e.getMessage());
       } catch (final IOException e) {
         return responses.error(HttpResponseStatus.BAD_REQUEST, "bad_upload", e.getMessage());
@@ -148,6 +153,37 @@ class StreamedBodyPipelineTest {
     assertThat(r.status()).as("413, not 100 Continue").isEqualTo(413);
     assertThat(JSON.readTree(r.body()).get("code").asText()).isEqualTo("upload_too_large");
     assertThat(r.header("connection")).isEqualTo("close");
+  }
+
+  @Test
+  void body_shouldBeCut_whenItHasNotArrivedByTheRoutesDeadline_thoughBytesKeepComing()
+      throws IOException {
+    final EmbeddedChannel ch = open();
+    send(ch, "POST /timed HTTP/1.1\r\nHost: a\r\nContent-Length: 1000\r\n\r\n");
+    // A byte well within the stall every time, never the whole body.
+    for (int i = 0; i < 5; i++) {
+      ch.advanceTimeBy(DEADLINE.toSeconds() / 6, java.util.concurrent.TimeUnit.SECONDS);
+      ch.runScheduledPendingTasks();
+      send(ch, "x");
+    }
+    ch.advanceTimeBy(DEADLINE.toSeconds() / 6 + 1, java.util.concurrent.TimeUnit.SECONDS);
+    ch.runScheduledPendingTasks();
+    final RawHttpResponse r = response(ch);
+    assertThat(r.status()).isEqualTo(408);
+    assertThat(JSON.readTree(r.body()).get("code").asText()).isEqualTo("upload_timeout");
+  }
+
+  @Test
+  void body_shouldNotBeCut_whenItArrivedBeforeTheDeadline_andTheTimerIsCancelled()
+      throws IOException {
+    final EmbeddedChannel ch = open();
+    send(ch, "POST /timed HTTP/1.1\r\nHost: a\r\nContent-Length: 1000\r\n\r\n"
+        + "y".repeat(1000));
+    assertThat(response(ch).bodyText()).isEqualTo("1000");
+    ch.advanceTimeBy(DEADLINE.toSeconds() + 1, java.util.concurrent.TimeUnit.SECONDS);
+    ch.runScheduledPendingTasks();
+    send(ch, "GET /health HTTP/1.1\r\nHost: a\r\n\r\n");
+    assertThat(response(ch).status()).isEqualTo(200);
   }
 
   @Test
