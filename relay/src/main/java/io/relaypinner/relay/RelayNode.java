@@ -172,7 +172,8 @@ public final class RelayNode implements AutoCloseable {
       network = add(new NetworkSubsystem(config, identity, advertiser, bootstrapPeers,
           webSocketTls != null ? webSocketTls : certificates::current, certificates, loops,
           registry, clock, tuning, budget));
-      content = add(new ContentSubsystem(storage, network.host(), registry, clock, tuning));
+      content = add(new ContentSubsystem(storage, network.host(), registry, clock, tuning,
+          budget));
       replication = add(new ReplicationSubsystem(config, peerId, storage, network, content,
           registry, clock, tuning));
       network.dialBootstrapPeers();

@@ -110,6 +110,21 @@ public class Scope {
     return tryReserve(resource, amount) ? new Reservation(this, resource, amount) : null;
   }
 
+  /**
+   * Counts {@code amount} of {@code resource} that is held already (a block that arrived larger
+   * than the room reserved for it) in this scope and every ancestor, whatever their limits: the
+   * scopes may then be over their limits until it is released, and refuse reservations meanwhile.
+   */
+  public void force(final Resource resource, final long amount) {
+    if (amount <= 0) {
+      return;
+    }
+    final int i = resource.ordinal();
+    for (Scope s = this; s != null; s = s.parent) {
+      s.used.addAndGet(i, amount);
+    }
+  }
+
   /** Gives back {@code amount} of {@code resource} reserved earlier from this scope. */
   public void release(final Resource resource, final long amount) {
     if (amount <= 0) {

@@ -71,6 +71,17 @@ class ScopeTest {
   }
 
   @Test
+  void force_shouldCountWhatIsHeldBeyondTheLimit_andRefuseUntilReleased() {
+    final Scope fallback = system.child("fallback", "fallback", Limits.NONE.with(Resource.DISK, 10));
+    assertThat(fallback.tryReserve(Resource.DISK, 8)).isTrue();
+    fallback.force(Resource.DISK, 5);
+    assertThat(fallback.used(Resource.DISK)).isEqualTo(13);
+    assertThat(fallback.tryReserve(Resource.DISK, 1)).isFalse();
+    fallback.release(Resource.DISK, 13);
+    assertThat(fallback.tryReserve(Resource.DISK, 10)).isTrue();
+  }
+
+  @Test
   void releasingMoreThanHeld_shouldFailLoudly() {
     assertThatThrownBy(() -> system.release(Resource.MEMORY, 1))
         .isInstanceOf(IllegalStateException.class);

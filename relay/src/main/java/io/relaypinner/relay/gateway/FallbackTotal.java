@@ -1,7 +1,12 @@
 package io.relaypinner.relay.gateway;
 
+import io.relaypinner.common.budget.LimitListener;
+import io.relaypinner.common.budget.Limits;
+import io.relaypinner.common.budget.Resource;
+import io.relaypinner.common.budget.Scope;
 import io.relaypinner.ipfs.bitswap.NetworkPinner;
 import io.relaypinner.ipfs.blockstore.Blocks;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -9,31 +14,37 @@ import java.util.concurrent.atomic.AtomicLong;
  * and not yet arrived (room for the largest block each), and the blocks of DAG fetches that
  * have not ended (then the gateway cache, whose budget is the same size by default, takes
  * them over). Every fallback fetch of every request draws from this one pool
- * ({@link NetworkPinner.ByteMeter}), so N concurrent requests of distinct DAGs hold at most the
- * total between them, not N times the per-request cap; a request that finds no room is answered
- * 503 {@code fallback_busy} and counted ({@code relay_ipfs_gateway_limited_total{limit=
- * "fallback_total"}}). Thread-safe, lock-free.
- *
- * <p>A stop-gap of the gateway's own until the node budget ({@code io.relaypinner.common.budget})
- * gives the fallback a scope to reserve from.
+ * ({@link NetworkPinner.ByteMeter}), the node budget's {@code gateway_fallback} scope
+ * ({@link Resource#DISK}), so N concurrent requests of distinct DAGs hold at most the total
+ * between them, not N times the per-request cap; a request that finds no room is answered 503
+ * {@code fallback_busy} and counted ({@code relay_ipfs_gateway_limited_total{limit=
+ * "fallback_total"}}, and {@code relay_resource_limit_hits_total{scope="gateway_fallback"}}).
+ * Thread-safe, lock-free.
  */
 public final class FallbackTotal implements NetworkPinner.ByteMeter {
+  private final Scope scope;
   private final long maxBytes;
   private final long perBlock;
-  private final AtomicLong inFlight = new AtomicLong();
   private final AtomicLong peak = new AtomicLong();
 
   /**
-   * @param maxBytes the total (the gateway cache's budget, {@code RELAY_GATEWAY_CACHE_MAX_BYTES});
-   *     a block asked for reserves {@link Blocks#MAX_BLOCK_SIZE}, or the whole total when it is
-   *     smaller
+   * @param scope the pool: its {@link Resource#DISK} limit is the total (the gateway cache's
+   *     budget, {@code RELAY_GATEWAY_CACHE_MAX_BYTES}); a block asked for reserves
+   *     {@link Blocks#MAX_BLOCK_SIZE}, or the whole total when it is smaller
    */
-  public FallbackTotal(final long maxBytes) {
-    if (maxBytes < 1) {
-      throw new IllegalArgumentException("the fallback total must be positive");
+  public FallbackTotal(final Scope scope) {
+    this.scope = Objects.requireNonNull(scope, "scope");
+    this.maxBytes = scope.limits().max(Resource.DISK);
+    if (maxBytes < 1 || maxBytes == Limits.UNLIMITED) {
+      throw new IllegalArgumentException("the fallback total must be positive and bounded");
     }
-    this.maxBytes = maxBytes;
     this.perBlock = Math.min(Blocks.MAX_BLOCK_SIZE, maxBytes);
+  }
+
+  /** A pool of its own of {@code maxBytes} (tests). */
+  public FallbackTotal(final long maxBytes) {
+    this(Scope.root("gateway_fallback", Limits.NONE.with(Resource.DISK, maxBytes),
+        LimitListener.NONE));
   }
 
   /** The total. */
@@ -43,7 +54,7 @@ public final class FallbackTotal implements NetworkPinner.ByteMeter {
 
   /** Bytes in flight now. */
   public long inFlight() {
-    return inFlight.get();
+    return scope.used(Resource.DISK);
   }
 
   /** The most bytes in flight at once since the start. */
@@ -53,26 +64,22 @@ public final class FallbackTotal implements NetworkPinner.ByteMeter {
 
   @Override
   public boolean tryTake(final long bytes) {
-    while (true) {
-      final long now = inFlight.get();
-      if (now + bytes > maxBytes) {
-        return false;
-      }
-      if (inFlight.compareAndSet(now, now + bytes)) {
-        peak.accumulateAndGet(now + bytes, Math::max);
-        return true;
-      }
+    if (!scope.tryReserve(Resource.DISK, bytes)) {
+      return false;
     }
+    peak.accumulateAndGet(inFlight(), Math::max);
+    return true;
   }
 
   @Override
   public void take(final long bytes) {
-    peak.accumulateAndGet(inFlight.addAndGet(bytes), Math::max);
+    scope.force(Resource.DISK, bytes);
+    peak.accumulateAndGet(inFlight(), Math::max);
   }
 
   @Override
   public void give(final long bytes) {
-    inFlight.addAndGet(-bytes);
+    scope.release(Resource.DISK, bytes);
   }
 
   @Override

@@ -6,8 +6,6 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.relaypinner.common.budget.Limits;
 import io.relaypinner.common.budget.Resource;
 import io.relaypinner.common.budget.Scope;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -35,14 +33,13 @@ public final class BudgetMetrics {
           }
         })
         .register(registry);
-    final List<Scope> fixed = fixedScopes(budget);
     GaugeWithCallback.builder()
         .name("relay_resource_used")
         .help("What the node budget's fixed scopes hold now (connections, streams, work "
             + "slots; memory and disk in bytes)")
         .labelNames("scope", "resource")
         .callback(callback -> {
-          for (final Scope s : fixed) {
+          for (final Scope s : budget.fixedScopes()) {
             for (final Resource r : Resource.values()) {
               if (s.used(r) != 0 || s.limits().max(r) != Limits.UNLIMITED) {
                 callback.call(s.used(r), s.kind(), r.label());
@@ -56,7 +53,7 @@ public final class BudgetMetrics {
         .help("The node budget's limits of its fixed scopes (memory from the JVM's max heap)")
         .labelNames("scope", "resource")
         .callback(callback -> {
-          for (final Scope s : fixed) {
+          for (final Scope s : budget.fixedScopes()) {
             for (final Resource r : Resource.values()) {
               if (s.limits().max(r) != Limits.UNLIMITED) {
                 callback.call(s.limits().max(r), s.kind(), r.label());
@@ -65,14 +62,5 @@ public final class BudgetMetrics {
           }
         })
         .register(registry);
-  }
-
-  private static List<Scope> fixedScopes(final NodeBudget budget) {
-    final ArrayList<Scope> out = new ArrayList<>(List.of(
-        budget.system(), budget.libp2p(), budget.http()));
-    for (final NodeBudget.Surface s : NodeBudget.Surface.values()) {
-      out.add(budget.memory(s));
-    }
-    return List.copyOf(out);
   }
 }

@@ -11,6 +11,7 @@ import io.relaypinner.ipfs.pin.CodecLinkResolver;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.relay.bitswap.BitswapMetrics;
 import io.relaypinner.relay.bitswap.BitswapNetworkContent;
+import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.gateway.CachingNetworkContent;
 import io.relaypinner.relay.gateway.FallbackTotal;
 import io.relaypinner.relay.gateway.NetworkContent;
@@ -42,6 +43,7 @@ public final class ContentSubsystem extends Subsystem {
   private final PrometheusRegistry registry;
   private final Clock clock;
   private final NodeTuning tuning;
+  private final NodeBudget budget;
   /** Bitswap's own blockstore threads, so peers' wants never crowd out the gateway's reads. */
   private final ThreadPoolExecutor executor;
   private final Bitswap bitswap;
@@ -50,9 +52,20 @@ public final class ContentSubsystem extends Subsystem {
   private FallbackTotal fallbackTotal;
   private volatile PinningServiceEngine pinningService;
 
-  /** Starts bitswap on {@code host}, serving and filling {@code storage}. */
+  /** As the node's, with a budget of its own sized from this JVM (tests). */
   public ContentSubsystem(final StorageSubsystem storage, final Host host,
       final PrometheusRegistry registry, final Clock clock, final NodeTuning tuning) {
+    this(storage, host, registry, clock, tuning, NodeBudget.ofThisJvm(RelayConfig.DEFAULT));
+  }
+
+  /**
+   * Starts bitswap on {@code host}, serving and filling {@code storage}; the gateway fallback
+   * takes its bytes in flight from {@code budget}.
+   */
+  public ContentSubsystem(final StorageSubsystem storage, final Host host,
+      final PrometheusRegistry registry, final Clock clock, final NodeTuning tuning,
+      final NodeBudget budget) {
+    this.budget = Objects.requireNonNull(budget, "budget");
     this.storage = Objects.requireNonNull(storage, "storage");
     this.host = Objects.requireNonNull(host, "host");
     this.registry = Objects.requireNonNull(registry, "registry");
@@ -98,14 +111,14 @@ public final class ContentSubsystem extends Subsystem {
    */
   public synchronized Optional<NetworkContent> gatewayContent() {
     if (gatewayContent == null) {
-      final long budget = storage.gc().cache().maxBytes();
-      if (budget == 0) {
+      final long cacheBytes = storage.gc().cache().maxBytes();
+      if (cacheBytes == 0) {
         LOG.info("/ipfs/ network fallback off (RELAY_GATEWAY_CACHE_MAX_BYTES=0)");
         gatewayContent = Optional.empty();
       } else {
         // All fallback fetches in flight together hold at most the cache's budget (issue 36:
         // a cap per request let N concurrent requests store N times it).
-        final FallbackTotal total = new FallbackTotal(budget);
+        final FallbackTotal total = new FallbackTotal(budget.gatewayFallback(cacheBytes));
         fallbackTotal = total;
         GaugeWithCallback.builder()
             .name("relay_ipfs_fallback_bytes_in_flight")
@@ -114,7 +127,7 @@ public final class ContentSubsystem extends Subsystem {
             .callback(callback -> callback.call(total.inFlight()))
             .register(registry);
         final BitswapNetworkContent fetcher =
-            new BitswapNetworkContent(bitswap, pinner, budget, total);
+            new BitswapNetworkContent(bitswap, pinner, cacheBytes, total);
         gatewayContent = Optional.of(new CachingNetworkContent(fetcher, storage.blockstore(),
             CodecLinkResolver.standard(), storage.gc(), storage.executor(),
             BitswapNetworkContent.MAX_BLOCKS));

@@ -8,7 +8,9 @@ import io.relaypinner.common.budget.Resource;
 import io.relaypinner.common.budget.Scope;
 import io.relaypinner.relay.config.RelayConfig;
 import java.net.InetAddress;
+import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -91,6 +93,7 @@ public final class NodeBudget {
   private final Scope http;
   private final KeyedScopes httpIps;
   private final Map<Surface, Scope> surfaces = new EnumMap<>(Surface.class);
+  private volatile Scope gatewayFallback;
 
   /**
    * @param maxHeap the heap the JVM really has ({@code Runtime.getRuntime().maxMemory()})
@@ -175,6 +178,31 @@ public final class NodeBudget {
   /** The memory scope of {@code surface}. */
   public Scope memory(final Surface surface) {
     return surfaces.get(surface);
+  }
+
+  /**
+   * The gateway's network fallback: bytes fetched for requests and in flight, all requests
+   * together ({@link Resource#DISK}, at most {@code maxBytes}, the gateway cache's budget). Made
+   * on the first call; later calls return it.
+   */
+  public synchronized Scope gatewayFallback(final long maxBytes) {
+    if (gatewayFallback == null) {
+      gatewayFallback = system.child("gateway_fallback", "gateway_fallback",
+          Limits.NONE.with(Resource.DISK, maxBytes));
+    }
+    return gatewayFallback;
+  }
+
+  /** The scopes of fixed identity (not keyed), for metrics: read at every scrape. */
+  public List<Scope> fixedScopes() {
+    final List<Scope> out = new ArrayList<>(List.of(system, libp2p, http));
+    for (final Surface s : Surface.values()) {
+      out.add(surfaces.get(s));
+    }
+    if (gatewayFallback != null) {
+      out.add(gatewayFallback);
+    }
+    return out;
   }
 
   /** Refusals so far by scope kind and resource, as {@code kind\0resource}. */
