@@ -252,6 +252,35 @@ public final class PinStore {
   }
 
   /**
+   * How many roots are pinned, read in pages without keeping them (a root whose legacy entry was
+   * not migrated yet may count twice).
+   */
+  public long count() {
+    long count = 0;
+    Cid last = null;
+    String after = null;
+    while (true) {
+      final List<Datastore.Entry> page = datastore.scan(PREFIX, after, PAGE);
+      for (final Datastore.Entry entry : page) {
+        final Cid root;
+        try {
+          root = Cid.fromBytes(entry.value()).canonical();
+        } catch (final MultiformatException e) {
+          continue;
+        }
+        if (!root.equals(last)) {
+          count++;
+          last = root;
+        }
+      }
+      if (page.size() < PAGE) {
+        return count;
+      }
+      after = page.get(page.size() - 1).key();
+    }
+  }
+
+  /**
    * Rewrites every pin recorded before holders existed ({@code /pins/<cid text>}) as a hold of
    * {@link PinHolder#LEGACY} on the canonical CID, one datastore write (put and delete) per page;
    * run once at start-up, before pins are used. Unreadable entries are left as they are (GC

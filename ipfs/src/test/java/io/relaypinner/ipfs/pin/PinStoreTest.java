@@ -179,6 +179,11 @@ class PinStoreTest {
     // Pinning again re-checks and succeeds; still one pin.
     assertThat(pins.pin(root, HOLDER)).isInstanceOf(PinResult.Pinned.class);
     assertThat(pins.list()).containsExactly(root);
+    // A second holder of the same root: still one root counted.
+    assertThat(pins.pin(mid, HOLDER)).isInstanceOf(PinResult.Pinned.class);
+    assertThat(pins.pin(root, PinHolder.of("test", "other")))
+        .isInstanceOf(PinResult.Pinned.class);
+    assertThat(pins.count()).isEqualTo(2);
   }
 
   @Test

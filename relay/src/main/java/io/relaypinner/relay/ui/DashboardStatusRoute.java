@@ -40,6 +40,15 @@ public final class DashboardStatusRoute implements RouteHandler {
   public static final int MAX_DATABASES = 200;
   /** How long one computed status answers every request. */
   public static final Duration REUSE = Duration.ofSeconds(1);
+  /**
+   * How long one count of the pins is shown: counting reads the whole pin keyspace (in pages,
+   * nothing kept), which anonymous page views must not cause more than once a minute.
+   */
+  public static final Duration PIN_COUNT_REUSE = Duration.ofMinutes(1);
+
+  private record PinCount(long atMillis, long count) {}
+
+  private volatile PinCount pinCount;
 
   private record Cached(long atMillis, DashboardStatus status) {}
 
@@ -111,6 +120,16 @@ public final class DashboardStatusRoute implements RouteHandler {
     return new DashboardStatus.Connections(total, byTransport);
   }
 
+  private long pinCount() {
+    final PinCount last = pinCount;
+    if (last != null && clock.millis() - last.atMillis() < PIN_COUNT_REUSE.toMillis()) {
+      return last.count();
+    }
+    final long count = pins.count();
+    pinCount = new PinCount(clock.millis(), count);
+    return count;
+  }
+
   /** The transport of a connection from its local and remote addresses. */
   static String transport(final Connection connection) {
     final String remote = String.valueOf(connection.remoteAddress());
@@ -171,7 +190,7 @@ public final class DashboardStatusRoute implements RouteHandler {
     } catch (final IOException e) {
       // Reported as zero: the page shows the file system as unknown.
     }
-    return new DashboardStatus.Storage(total, usable, pins.list().size(),
-        quotaBytes.orElse(null));
+    return new DashboardStatus.Storage(total, usable,
+        (int) Math.min(Integer.MAX_VALUE, pinCount()), quotaBytes.orElse(null));
   }
 }
