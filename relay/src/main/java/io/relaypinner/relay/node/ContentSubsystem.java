@@ -9,6 +9,7 @@ import io.relaypinner.ipfs.bitswap.Bitswap;
 import io.relaypinner.ipfs.bitswap.NetworkPinner;
 import io.relaypinner.ipfs.pin.CodecLinkResolver;
 import io.relaypinner.libp2p.host.Host;
+import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.relay.bitswap.BitswapMetrics;
 import io.relaypinner.relay.bitswap.BitswapNetworkContent;
 import io.relaypinner.relay.config.RelayConfig;
@@ -25,6 +26,7 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -150,14 +152,16 @@ public final class ContentSubsystem extends Subsystem {
    * bitswap and pin ({@link ServicePinner}).
    *
    * @param delegates the relay's addresses, offered to clients as delegates
+   * @param dialable which origins of a request the relay dials
    * @param json the API's JSON mapper
    */
   public synchronized PinningServiceEngine startPinningService(
-      final Supplier<List<String>> delegates, final ObjectMapper json) {
+      final Supplier<List<String>> delegates, final Predicate<Multiaddr> dialable,
+      final ObjectMapper json) {
     if (pinningService == null) {
       final PinningServiceEngine engine = new PinningServiceEngine(storage.datastore(), clock,
           new ServicePinner(host, pinner, tuning.networkPinner(), storage.pins(),
-              storage.quota()),
+              storage.quota(), dialable),
           delegates, tuning.pinningService(), json);
       engine.load();
       PinningServiceMetrics.register(registry, engine);

@@ -148,7 +148,7 @@ public final class HttpSubsystem extends Subsystem {
       final NodeStatus status = settings.status();
       final PinsRoute pinsRoute = new PinsRoute(content.startPinningService(
           () -> network.advertisedAddresses().stream().map(Multiaddr::toString).toList(),
-          responses.mapper()), config.pinningService().tokens(), storage.executor(), responses);
+          network.dialable(), responses.mapper()), config.pinningService().tokens(), storage.executor(), responses);
       final ExportRoutes exportRoutes = exportRoutes(storage, replication, gatewayMetrics,
           registry);
       final UnixFsReader reader = new UnixFsReader(storage.blockstore());

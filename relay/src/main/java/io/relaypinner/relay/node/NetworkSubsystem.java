@@ -53,6 +53,7 @@ public final class NetworkSubsystem extends Subsystem {
   private final NodeAddresses addresses;
   private final List<Multiaddr> bootstrapPeers;
   private final CircuitRelay circuitRelay;
+  private final Predicate<Multiaddr> dialable;
   private final AutoNat autoNat;
   private final PubSub pubsub;
   private final PubsubPeerDiscovery discovery;
@@ -106,6 +107,8 @@ public final class NetworkSubsystem extends Subsystem {
         .connectionBudget(new ConnectionBudget(budget.libp2p(), budget.libp2pIps(),
             budget::ipKey, trustedProxy))
         .webSocketTls(webSocketTls).build(), loops, clock);
+    dialable = config.deployment().deployedMode() ? AdvertisedAddresses::isPublic
+        : address -> true;
     addresses = new NodeAddresses(advertiser, host::listenAddresses, webSocketTls,
         certificates::certificate, identity.autoTlsServingZone(), config.deployedMode());
     // A certificate adds /tls/ws addresses: connected peers learn them by identify push.
@@ -137,8 +140,7 @@ public final class NetworkSubsystem extends Subsystem {
           CircuitRelay.ipKeys(budget::ipKey, trustedProxy));
       CircuitRelayMetrics.register(registry, relay);
       // AutoNAT v1 server: in deployed mode it never dials private addresses.
-      nat = AutoNat.start(host, tuning.autoNat(), clock,
-          config.deployment().deployedMode() ? AdvertisedAddresses::isPublic : address -> true);
+      nat = AutoNat.start(host, tuning.autoNat(), clock, dialable);
       CircuitRelayMetrics.register(registry, nat);
       gossip = PubSub.start(host, tuning.gossipsub(), clock, new SecureRandom());
       // Pubsub peer discovery on PUBSUB_TOPICS: the relay joins the topics (so it routes
@@ -255,6 +257,14 @@ public final class NetworkSubsystem extends Subsystem {
           + peer.toBase58()));
     }
     return out;
+  }
+
+  /**
+   * Which addresses a peer may make this relay dial (AutoNAT dial-backs, pin origins): in
+   * deployed mode public ones only, so nobody can point the relay at its own private network.
+   */
+  public Predicate<Multiaddr> dialable() {
+    return dialable;
   }
 
   /** The libp2p host. */

@@ -45,8 +45,9 @@ class ContentSubsystemTest {
     assertThat(content.gatewayContent()).isSameAs(content.gatewayContent());
     assertThat(content.pinningService()).isEmpty();
     final PinningServiceEngine engine =
-        content.startPinningService(() -> List.of("/ip4/127.0.0.1/tcp/1"), new ObjectMapper());
-    assertThat(content.startPinningService(List::of, new ObjectMapper())).isSameAs(engine);
+        content.startPinningService(() -> List.of("/ip4/127.0.0.1/tcp/1"), a -> true,
+            new ObjectMapper());
+    assertThat(content.startPinningService(List::of, a -> true, new ObjectMapper())).isSameAs(engine);
     assertThat(content.pinningService()).containsSame(engine);
     final Thread worker = NodeFixtures.threadOf(content.executor());
 
