@@ -38,9 +38,13 @@ import org.slf4j.LoggerFactory;
  *       starts an admission: the database's manifest
  *       and access controller must resolve from connected peers within
  *       {@link Limits#admissionTimeout()} ({@link Admission}). At most
- *       {@link Limits#maxPendingPerPeer()} admissions per peer and {@link Limits#maxPending()} in
- *       all run at once; beyond the first a subscription is refused (counted), beyond the
- *       second it waits for a slot ({@link #MAX_DEFERRED}). A peer with
+ *       {@link Limits#maxPending()} admissions run at once; a peer's first takes any free slot,
+ *       its further ones (up to {@link Limits#maxPendingPerPeer()}) only while more than half
+ *       the slots are free. A subscription that cannot start waits in its peer's own queue
+ *       ({@link #MAX_QUEUED_PER_PEER}, {@link #MAX_DEFERRED} in all; beyond, refused and
+ *       counted); the queues are served round-robin, one check per peer and turn, peers with
+ *       no failed check first: peers holding thousands of made-up topics cannot delay another
+ *       peer's database by more than one round of checks. A peer with
  *       {@link #MAX_FAILED_PER_PEER} subscriptions whose database did not resolve gets no further
  *       checks until one of its subscriptions is admitted. Only an admitted topic
  *       is subscribed, persisted ({@code /relay/topics/...}, resubscribed at restart) and
@@ -78,11 +82,18 @@ public final class OrbitDbTopics {
   /** Peers whose failed admissions are remembered. */
   static final int MAX_TRACKED_PEERS = 4_096;
   /**
-   * Subscriptions waiting for an admission slot when {@link Limits#maxPending()} are running (at
-   * most {@link Limits#maxPendingPerPeer()} per peer): started, oldest first, as slots free up,
-   * if the peer is still subscribed. Beyond it a subscription is refused ({@code pending-full}).
+   * Subscriptions waiting for an admission slot, over all peers: started as slots free up (the
+   * peers' queues round-robin), if the peer is still subscribed. Beyond it a subscription is
+   * refused ({@code pending-full}).
    */
   static final int MAX_DEFERRED = 1_024;
+  /**
+   * Subscriptions one peer may have waiting for a slot; beyond, its subscriptions are refused
+   * ({@code peer-pending-full}). A peer subscribing to thousands of topics costs a queue this
+   * long and one turn per round, so it cannot delay another peer's database by more than a
+   * round of checks.
+   */
+  static final int MAX_QUEUED_PER_PEER = 16;
   /** Wait before the second check; the third waits twice as long. */
   static final Duration ADMISSION_RETRY_DELAY = Duration.ofSeconds(2);
 
@@ -188,12 +199,17 @@ public final class OrbitDbTopics {
   /** Topics being admitted, with the peer whose subscription started it. Guarded by this. */
   private final Map<String, PeerId> pending = new HashMap<>();
   private final Map<PeerId, Integer> pendingPerPeer = new HashMap<>();
-  /** Subscriptions waiting for a slot, oldest first ({@link #MAX_DEFERRED}). Guarded by this. */
-  private final Map<String, Deferred> deferred = new LinkedHashMap<>();
+  /**
+   * Subscriptions waiting for a slot, in one queue per peer ({@link #MAX_QUEUED_PER_PEER}),
+   * the peers in round-robin order (a peer served goes to the back). Guarded by this.
+   */
+  private final LinkedHashMap<PeerId, java.util.ArrayDeque<Deferred>> queues =
+      new LinkedHashMap<>();
+  /** Every queued topic and its peer ({@link #MAX_DEFERRED} in all). Guarded by this. */
+  private final Map<String, PeerId> queuedTopics = new HashMap<>();
 
-  /** A subscription waiting for an admission slot: its peer and which check it waits for. */
-  private record Deferred(PeerId peer, int attempt) {}
-  private final Map<PeerId, Integer> deferredPerPeer = new HashMap<>();
+  /** A subscription waiting for an admission slot: its topic and which check it waits for. */
+  private record Deferred(String topic, int attempt) {}
   /**
    * Peers to the number of their subscriptions whose database did not resolve (an LRU of
    * {@link #MAX_TRACKED_PEERS}). Guarded by this.
@@ -303,7 +319,7 @@ public final class OrbitDbTopics {
   /**
    * Counters: {@code not-an-address}, {@code denied}, {@code full}, {@code pending-full},
    * {@code peer-pending-full}, {@code peer-failed-full}, {@code not-admitted}, {@code admitted},
-   * {@code deferred} (waited for a slot),
+   * {@code deferred} (queued for a slot),
    * {@code dropped-empty},
    * {@code persist-rejected}.
    */
@@ -353,7 +369,7 @@ public final class OrbitDbTopics {
    */
   private void admit(final String topic, final PeerId peer, final int attempt) {
     synchronized (this) {
-      if (pending.containsKey(topic)) {
+      if (pending.containsKey(topic) || queuedTopics.containsKey(topic)) {
         return;
       }
       if (followed.size() + pending.size() + activating.size() >= MAX_TOPICS) {
@@ -364,29 +380,48 @@ public final class OrbitDbTopics {
         count("peer-failed-full");
         return;
       }
-      final int ofPeer = pendingPerPeer.getOrDefault(peer, 0);
-      if (ofPeer >= limits.maxPendingPerPeer()) {
-        count("peer-pending-full");
-        return;
-      }
-      if (pending.size() >= limits.maxPending()) {
-        // Every slot taken (many databases at once, or peers subscribing to made-up ones):
-        // wait for one rather than ignore a real database for good.
-        final int waiting = deferredPerPeer.getOrDefault(peer, 0);
-        // Retries too: a check that timed out under load must not lose the database either.
-        if (!deferred.containsKey(topic) && deferred.size() < MAX_DEFERRED
-            && waiting < limits.maxPendingPerPeer()) {
-          deferred.put(topic, new Deferred(peer, attempt));
-          deferredPerPeer.put(peer, waiting + 1);
-          count("deferred");
-        } else if (!deferred.containsKey(topic)) {
+      if (!canStart(peer)) {
+        // Wait in the peer's own queue (retries too: a check that timed out under load must
+        // not lose the database either); queues are served round-robin.
+        final java.util.ArrayDeque<Deferred> queue = queues.get(peer);
+        if (queue != null && queue.size() >= MAX_QUEUED_PER_PEER) {
+          count("peer-pending-full");
+        } else if (queuedTopics.size() >= MAX_DEFERRED) {
           count("pending-full");
+        } else {
+          queues.computeIfAbsent(peer, p -> new java.util.ArrayDeque<>())
+              .add(new Deferred(topic, attempt));
+          queuedTopics.put(topic, peer);
+          count("deferred");
         }
         return;
       }
-      pending.put(topic, peer);
-      pendingPerPeer.put(peer, ofPeer + 1);
+      reserve(topic, peer);
     }
+    check(topic, peer, attempt);
+  }
+
+  /**
+   * Whether a check of {@code peer}'s may start now. A peer's first check takes any free slot;
+   * its further ones (up to {@link Limits#maxPendingPerPeer()}) only while more than half the
+   * slots are free, so peers holding many made-up topics leave slots to a peer that comes later.
+   */
+  private boolean canStart(final PeerId peer) {
+    final int running = pendingPerPeer.getOrDefault(peer, 0);
+    final int free = limits.maxPending() - pending.size();
+    if (running >= limits.maxPendingPerPeer() || free <= 0) {
+      return false;
+    }
+    return running == 0 || free > limits.maxPending() / 2;
+  }
+
+  private void reserve(final String topic, final PeerId peer) {
+    pending.put(topic, peer);
+    pendingPerPeer.merge(peer, 1, Integer::sum);
+  }
+
+  /** Runs the check of a topic whose slot {@link #reserve} took. */
+  private void check(final String topic, final PeerId peer, final int attempt) {
     CompletableFuture<Boolean> check;
     try {
       check = admission.admit(topic);
@@ -406,11 +441,7 @@ public final class OrbitDbTopics {
       }
     });
     bounded.whenComplete((ok, error) -> {
-          synchronized (this) {
-            pending.remove(topic);
-            pendingPerPeer.computeIfPresent(peer, (p, n) -> n <= 1 ? null : n - 1);
-          }
-          startDeferred();
+          release(topic, peer);
           if (error == null && Boolean.TRUE.equals(ok)) {
             count("admitted");
             synchronized (this) {
@@ -437,6 +468,8 @@ public final class OrbitDbTopics {
                   ADMISSION_RETRY_DELAY.multipliedBy(attempt));
             }
           }
+          // After the failure is counted: the next turn prefers peers with none.
+          startDeferred();
         });
   }
 
@@ -455,8 +488,10 @@ public final class OrbitDbTopics {
   }
 
   /**
-   * Starts the oldest deferred admission whose peer is still subscribed, if a slot is free
-   * (on the storage executor: never inside the completing admission's callback).
+   * Starts queued checks while slots are free, serving the peers' queues round-robin (one
+   * check per peer and turn) and peers none of whose subscriptions failed first; a queued
+   * subscription whose peer left the topic is dropped. Checks start on the storage executor:
+   * never inside the completing admission's callback.
    */
   private void startDeferred() {
     while (true) {
@@ -464,31 +499,69 @@ public final class OrbitDbTopics {
       final PeerId peer;
       final int attempt;
       synchronized (this) {
-        if (deferred.isEmpty() || pending.size() >= limits.maxPending()) {
+        final PeerId next = nextQueuedPeer();
+        if (next == null) {
           return;
         }
-        final var eldest = deferred.entrySet().iterator();
-        final Map.Entry<String, Deferred> entry = eldest.next();
-        eldest.remove();
-        topic = entry.getKey();
-        peer = entry.getValue().peer();
-        attempt = entry.getValue().attempt();
-        deferredPerPeer.computeIfPresent(peer, (p, n) -> n <= 1 ? null : n - 1);
-      }
-      if (!followed.contains(topic) && pubsub.peers(topic).contains(peer)) {
-        try {
-          storage.execute(() -> admit(topic, peer, attempt));
-        } catch (final RejectedExecutionException e) {
-          count("pending-full");
+        final java.util.ArrayDeque<Deferred> queue = queues.remove(next);
+        final Deferred head = queue.poll();
+        if (!queue.isEmpty()) {
+          queues.put(next, queue);
         }
+        queuedTopics.remove(head.topic());
+        if (followed.contains(head.topic()) || !pubsub.peers(head.topic()).contains(next)) {
+          continue;
+        }
+        if (failedPerPeer.getOrDefault(next, 0) >= MAX_FAILED_PER_PEER) {
+          count("peer-failed-full");
+          continue;
+        }
+        topic = head.topic();
+        peer = next;
+        attempt = head.attempt();
+        reserve(topic, peer);
+      }
+      try {
+        storage.execute(() -> check(topic, peer, attempt));
+      } catch (final RejectedExecutionException e) {
+        release(topic, peer);
+        count("pending-full");
         return;
       }
     }
   }
 
+  /**
+   * The first peer in round-robin order with a queued subscription that may start now,
+   * preferring peers with no failed check. Guarded by this.
+   */
+  private PeerId nextQueuedPeer() {
+    if (queues.isEmpty() || pending.size() >= limits.maxPending()) {
+      return null;
+    }
+    PeerId fallback = null;
+    for (final PeerId peer : queues.keySet()) {
+      if (!canStart(peer)) {
+        continue;
+      }
+      if (!failedPerPeer.containsKey(peer)) {
+        return peer;
+      }
+      if (fallback == null) {
+        fallback = peer;
+      }
+    }
+    return fallback;
+  }
+
+  private synchronized void release(final String topic, final PeerId peer) {
+    pending.remove(topic);
+    pendingPerPeer.computeIfPresent(peer, (p, n) -> n <= 1 ? null : n - 1);
+  }
+
   /** Subscriptions waiting for an admission slot now. */
   public synchronized int deferredAdmissions() {
-    return deferred.size();
+    return queuedTopics.size();
   }
 
   /**
