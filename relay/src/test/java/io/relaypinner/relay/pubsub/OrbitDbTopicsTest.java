@@ -455,6 +455,123 @@ class OrbitDbTopicsTest {
     assertThat(recorder.checked()).endsWith(address("checked-again"));
   }
 
+  /** 3 databases at most, 2 unrequested per peer. */
+  private static OrbitDbTopics.Limits smallCap() {
+    return new OrbitDbTopics.Limits(8, 4, Duration.ofSeconds(10), Duration.ofMinutes(10), 3, 2);
+  }
+
+  /** {@code peer} subscribes to {@code topic}, a real database with an entry: followed. */
+  private void real(final PeerId peer, final String topic) {
+    recorder.withEntries.add(topic);
+    gossip.subscribe(peer, topic);
+    recorder.answer(topic, true);
+  }
+
+  /**
+   * Issue 36: cheap real one-entry databases filled the followed-database cap for good. At the
+   * cap, a new database takes the place of the least recently active unrequested one once that
+   * has been idle for the probation time; requested ones (sync, import) stay.
+   */
+  @Test
+  void cap_shouldEvictTheLeastRecentlyActiveIdleUnrequestedDatabase_andNeverARequestedOne() {
+    final OrbitDbTopics topics = topics(smallCap());
+    final PeerId carol = peer();
+    assertThat(topics.followAdmitted(address("asked"))).isCompletedWithValue(true);
+    recorder.withEntries.add(address("asked"));
+    real(ALICE, address("cheap-1"));
+    real(BOB, address("cheap-2"));
+    assertThat(topics.followed()).hasSize(3);
+
+    // Full, and nothing idle long enough: refused, not checked.
+    timer.advance(Duration.ofMinutes(5));
+    gossip.subscribe(carol, address("new-1"));
+    assertThat(recorder.checked()).doesNotContain(address("new-1"));
+    assertThat(topics.counters()).containsEntry("full", 1L);
+
+    // cheap-1 is active (a message), cheap-2 idle: 11 minutes on, cheap-2 makes room.
+    timer.advance(Duration.ofMinutes(4));
+    gossip.message(address("cheap-1"), ALICE);
+    timer.advance(Duration.ofMinutes(2));
+    gossip.subscribe(carol, address("new-2"));
+    recorder.withEntries.add(address("new-2"));
+    recorder.answer(address("new-2"), true);
+
+    assertThat(topics.followed()).containsExactlyInAnyOrder(address("asked"),
+        address("cheap-1"), address("new-2"));
+    assertThat(topics.counters()).containsEntry("evicted-idle", 1L);
+    assertThat(gossip.unsubscribed).containsExactly(address("cheap-2"));
+    assertThat(recorder.unfollows).containsExactly(address("cheap-2"));
+    assertThat(persisted(datastore, address("cheap-2"))).isEmpty();
+    // The requested one is persisted as such: still requested after a restart.
+    assertThat(persisted(datastore, address("asked"))).hasValueSatisfying(v ->
+        assertThat(v).isNotEmpty());
+
+    // Much later, everything idle: the unrequested go first, the requested one never.
+    timer.advance(Duration.ofHours(2));
+    real(carol, address("new-3"));
+    real(BOB, address("new-4"));
+    assertThat(topics.followed()).containsExactlyInAnyOrder(address("asked"),
+        address("new-3"), address("new-4"));
+    assertThat(topics.counters()).containsEntry("evicted-idle", 3L);
+  }
+
+  @Test
+  void cap_shouldKeepARequestedDatabase_whenASubscribedOneIsAskedForLater() {
+    final OrbitDbTopics topics = topics(smallCap());
+    real(ALICE, address("a"));
+    real(ALICE, address("b"));
+    real(BOB, address("c"));
+    // An explicit sync of a followed database makes it requested.
+    assertThat(topics.followAdmitted(address("a"))).isCompletedWithValue(true);
+    assertThat(persisted(datastore, address("a"))).hasValueSatisfying(v ->
+        assertThat(v).isNotEmpty());
+
+    timer.advance(Duration.ofHours(1));
+    real(BOB, address("d"));
+    real(peer(), address("e"));
+
+    assertThat(topics.followed()).containsExactlyInAnyOrder(address("a"), address("d"),
+        address("e"));
+  }
+
+  @Test
+  void peerShare_shouldStopOnePeersSubscriptions_atItsShareOfUnrequestedDatabases() {
+    final OrbitDbTopics topics = topics(new OrbitDbTopics.Limits(8, 4, Duration.ofSeconds(10),
+        Duration.ofMinutes(10), 100, 2));
+    real(ALICE, address("a1"));
+    real(ALICE, address("a2"));
+
+    gossip.subscribe(ALICE, address("a3"));
+    assertThat(recorder.checked()).doesNotContain(address("a3"));
+    assertThat(topics.counters()).containsEntry("peer-share-full", 1L);
+    // Another peer is not affected; a database ALICE brought that is unfollowed frees a share.
+    real(BOB, address("b1"));
+    assertThat(topics.followed()).contains(address("b1"));
+    timer.advance(Duration.ofMinutes(11));
+    recorder.withEntries.remove(address("a1"));
+    gossip.subscribe(BOB, address("trigger"));
+    assertThat(topics.followed()).doesNotContain(address("a1"));
+    gossip.subscribe(ALICE, address("a4"));
+    assertThat(recorder.checked()).endsWith(address("a4"));
+  }
+
+  @Test
+  void start_shouldRestoreRequestedDatabasesAsRequested() {
+    datastore.put(OrbitDbTopics.KEY_PREFIX + address("asked"), new byte[] {'r'});
+    datastore.put(OrbitDbTopics.KEY_PREFIX + address("subscribed"), new byte[0]);
+    datastore.put(OrbitDbTopics.KEY_PREFIX + address("other"), new byte[0]);
+    final OrbitDbTopics topics = topics(smallCap());
+    recorder.withEntries.addAll(List.of(address("asked"), address("subscribed"),
+        address("other")));
+
+    timer.advance(Duration.ofHours(1));
+    real(ALICE, address("new-1"));
+    real(ALICE, address("new-2"));
+
+    assertThat(topics.followed()).containsExactlyInAnyOrder(address("asked"),
+        address("new-1"), address("new-2"));
+  }
+
   @Test
   void probation_shouldDropAFollowedDatabaseWithoutAnEntry_once() {
     final OrbitDbTopics topics = started();
