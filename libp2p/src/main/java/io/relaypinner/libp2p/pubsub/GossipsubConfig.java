@@ -21,8 +21,16 @@ import java.time.Duration;
  * @param unsubscribeBackoff backoff announced in the PRUNEs sent when we unsubscribe
  * @param maxMessageSize largest {@code data} we accept or publish
  * @param maxRpcSize largest length-prefixed RPC frame we read (JS reads up to 4 MiB)
- * @param maxTopicsPerPeer subscriptions we track per remote peer; more are ignored
+ * @param maxTopicsPerPeer subscriptions we track per remote peer at most; more are ignored and
+ *     the RPC is the peer's fault (default {@link #MAX_TOPICS_PER_PEER})
+ * @param guaranteedTopicsPerPeer subscriptions every peer may hold whatever the others do;
+ *     beyond them (up to {@code maxTopicsPerPeer}) a peer draws on the node-wide
+ *     {@code maxSharedTopics}
+ * @param maxSharedTopics subscriptions beyond {@code guaranteedTopicsPerPeer}, over all peers;
+ *     when they are taken, further ones are ignored (counted {@code drop-topics-shared-full},
+ *     not the peer's fault)
  * @param maxSubscriptionsPerRpc an RPC with more subscription changes has them all ignored
+ *     (default {@link #MAX_SUBSCRIPTIONS_PER_RPC}, which is also what we send at most)
  * @param maxIHaveLength message ids we ask for per peer and heartbeat (IWANT), and the most ids
  *     in one IHAVE we send
  * @param maxIHaveMessages IHAVE messages we read per peer and heartbeat
@@ -49,11 +57,25 @@ public record GossipsubConfig(
     int d, int dLo, int dHi, int dLazy, Duration heartbeatInterval, Duration fanoutTtl,
     int mcacheLength, int mcacheGossip, Duration seenTtl, Duration pruneBackoff,
     Duration unsubscribeBackoff, int maxMessageSize, int maxRpcSize, int maxTopicsPerPeer,
-    int maxSubscriptionsPerRpc, int maxIHaveLength, int maxIHaveMessages, int maxIWantAnswers,
+    int guaranteedTopicsPerPeer, int maxSharedTopics, int maxSubscriptionsPerRpc, int maxIHaveLength, int maxIHaveMessages, int maxIWantAnswers,
     int maxIDontWant, int idontwantMinSize, int maxMessagesPerPeerPerHeartbeat,
     long maxQueuedBytesPerPeer, boolean floodPublish, boolean allowPublishToZeroTopicPeers,
     int maxTopicLength, Duration maxPruneBackoff, int maxBackoffsPerPeer,
     int maxPendingValidations, int maxMessageIdLength, int maxSeenEntries) {
+
+  /**
+   * Subscription changes in one RPC: the most a relay-pinner accepts (the default of {@code
+   * maxSubscriptionsPerRpc}) and the most it sends in one RPC, whatever its own config says, so
+   * a relay following many databases is never dropped by another relay-pinner. JS gossipsub
+   * (14.x, 15.x) reads any number ({@code decodeRpcLimits.maxSubscriptions} is unbounded).
+   */
+  public static final int MAX_SUBSCRIPTIONS_PER_RPC = 1_000;
+
+  /**
+   * Subscriptions tracked per peer: a relay-pinner follows up to 10,000 databases and announces
+   * each one, so another relay-pinner must be able to hold them all.
+   */
+  public static final int MAX_TOPICS_PER_PEER = 10_000;
 
   public static final GossipsubConfig DEFAULT = builder().build();
 
@@ -83,6 +105,7 @@ public record GossipsubConfig(
           + " unsubscribeBackoff");
     }
     if (maxMessageSize < 1 || maxRpcSize < maxMessageSize || maxTopicsPerPeer < 1
+        || guaranteedTopicsPerPeer < 1 || maxSharedTopics < 0
         || maxSubscriptionsPerRpc < 1 || maxIHaveLength < 1 || maxIHaveMessages < 1
         || maxIWantAnswers < 1 || maxIDontWant < 0 || idontwantMinSize < 0
         || maxMessagesPerPeerPerHeartbeat < 1 || maxQueuedBytesPerPeer < maxRpcSize) {
@@ -118,6 +141,8 @@ public record GossipsubConfig(
     b.maxMessageSize = maxMessageSize;
     b.maxRpcSize = maxRpcSize;
     b.maxTopicsPerPeer = maxTopicsPerPeer;
+    b.guaranteedTopicsPerPeer = guaranteedTopicsPerPeer;
+    b.maxSharedTopics = maxSharedTopics;
     b.maxSubscriptionsPerRpc = maxSubscriptionsPerRpc;
     b.maxIHaveLength = maxIHaveLength;
     b.maxIHaveMessages = maxIHaveMessages;
@@ -153,8 +178,13 @@ public record GossipsubConfig(
     private int maxMessageSize = 1 << 20;
     // JS frames RPCs with it-length-prefixed's 4 MiB default and answers a whole IWANT in one RPC.
     private int maxRpcSize = 4 << 20;
-    private int maxTopicsPerPeer = 1_000;
-    private int maxSubscriptionsPerRpc = 1_000;
+    private int maxTopicsPerPeer = MAX_TOPICS_PER_PEER;
+    // Per peer 1,000 (what an honest browser or Node.js peer needs by far); a relay's beyond
+    // that from a node-wide 20,000 (about 8 MiB of topic state), so peers cannot make the
+    // tracked topics grow with the number of connections times 10,000.
+    private int guaranteedTopicsPerPeer = 1_000;
+    private int maxSharedTopics = 20_000;
+    private int maxSubscriptionsPerRpc = MAX_SUBSCRIPTIONS_PER_RPC;
     private int maxIHaveLength = 5_000;
     private int maxIHaveMessages = 10;
     private int maxIWantAnswers = 3;
@@ -236,6 +266,18 @@ public record GossipsubConfig(
 
     public Builder maxTopicsPerPeer(final int value) {
       maxTopicsPerPeer = value;
+      return this;
+    }
+
+    /** Default 1,000; the engine uses at most {@code maxTopicsPerPeer}. */
+    public Builder guaranteedTopicsPerPeer(final int value) {
+      guaranteedTopicsPerPeer = value;
+      return this;
+    }
+
+    /** Default 20,000. */
+    public Builder maxSharedTopics(final int value) {
+      maxSharedTopics = value;
       return this;
     }
 
@@ -324,7 +366,8 @@ public record GossipsubConfig(
     public GossipsubConfig build() {
       return new GossipsubConfig(d, dLo, dHi, dLazy, heartbeatInterval, fanoutTtl, mcacheLength,
           mcacheGossip, seenTtl, pruneBackoff, unsubscribeBackoff, maxMessageSize, maxRpcSize,
-          maxTopicsPerPeer, maxSubscriptionsPerRpc, maxIHaveLength, maxIHaveMessages,
+          maxTopicsPerPeer, guaranteedTopicsPerPeer, maxSharedTopics, maxSubscriptionsPerRpc,
+          maxIHaveLength, maxIHaveMessages,
           maxIWantAnswers, maxIDontWant, idontwantMinSize, maxMessagesPerPeerPerHeartbeat,
           maxQueuedBytesPerPeer, floodPublish, allowPublishToZeroTopicPeers, maxTopicLength,
           maxPruneBackoff, maxBackoffsPerPeer, maxPendingValidations, maxMessageIdLength,

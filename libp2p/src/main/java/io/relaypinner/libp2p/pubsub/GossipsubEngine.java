@@ -128,6 +128,8 @@ public final class GossipsubEngine {
   private final Map<PeerId, RPC.Builder> pendingControl = new LinkedHashMap<>();
   private final Map<PeerId, List<Message>> pendingMessages = new LinkedHashMap<>();
   private final Deque<Runnable> pendingEvents = new ArrayDeque<>();
+  /** Peers' subscriptions beyond their guaranteed ones, over all peers (maxSharedTopics). */
+  private int sharedTopics;
   private long nextSeqno;
   private int depth;
   private long version;
@@ -208,6 +210,7 @@ public final class GossipsubEngine {
     try {
       final PeerState state = peers.remove(peer);
       if (state != null) {
+        sharedTopics -= Math.max(0, state.topics.size() - guaranteedTopics());
         for (final String topic : state.topics) {
           removeTopicPeer(topic, peer);
           changedTopics.add(topic);
@@ -404,11 +407,22 @@ public final class GossipsubEngine {
           count("drop-topics-over-limit");
           continue;
         }
+        if (peer.topics.size() >= guaranteedTopics()) {
+          if (sharedTopics >= config.maxSharedTopics()) {
+            // The node is full, not the peer at fault: a relay announcing its many databases.
+            count("drop-topics-shared-full");
+            continue;
+          }
+          sharedTopics++;
+        }
         peer.topics.add(topic);
         topicPeers.computeIfAbsent(topic, t -> new LinkedHashSet<>()).add(peer.id);
       } else {
         if (!peer.topics.remove(topic)) {
           continue;
+        }
+        if (peer.topics.size() >= guaranteedTopics()) {
+          sharedTopics--;
         }
         removeTopicPeer(topic, peer.id);
         final Set<PeerId> members = mesh.get(topic);
@@ -865,6 +879,14 @@ public final class GossipsubEngine {
     return total;
   }
 
+  /**
+   * Subscriptions of peers beyond their guaranteed ones, over all peers (bounded by
+   * {@link GossipsubConfig#maxSharedTopics()}).
+   */
+  public int sharedTopics() {
+    return sharedTopics;
+  }
+
   /** Distinct topics remote peers announced (bounded by peers times maxTopicsPerPeer). */
   public int knownTopics() {
     return topicPeers.size();
@@ -930,6 +952,10 @@ public final class GossipsubEngine {
   }
 
   // ---------------------------------------------------------------- helpers
+
+  private int guaranteedTopics() {
+    return Math.min(config.guaranteedTopicsPerPeer(), config.maxTopicsPerPeer());
+  }
 
   private boolean isConnected(final PeerId peer) {
     final PeerState state = peers.get(peer);
@@ -1068,16 +1094,29 @@ public final class GossipsubEngine {
   }
 
   /**
-   * Sends a control RPC whole, or split into one RPC per item when large (many topics' IHAVEs),
-   * so no frame comes near the 4 MiB a JS peer reads.
+   * Sends a control RPC whole, or split when large (many topics' IHAVEs) or when it carries more
+   * than {@link GossipsubConfig#MAX_SUBSCRIPTIONS_PER_RPC} subscription changes: subscriptions in
+   * RPCs of at most that many, in order, then one RPC per control item, so no frame comes near
+   * the 4 MiB a JS peer reads and no relay-pinner drops our subscriptions.
    */
   private void sendControl(final PeerId peer, final RPC rpc) {
-    if (rpc.getSerializedSize() <= config.maxRpcSize() / 4) {
+    final int subscriptions = rpc.getSubscriptionsCount();
+    if (subscriptions <= GossipsubConfig.MAX_SUBSCRIPTIONS_PER_RPC
+        && rpc.getSerializedSize() <= config.maxRpcSize() / 4) {
       output.send(peer, rpc);
       return;
     }
-    if (rpc.getSubscriptionsCount() > 0) {
-      output.send(peer, RPC.newBuilder().addAllSubscriptions(rpc.getSubscriptionsList()).build());
+    // A relay following many databases: every relay-pinner drops an RPC with more than
+    // MAX_SUBSCRIPTIONS_PER_RPC subscription changes whole (and counts it as our fault).
+    final List<RPC.SubOpts> subs = rpc.getSubscriptionsList();
+    for (int from = 0; from < subscriptions;
+        from += GossipsubConfig.MAX_SUBSCRIPTIONS_PER_RPC) {
+      final int to = Math.min(subscriptions, from + GossipsubConfig.MAX_SUBSCRIPTIONS_PER_RPC);
+      output.send(peer, RPC.newBuilder().addAllSubscriptions(subs.subList(from, to)).build());
+      count("subscriptions-rpc-sent");
+    }
+    if (!rpc.hasControl()) {
+      return;
     }
     final ControlMessage control = rpc.getControl();
     for (final ControlIHave item : control.getIhaveList()) {

@@ -340,6 +340,68 @@ class GossipsubAttackTest {
   }
 
   @Test
+  void outboundOpened_withMoreSubscriptionsThanOneRpcMayCarry_splitsThem_andAnotherEngineTakesAll() {
+    for (int i = 0; i < 1_001; i++) {
+      engine.subscribe("/orbitdb/zdpuFollowed" + i);
+    }
+    sent.clear();
+    final PeerId other = key().publicKey().peerId();
+    engine.outboundOpened(other, true);
+
+    assertThat(sent).hasSize(2);
+    assertThat(sent).allSatisfy(rpc -> assertThat(rpc.getSubscriptionsCount())
+        .isLessThanOrEqualTo(GossipsubConfig.MAX_SUBSCRIPTIONS_PER_RPC));
+    // The other side, a relay-pinner with the defaults: every subscription, no fault.
+    final GossipsubEngine receiver = newEngine(GossipsubConfig.DEFAULT);
+    final PeerId us = identity.publicKey().peerId();
+    for (final RPC rpc : List.copyOf(sent)) {
+      assertThat(receiver.handleRpc(us, rpc)).isTrue();
+    }
+    assertThat(receiver.topicsOf(us)).hasSize(1_001);
+    assertThat(receiver.counters()).noneSatisfy((name, n) ->
+        assertThat(GossipsubEngine.FAULTS).contains(name));
+  }
+
+  @Test
+  void subscriptionsBeyondTheGuaranteedOnes_comeFromTheSharedPool_andFullPoolIsNoFault() {
+    engine = newEngine(GossipsubConfig.builder().maxTopicsPerPeer(40)
+        .guaranteedTopicsPerPeer(10).maxSharedTopics(30).build());
+    final PeerId relayA = connect(key());
+    final PeerId relayB = connect(key());
+    final PeerId browser = connect(key());
+    assertThat(engine.handleRpc(relayA, subscriptions("a", 40))).isTrue();
+    // B gets its 10 guaranteed and what is left of the pool (0): the node is full, not B's fault.
+    assertThat(engine.handleRpc(relayB, subscriptions("b", 40))).isTrue();
+    assertThat(engine.handleRpc(browser, subscriptions("c", 10))).isTrue();
+    assertThat(engine.topicsOf(relayA)).hasSize(40);
+    assertThat(engine.topicsOf(relayB)).hasSize(10);
+    assertThat(engine.topicsOf(browser)).hasSize(10);
+    assertThat(engine.sharedTopics()).isEqualTo(30);
+    assertThat(engine.counter("drop-topics-shared-full")).isEqualTo(30);
+    // A unsubscribes 5 and leaves: the pool is free again; over maxTopicsPerPeer stays a fault.
+    final RPC.Builder unsub = RPC.newBuilder();
+    for (int i = 0; i < 5; i++) {
+      unsub.addSubscriptions(RPC.SubOpts.newBuilder().setSubscribe(false).setTopic("a" + i));
+    }
+    engine.handleRpc(relayA, unsub.build());
+    assertThat(engine.sharedTopics()).isEqualTo(25);
+    engine.removePeer(relayA);
+    assertThat(engine.sharedTopics()).isZero();
+    assertThat(engine.handleRpc(relayB, subscriptions("b", 40))).isTrue();
+    assertThat(engine.handleRpc(relayB, subscriptions("d", 1))).isFalse();
+    assertThat(engine.topicsOf(relayB)).hasSize(40);
+    assertThat(engine.sharedTopics()).isEqualTo(30);
+  }
+
+  private static RPC subscriptions(final String prefix, final int count) {
+    final RPC.Builder rpc = RPC.newBuilder();
+    for (int i = 0; i < count; i++) {
+      rpc.addSubscriptions(RPC.SubOpts.newBuilder().setSubscribe(true).setTopic(prefix + i));
+    }
+    return rpc.build();
+  }
+
+  @Test
   void idontwantFlood_keepsAtMostMaxIDontWant_ignoresLongIds_andExpires() {
     engine = newEngine(GossipsubConfig.builder().maxIDontWant(100).build());
     final PeerId attacker = connect(key(), TOPIC);

@@ -107,6 +107,35 @@ class GossipsubIT {
     assertThat(atA).allSatisfy(m -> assertThat(m.author()).isEqualTo(cId));
   }
 
+  /**
+   * Issue 36: a relay following 1,001 databases announces them all on a new stream; another
+   * relay-pinner used to drop that first RPC whole and count it as the sender's fault.
+   */
+  @Test
+  void subscriptions_shouldAllArrive_withoutFault_whenAPeerFollows1001Topics() throws Exception {
+    final PubSub a = node(KeyType.ED25519);
+    final PubSub b = node(KeyType.ED25519);
+    final Host hostA = hosts.get(0);
+    final Host hostB = hosts.get(1);
+    final java.util.Set<String> seenAtB = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    b.addSubscriptionListener((peer, topic, subscribed) -> {
+      if (peer.equals(hostA.peerId()) && subscribed) {
+        seenAtB.add(topic);
+      }
+    });
+    for (int i = 0; i < 1_001; i++) {
+      a.subscribe("/orbitdb/zdpuFollowed" + i).get(5, TimeUnit.SECONDS);
+    }
+    hostA.dial(addressOf(hostB)).get(10, TimeUnit.SECONDS);
+
+    await().atMost(WAIT).until(() -> seenAtB.size() == 1_001);
+    assertThat(b.peers("/orbitdb/zdpuFollowed1000")).containsExactly(hostA.peerId());
+    assertThat(b.counters()).doesNotContainKeys("drop-subscriptions-over-limit",
+        "drop-topics-over-limit", "drop-topics-shared-full");
+    assertThat(hostB.bans().faults().values()).allMatch(n -> n == 0);
+    assertThat(a.counters().get("subscriptions-rpc-sent")).isPositive();
+  }
+
   @Test
   void unsubscribe_shouldReachPeers_andLeaveTheMesh() throws Exception {
     final PubSub a = node(KeyType.ED25519);

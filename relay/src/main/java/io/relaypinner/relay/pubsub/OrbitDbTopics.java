@@ -38,9 +38,13 @@ import org.slf4j.LoggerFactory;
  *       starts an admission: the database's manifest
  *       and access controller must resolve from connected peers within
  *       {@link Limits#admissionTimeout()} ({@link Admission}). At most
- *       {@link Limits#maxPendingPerPeer()} admissions per peer and {@link Limits#maxPending()} in
- *       all run at once; beyond the first a subscription is refused (counted), beyond the
- *       second it waits for a slot ({@link #MAX_DEFERRED}). A peer with
+ *       {@link Limits#maxPending()} admissions run at once; a peer's first takes any free slot,
+ *       its further ones (up to {@link Limits#maxPendingPerPeer()}) only while more than half
+ *       the slots are free. A subscription that cannot start waits in its peer's own queue
+ *       ({@link #MAX_QUEUED_PER_PEER}, {@link #MAX_DEFERRED} in all; beyond, refused and
+ *       counted); the queues are served round-robin, one check per peer and turn, peers with
+ *       no failed check first: peers holding thousands of made-up topics cannot delay another
+ *       peer's database by more than one round of checks. A peer with
  *       {@link #MAX_FAILED_PER_PEER} subscriptions whose database did not resolve gets no further
  *       checks until one of its subscriptions is admitted. Only an admitted topic
  *       is subscribed, persisted ({@code /relay/topics/...}, resubscribed at restart) and
@@ -54,7 +58,15 @@ import org.slf4j.LoggerFactory;
  *       {@link Listener} (replication); nothing else does.
  * </ul>
  *
- * <p>At most {@link #MAX_TOPICS} databases are followed. Persisted topics that are not database
+ * <p>At most {@link Limits#maxFollowed()} databases are followed ({@link #MAX_TOPICS}). Those an
+ * explicit sync or import asked for (<em>requested</em>, persisted with a marker) stay until
+ * probation drops them. The others (<em>unrequested</em>: a peer subscribed) are bounded per
+ * peer ({@link Limits#maxUnrequestedPerPeer()}: a peer's further subscriptions are not checked,
+ * {@code peer-share-full}) and, when the bound is reached, a new database takes the place of
+ * the least recently active unrequested one (a message or a subscribing peer is activity) if
+ * that one has been idle at least {@link Limits#probation()} ({@code evicted-idle}); otherwise
+ * the new one is refused ({@code full}). So cheap real databases cannot lock real users out for
+ * good: once idle, they make room. Persisted topics that are not database
  * addresses (written before the rule was one) are skipped at start, with one log line. Timeouts
  * and retries run on a {@link SyncEngine.Timer}, probation on the {@link Clock}. Thread-safe;
  * pubsub calls arrive on event loops and only queue work.
@@ -65,8 +77,15 @@ public final class OrbitDbTopics {
   public static final String PREFIX = OrbitDbAddress.PREFIX;
   /** Datastore key prefix; the key is this followed by the topic. */
   static final String KEY_PREFIX = "/relay/topics";
-  /** Upper bound of followed databases. */
+  /** Upper bound of followed databases (the default of {@link Limits#maxFollowed()}). */
   public static final int MAX_TOPICS = 10_000;
+  /**
+   * Unrequested databases (followed because a peer subscribed, not asked for by sync or import)
+   * that one peer's subscriptions may hold followed at once: a tenth of {@link #MAX_TOPICS}.
+   */
+  public static final int MAX_UNREQUESTED_PER_PEER = 1_000;
+  /** Persisted value of a requested database's key (an unrequested one's is empty). */
+  private static final byte[] REQUESTED = {'r'};
   /** Checks of one subscription's database before it is given up (until a new subscription). */
   static final int ADMISSION_ATTEMPTS = 3;
   /**
@@ -78,11 +97,18 @@ public final class OrbitDbTopics {
   /** Peers whose failed admissions are remembered. */
   static final int MAX_TRACKED_PEERS = 4_096;
   /**
-   * Subscriptions waiting for an admission slot when {@link Limits#maxPending()} are running (at
-   * most {@link Limits#maxPendingPerPeer()} per peer): started, oldest first, as slots free up,
-   * if the peer is still subscribed. Beyond it a subscription is refused ({@code pending-full}).
+   * Subscriptions waiting for an admission slot, over all peers: started as slots free up (the
+   * peers' queues round-robin), if the peer is still subscribed. Beyond it a subscription is
+   * refused ({@code pending-full}).
    */
   static final int MAX_DEFERRED = 1_024;
+  /**
+   * Subscriptions one peer may have waiting for a slot; beyond, its subscriptions are refused
+   * ({@code peer-pending-full}). A peer subscribing to thousands of topics costs a queue this
+   * long and one turn per round, so it cannot delay another peer's database by more than a
+   * round of checks.
+   */
+  static final int MAX_QUEUED_PER_PEER = 16;
   /** Wait before the second check; the third waits twice as long. */
   static final Duration ADMISSION_RETRY_DELAY = Duration.ofSeconds(2);
 
@@ -160,20 +186,35 @@ public final class OrbitDbTopics {
    * @param maxPending admissions running at once in all
    * @param maxPendingPerPeer admissions started by one peer's subscriptions running at once
    * @param admissionTimeout how long a manifest and controller may take to resolve
-   * @param probation how long an admitted database may stay without a verified entry
+   * @param probation how long an admitted database may stay without a verified entry; also
+   *     how long an unrequested database must have been idle before a new one may evict it
+   * @param maxFollowed databases followed at most ({@link #MAX_TOPICS})
+   * @param maxUnrequestedPerPeer databases one peer's subscriptions may have admitted and
+   *     followed at once ({@link #MAX_UNREQUESTED_PER_PEER})
    */
   public record Limits(int maxPending, int maxPendingPerPeer, Duration admissionTimeout,
-      Duration probation) {
-    /** 32 admissions, 4 per peer, 10 s each, 10 minutes of probation. */
+      Duration probation, int maxFollowed, int maxUnrequestedPerPeer) {
+    /**
+     * 32 admissions, 4 per peer, 10 s each, 10 minutes of probation, 10,000 databases, 1,000
+     * of them unrequested per peer.
+     */
     public static final Limits DEFAULT = new Limits(32, 4, Duration.ofSeconds(10),
         Duration.ofMinutes(10));
 
     public Limits {
       Objects.requireNonNull(admissionTimeout, "admissionTimeout");
       Objects.requireNonNull(probation, "probation");
-      if (maxPending < 1 || maxPendingPerPeer < 1) {
+      if (maxPending < 1 || maxPendingPerPeer < 1 || maxFollowed < 1
+          || maxUnrequestedPerPeer < 1) {
         throw new IllegalArgumentException("admission limits must be positive");
       }
+    }
+
+    /** With the default bounds of followed databases. */
+    public Limits(final int maxPending, final int maxPendingPerPeer,
+        final Duration admissionTimeout, final Duration probation) {
+      this(maxPending, maxPendingPerPeer, admissionTimeout, probation, MAX_TOPICS,
+          MAX_UNREQUESTED_PER_PEER);
     }
   }
 
@@ -188,12 +229,17 @@ public final class OrbitDbTopics {
   /** Topics being admitted, with the peer whose subscription started it. Guarded by this. */
   private final Map<String, PeerId> pending = new HashMap<>();
   private final Map<PeerId, Integer> pendingPerPeer = new HashMap<>();
-  /** Subscriptions waiting for a slot, oldest first ({@link #MAX_DEFERRED}). Guarded by this. */
-  private final Map<String, Deferred> deferred = new LinkedHashMap<>();
+  /**
+   * Subscriptions waiting for a slot, in one queue per peer ({@link #MAX_QUEUED_PER_PEER}),
+   * the peers in round-robin order (a peer served goes to the back). Guarded by this.
+   */
+  private final LinkedHashMap<PeerId, java.util.ArrayDeque<Deferred>> queues =
+      new LinkedHashMap<>();
+  /** Every queued topic and its peer ({@link #MAX_DEFERRED} in all). Guarded by this. */
+  private final Map<String, PeerId> queuedTopics = new HashMap<>();
 
-  /** A subscription waiting for an admission slot: its peer and which check it waits for. */
-  private record Deferred(PeerId peer, int attempt) {}
-  private final Map<PeerId, Integer> deferredPerPeer = new HashMap<>();
+  /** A subscription waiting for an admission slot: its topic and which check it waits for. */
+  private record Deferred(String topic, int attempt) {}
   /**
    * Peers to the number of their subscriptions whose database did not resolve (an LRU of
    * {@link #MAX_TRACKED_PEERS}). Guarded by this.
@@ -206,6 +252,16 @@ public final class OrbitDbTopics {
       return size() > MAX_TRACKED_PEERS;
     }
   };
+  /** Followed topics asked for by an explicit sync or import: never evicted. Guarded by this. */
+  private final Set<String> requested = new HashSet<>();
+  /**
+   * Followed unrequested topics to when they were last active (followed, a message, a peer
+   * subscribing; clock millis), least recently active first. Guarded by this.
+   */
+  private final LinkedHashMap<String, Long> unrequested = new LinkedHashMap<>();
+  /** Unrequested followed topics to the peer whose subscription admitted them. Guarded by this. */
+  private final Map<String, PeerId> admittedBy = new HashMap<>();
+  private final Map<PeerId, Integer> unrequestedPerPeer = new HashMap<>();
   /** Followed topics still on probation, to when they were followed (clock millis). */
   private final Map<String, Long> probation = new LinkedHashMap<>();
   /** Topics being persisted before they are followed. Guarded by this. */
@@ -259,7 +315,7 @@ public final class OrbitDbTopics {
       if (!OrbitDbAddress.isValid(topic)) {
         invalid++;
       } else if (policy.permits(topic)) {
-        follow(topic, false);
+        follow(topic, false, java.util.Arrays.equals(entry.value(), REQUESTED), null);
       } else {
         count("denied");
       }
@@ -271,6 +327,7 @@ public final class OrbitDbTopics {
     pubsub.addSubscriptionListener(this::onSubscriptionChange);
     pubsub.addMessageHandler(message -> {
       if (followed.contains(message.topic())) {
+        touch(message.topic());
         listener.onMessage(message.topic(), message.data(), message.receivedFrom());
       }
     });
@@ -293,7 +350,7 @@ public final class OrbitDbTopics {
   public long ignoredTopics() {
     long sum = 0;
     for (final String reason : List.of("not-an-address", "denied", "full", "pending-full",
-        "peer-pending-full", "peer-failed-full", "not-admitted")) {
+        "peer-pending-full", "peer-failed-full", "peer-share-full", "not-admitted")) {
       final LongAdder n = counters.get(reason);
       sum += n == null ? 0 : n.sum();
     }
@@ -302,9 +359,9 @@ public final class OrbitDbTopics {
 
   /**
    * Counters: {@code not-an-address}, {@code denied}, {@code full}, {@code pending-full},
-   * {@code peer-pending-full}, {@code peer-failed-full}, {@code not-admitted}, {@code admitted},
-   * {@code deferred} (waited for a slot),
-   * {@code dropped-empty},
+   * {@code peer-pending-full}, {@code peer-failed-full}, {@code peer-share-full},
+   * {@code not-admitted}, {@code admitted}, {@code deferred} (queued for a slot),
+   * {@code dropped-empty}, {@code evicted-idle},
    * {@code persist-rejected}.
    */
   public Map<String, Long> counters() {
@@ -328,6 +385,7 @@ public final class OrbitDbTopics {
       return;
     }
     if (followed.contains(topic)) {
+      touch(topic);
       listener.onPeerSubscribed(topic, peer);
       return;
     }
@@ -353,40 +411,64 @@ public final class OrbitDbTopics {
    */
   private void admit(final String topic, final PeerId peer, final int attempt) {
     synchronized (this) {
-      if (pending.containsKey(topic)) {
+      if (pending.containsKey(topic) || queuedTopics.containsKey(topic)) {
         return;
       }
-      if (followed.size() + pending.size() + activating.size() >= MAX_TOPICS) {
+      if (followed.size() + pending.size() + activating.size() >= limits.maxFollowed()
+          && evictable() == null) {
         count("full");
+        return;
+      }
+      if (unrequestedPerPeer.getOrDefault(peer, 0) >= limits.maxUnrequestedPerPeer()) {
+        count("peer-share-full");
         return;
       }
       if (failedPerPeer.getOrDefault(peer, 0) >= MAX_FAILED_PER_PEER) {
         count("peer-failed-full");
         return;
       }
-      final int ofPeer = pendingPerPeer.getOrDefault(peer, 0);
-      if (ofPeer >= limits.maxPendingPerPeer()) {
-        count("peer-pending-full");
-        return;
-      }
-      if (pending.size() >= limits.maxPending()) {
-        // Every slot taken (many databases at once, or peers subscribing to made-up ones):
-        // wait for one rather than ignore a real database for good.
-        final int waiting = deferredPerPeer.getOrDefault(peer, 0);
-        // Retries too: a check that timed out under load must not lose the database either.
-        if (!deferred.containsKey(topic) && deferred.size() < MAX_DEFERRED
-            && waiting < limits.maxPendingPerPeer()) {
-          deferred.put(topic, new Deferred(peer, attempt));
-          deferredPerPeer.put(peer, waiting + 1);
-          count("deferred");
-        } else if (!deferred.containsKey(topic)) {
+      if (!canStart(peer)) {
+        // Wait in the peer's own queue (retries too: a check that timed out under load must
+        // not lose the database either); queues are served round-robin.
+        final java.util.ArrayDeque<Deferred> queue = queues.get(peer);
+        if (queue != null && queue.size() >= MAX_QUEUED_PER_PEER) {
+          count("peer-pending-full");
+        } else if (queuedTopics.size() >= MAX_DEFERRED) {
           count("pending-full");
+        } else {
+          queues.computeIfAbsent(peer, p -> new java.util.ArrayDeque<>())
+              .add(new Deferred(topic, attempt));
+          queuedTopics.put(topic, peer);
+          count("deferred");
         }
         return;
       }
-      pending.put(topic, peer);
-      pendingPerPeer.put(peer, ofPeer + 1);
+      reserve(topic, peer);
     }
+    check(topic, peer, attempt);
+  }
+
+  /**
+   * Whether a check of {@code peer}'s may start now. A peer's first check takes any free slot;
+   * its further ones (up to {@link Limits#maxPendingPerPeer()}) only while more than half the
+   * slots are free, so peers holding many made-up topics leave slots to a peer that comes later.
+   */
+  private boolean canStart(final PeerId peer) {
+    final int running = pendingPerPeer.getOrDefault(peer, 0);
+    final int free = limits.maxPending() - pending.size();
+    if (running >= limits.maxPendingPerPeer() || free <= 0) {
+      return false;
+    }
+    return running == 0 || free > limits.maxPending() / 2;
+  }
+
+  private void reserve(final String topic, final PeerId peer) {
+    pending.put(topic, peer);
+    pendingPerPeer.merge(peer, 1, Integer::sum);
+  }
+
+  /** Runs the check of a topic whose slot {@link #reserve} took. */
+  private void check(final String topic, final PeerId peer, final int attempt) {
     CompletableFuture<Boolean> check;
     try {
       check = admission.admit(topic);
@@ -406,18 +488,14 @@ public final class OrbitDbTopics {
       }
     });
     bounded.whenComplete((ok, error) -> {
-          synchronized (this) {
-            pending.remove(topic);
-            pendingPerPeer.computeIfPresent(peer, (p, n) -> n <= 1 ? null : n - 1);
-          }
-          startDeferred();
+          release(topic, peer);
           if (error == null && Boolean.TRUE.equals(ok)) {
             count("admitted");
             synchronized (this) {
               // A peer that brought a real database gets its failure budget back.
               failedPerPeer.remove(peer);
             }
-            follow(topic, true).thenAccept(now -> {
+            follow(topic, true, false, peer).thenAccept(now -> {
               if (now) {
                 listener.onPeerSubscribed(topic, peer);
               }
@@ -437,6 +515,8 @@ public final class OrbitDbTopics {
                   ADMISSION_RETRY_DELAY.multipliedBy(attempt));
             }
           }
+          // After the failure is counted: the next turn prefers peers with none.
+          startDeferred();
         });
   }
 
@@ -455,8 +535,10 @@ public final class OrbitDbTopics {
   }
 
   /**
-   * Starts the oldest deferred admission whose peer is still subscribed, if a slot is free
-   * (on the storage executor: never inside the completing admission's callback).
+   * Starts queued checks while slots are free, serving the peers' queues round-robin (one
+   * check per peer and turn) and peers none of whose subscriptions failed first; a queued
+   * subscription whose peer left the topic is dropped. Checks start on the storage executor:
+   * never inside the completing admission's callback.
    */
   private void startDeferred() {
     while (true) {
@@ -464,46 +546,134 @@ public final class OrbitDbTopics {
       final PeerId peer;
       final int attempt;
       synchronized (this) {
-        if (deferred.isEmpty() || pending.size() >= limits.maxPending()) {
+        final PeerId next = nextQueuedPeer();
+        if (next == null) {
           return;
         }
-        final var eldest = deferred.entrySet().iterator();
-        final Map.Entry<String, Deferred> entry = eldest.next();
-        eldest.remove();
-        topic = entry.getKey();
-        peer = entry.getValue().peer();
-        attempt = entry.getValue().attempt();
-        deferredPerPeer.computeIfPresent(peer, (p, n) -> n <= 1 ? null : n - 1);
-      }
-      if (!followed.contains(topic) && pubsub.peers(topic).contains(peer)) {
-        try {
-          storage.execute(() -> admit(topic, peer, attempt));
-        } catch (final RejectedExecutionException e) {
-          count("pending-full");
+        final java.util.ArrayDeque<Deferred> queue = queues.remove(next);
+        final Deferred head = queue.poll();
+        if (!queue.isEmpty()) {
+          queues.put(next, queue);
         }
+        queuedTopics.remove(head.topic());
+        if (followed.contains(head.topic()) || !pubsub.peers(head.topic()).contains(next)) {
+          continue;
+        }
+        if (failedPerPeer.getOrDefault(next, 0) >= MAX_FAILED_PER_PEER) {
+          count("peer-failed-full");
+          continue;
+        }
+        topic = head.topic();
+        peer = next;
+        attempt = head.attempt();
+        reserve(topic, peer);
+      }
+      try {
+        storage.execute(() -> check(topic, peer, attempt));
+      } catch (final RejectedExecutionException e) {
+        release(topic, peer);
+        count("pending-full");
         return;
       }
     }
   }
 
+  /**
+   * The first peer in round-robin order with a queued subscription that may start now,
+   * preferring peers with no failed check. Guarded by this.
+   */
+  private PeerId nextQueuedPeer() {
+    if (queues.isEmpty() || pending.size() >= limits.maxPending()) {
+      return null;
+    }
+    PeerId fallback = null;
+    for (final PeerId peer : queues.keySet()) {
+      if (!canStart(peer)) {
+        continue;
+      }
+      if (!failedPerPeer.containsKey(peer)) {
+        return peer;
+      }
+      if (fallback == null) {
+        fallback = peer;
+      }
+    }
+    return fallback;
+  }
+
+  private synchronized void release(final String topic, final PeerId peer) {
+    pending.remove(topic);
+    pendingPerPeer.computeIfPresent(peer, (p, n) -> n <= 1 ? null : n - 1);
+  }
+
   /** Subscriptions waiting for an admission slot now. */
   public synchronized int deferredAdmissions() {
-    return deferred.size();
+    return queuedTopics.size();
   }
 
   /**
    * Follows a database that proved to exist another way (a successful {@code POST
    * /pinning/sync} or import), if the policy permits it. Completes true when it is followed
-   * (now or already), false when it is not (policy, {@link #MAX_TOPICS}, storage).
+   * (now or already), false when it is not (policy, {@link Limits#maxFollowed()}, storage). A
+   * followed database becomes requested: never evicted for a newer one.
    */
   public CompletableFuture<Boolean> followAdmitted(final String topic) {
     if (!OrbitDbAddress.isValid(topic) || !policy.permits(topic)) {
       return CompletableFuture.completedFuture(false);
     }
     if (followed.contains(topic)) {
+      markRequested(topic);
       return CompletableFuture.completedFuture(true);
     }
-    return follow(topic, true);
+    return follow(topic, true, true, null);
+  }
+
+  /** A followed database was asked for (sync, import): never evicted from now on. */
+  private void markRequested(final String topic) {
+    synchronized (this) {
+      if (!followed.contains(topic) || !requested.add(topic)) {
+        return;
+      }
+      forgetUnrequested(topic);
+    }
+    try {
+      storage.execute(() -> {
+        if (followed.contains(topic)) {
+          datastore.put(KEY_PREFIX + topic, REQUESTED.clone());
+        }
+      });
+    } catch (final RejectedExecutionException e) {
+      count("persist-rejected");
+    }
+  }
+
+  /** Drops {@code topic} from the unrequested bookkeeping. Guarded by this. */
+  private void forgetUnrequested(final String topic) {
+    unrequested.remove(topic);
+    final PeerId by = admittedBy.remove(topic);
+    if (by != null) {
+      unrequestedPerPeer.computeIfPresent(by, (p, n) -> n <= 1 ? null : n - 1);
+    }
+  }
+
+  /** A followed topic saw activity (a message, a subscribing peer): it moves to the back. */
+  private synchronized void touch(final String topic) {
+    if (unrequested.remove(topic) != null) {
+      unrequested.put(topic, clock.millis());
+    }
+  }
+
+  /**
+   * The least recently active unrequested database, if it has been idle at least
+   * {@link Limits#probation()}: the one a new database may take the place of. Guarded by this.
+   */
+  private String evictable() {
+    if (unrequested.isEmpty()) {
+      return null;
+    }
+    final Map.Entry<String, Long> eldest = unrequested.entrySet().iterator().next();
+    return clock.millis() - eldest.getValue() >= limits.probation().toMillis()
+        ? eldest.getKey() : null;
   }
 
   /** Drops followed databases that still have no verified entry after their probation. */
@@ -536,6 +706,8 @@ public final class OrbitDbTopics {
         return;
       }
       probation.remove(topic);
+      requested.remove(topic);
+      forgetUnrequested(topic);
     }
     pubsub.unsubscribe(topic);
     try {
@@ -552,27 +724,41 @@ public final class OrbitDbTopics {
    * Completes true when it was not followed before and is now; a full {@link #MAX_TOPICS}, a
    * storage queue that refuses the write or a failed write leave it not followed (counted).
    */
-  private CompletableFuture<Boolean> follow(final String topic, final boolean persist) {
+  private CompletableFuture<Boolean> follow(final String topic, final boolean persist,
+      final boolean asked, final PeerId by) {
+    String evict = null;
     synchronized (this) {
       if (followed.contains(topic) || activating.contains(topic)) {
         return CompletableFuture.completedFuture(false);
       }
-      if (followed.size() + activating.size() >= MAX_TOPICS) {
-        count("full");
-        LOG.warn("not following {}: already following {} databases", topic, MAX_TOPICS);
-        return CompletableFuture.completedFuture(false);
+      if (followed.size() + activating.size() >= limits.maxFollowed()) {
+        evict = evictable();
+        if (evict == null) {
+          count("full");
+          LOG.warn("not following {}: already following {} databases", topic,
+              limits.maxFollowed());
+          return CompletableFuture.completedFuture(false);
+        }
+        // Taken out of the bookkeeping now, so no other follow picks it too.
+        forgetUnrequested(evict);
       }
       activating.add(topic);
     }
+    if (evict != null) {
+      count("evicted-idle");
+      LOG.info("no longer following {}: the least recently active database nobody asked for, "
+          + "making room for {}", evict, topic);
+      unfollow(evict);
+    }
     if (!persist) {
-      activate(topic);
+      activate(topic, asked, by);
       return CompletableFuture.completedFuture(true);
     }
     final CompletableFuture<Boolean> done = new CompletableFuture<>();
     try {
       storage.execute(() -> {
         try {
-          datastore.put(KEY_PREFIX + topic, new byte[0]);
+          datastore.put(KEY_PREFIX + topic, asked ? REQUESTED.clone() : new byte[0]);
         } catch (final RuntimeException e) {
           abandon(topic, "persist-failed");
           LOG.warn("not following {}: it could not be persisted: {}", topic, e.toString());
@@ -580,7 +766,7 @@ public final class OrbitDbTopics {
           return;
         }
         LOG.info("following OrbitDB database {}", topic);
-        activate(topic);
+        activate(topic, asked, by);
         done.complete(true);
       });
     } catch (final RejectedExecutionException e) {
@@ -598,11 +784,20 @@ public final class OrbitDbTopics {
   }
 
   /** The topic is persisted (or restored): subscribe, start its probation, tell replication. */
-  private void activate(final String topic) {
+  private void activate(final String topic, final boolean asked, final PeerId by) {
     synchronized (this) {
       activating.remove(topic);
       followed.add(topic);
       probation.put(topic, clock.millis());
+      if (asked) {
+        requested.add(topic);
+      } else {
+        unrequested.put(topic, clock.millis());
+        if (by != null) {
+          admittedBy.put(topic, by);
+          unrequestedPerPeer.merge(by, 1, Integer::sum);
+        }
+      }
     }
     pubsub.subscribe(topic).whenComplete((ok, error) -> {
       if (error != null) {

@@ -60,8 +60,8 @@ public final class PubSubMetrics {
     CounterWithCallback.builder()
         .name("relay_orbitdb_topic_admissions_total")
         .help("Topic admission events by kind: admitted, not-admitted, not-an-address, denied, "
-            + "full, pending-full, peer-pending-full, peer-failed-full, dropped-empty, persist-rejected, "
-            + "persist-failed")
+            + "full, deferred, pending-full, peer-pending-full, peer-failed-full, "
+            + "peer-share-full, dropped-empty, evicted-idle, persist-rejected, persist-failed")
         .labelNames("event")
         .callback(callback -> topics.counters().forEach((k, v) -> callback.call(v, k)))
         .register(registry);
@@ -69,6 +69,11 @@ public final class PubSubMetrics {
         .name("relay_orbitdb_topic_admissions_pending")
         .help("Topic admissions running (manifest and controller being resolved)")
         .callback(callback -> callback.call(topics.pendingAdmissions()))
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name("relay_orbitdb_topic_admissions_queued")
+        .help("Subscriptions waiting in their peer's queue for an admission slot")
+        .callback(callback -> callback.call(topics.deferredAdmissions()))
         .register(registry);
   }
 }

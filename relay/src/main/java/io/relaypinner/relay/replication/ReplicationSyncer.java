@@ -128,6 +128,14 @@ final class ReplicationSyncer implements DatabaseSyncer {
     }
     if (!followed) {
       followReached(address);
+    } else if (context.trigger() == SyncTrigger.HTTP) {
+      // Asked for by name: a followed database becomes requested (never evicted for a newer
+      // one at the followed-database cap, see OrbitDbTopics).
+      try {
+        follow.apply(address.topic());
+      } catch (final RuntimeException e) {
+        LOG.debug("{}: could not be marked as requested: {}", address, e.toString());
+      }
     }
     return result;
   }

@@ -322,7 +322,7 @@ class OrbitDbTopicsTest {
   }
 
   @Test
-  void admission_shouldRefuseAPeersSubscriptions_beyondItsPendingChecks() {
+  void admission_shouldQueueAPeersSubscriptions_beyondItsPendingChecks_andRefuseBeyondItsQueue() {
     final OrbitDbTopics topics = topics(limits(8, 2));
 
     gossip.subscribe(ALICE, address("a1"));
@@ -332,11 +332,16 @@ class OrbitDbTopicsTest {
 
     assertThat(recorder.checked()).containsExactly(address("a1"), address("a2"),
         address("b1"));
-    assertThat(topics.counters()).containsEntry("peer-pending-full", 1L);
-    // A check that ends frees the peer's slot.
+    assertThat(topics.deferredAdmissions()).isEqualTo(1);
+    // A check that ends frees the peer's slot: its queued subscription starts.
     recorder.answer(address("a1"), true);
-    gossip.subscribe(ALICE, address("a3"));
     assertThat(recorder.checked()).endsWith(address("a3"));
+    // Beyond its queue, a peer's subscriptions are refused (counted).
+    for (int i = 0; i < OrbitDbTopics.MAX_QUEUED_PER_PEER + 1; i++) {
+      gossip.subscribe(ALICE, address("more-" + i));
+    }
+    assertThat(topics.deferredAdmissions()).isEqualTo(OrbitDbTopics.MAX_QUEUED_PER_PEER);
+    assertThat(topics.counters()).containsEntry("peer-pending-full", 1L);
   }
 
   @Test
@@ -347,22 +352,79 @@ class OrbitDbTopicsTest {
     gossip.subscribe(ALICE, DB);
     gossip.subscribe(BOB, OTHER);
     gossip.subscribe(carol, address("c1"));
-    assertThat(recorder.checked()).containsExactly(DB);
-    assertThat(topics.deferredAdmissions()).isEqualTo(2);
-    assertThat(topics.counters()).containsEntry("deferred", 2L);
-    // A peer waits with at most its per-peer share.
     gossip.subscribe(BOB, address("b2"));
-    assertThat(topics.counters()).containsEntry("pending-full", 1L);
+    assertThat(recorder.checked()).containsExactly(DB);
+    assertThat(topics.deferredAdmissions()).isEqualTo(3);
+    assertThat(topics.counters()).containsEntry("deferred", 3L);
     // Carol leaves: her subscription is dropped when its turn comes.
     gossip.unsubscribe(carol, address("c1"));
 
     recorder.answer(DB, true);
     assertThat(recorder.checked()).containsExactly(DB, OTHER);
     recorder.answer(OTHER, true);
+    // Bob's turn came after Carol's (round-robin), which was dropped.
+    assertThat(recorder.checked()).containsExactly(DB, OTHER, address("b2"));
+    recorder.answer(address("b2"), true);
 
-    assertThat(recorder.checked()).containsExactly(DB, OTHER);
     assertThat(topics.deferredAdmissions()).isZero();
-    assertThat(topics.followed()).containsExactlyInAnyOrder(DB, OTHER);
+    assertThat(topics.followed()).containsExactlyInAnyOrder(DB, OTHER, address("b2"));
+  }
+
+  /**
+   * Issue 36, squatting: 12 peers hold 1,000 made-up addresses each, with the relay's limits;
+   * their checks never resolve. A peer that subscribes to a real database while their retries
+   * wait gets its check at once, not after theirs (before the per-peer queues it waited a
+   * whole round of 10 s checks behind their retries).
+   */
+  @Test
+  void squatters_shouldNotDelayAnotherPeersDatabase_byMoreThanARound() {
+    final OrbitDbTopics topics = topics(OrbitDbTopics.Limits.DEFAULT);
+    for (int p = 0; p < 12; p++) {
+      final PeerId squatter = peer();
+      for (int i = 0; i < 1_000; i++) {
+        gossip.subscribe(squatter, address("made-up-" + p + "-" + i));
+      }
+    }
+    // At most one queue per peer is kept: 12 x 1,000 cost counters, not work.
+    assertThat(topics.deferredAdmissions())
+        .isLessThanOrEqualTo(12 * OrbitDbTopics.MAX_QUEUED_PER_PEER);
+    assertThat(topics.pendingAdmissions())
+        .isLessThan(OrbitDbTopics.Limits.DEFAULT.maxPending());
+    // The first round times out, its retries come back and wait.
+    timer.advance(OrbitDbTopics.Limits.DEFAULT.admissionTimeout());
+    timer.advance(OrbitDbTopics.ADMISSION_RETRY_DELAY);
+    assertThat(topics.counters().get("not-admitted")).isPositive();
+
+    final PeerId writer = peer();
+    gossip.subscribe(writer, DB);
+    assertThat(recorder.checked()).endsWith(DB);
+    recorder.answer(DB, true);
+    assertThat(topics.followed()).containsExactly(DB);
+  }
+
+  /** More squatting peers than slots: a newcomer waits one round at most, then goes first. */
+  @Test
+  void squatters_withMorePeersThanSlots_shouldLetANewcomerFirst_whenTheRoundEnds() {
+    final OrbitDbTopics topics = topics(OrbitDbTopics.Limits.DEFAULT);
+    final int peers = OrbitDbTopics.Limits.DEFAULT.maxPending() + 8;
+    for (int p = 0; p < peers; p++) {
+      final PeerId squatter = peer();
+      for (int i = 0; i < 50; i++) {
+        gossip.subscribe(squatter, address("squat-" + p + "-" + i));
+      }
+    }
+    assertThat(topics.pendingAdmissions()).isEqualTo(OrbitDbTopics.Limits.DEFAULT.maxPending());
+    final PeerId writer = peer();
+    gossip.subscribe(writer, DB);
+    assertThat(recorder.checked()).doesNotContain(DB);
+
+    timer.advance(OrbitDbTopics.Limits.DEFAULT.admissionTimeout());
+
+    // When the round ends, peers with no failed check go first (those that never ran, and the
+    // newcomer): its check is in the next round's batch.
+    assertThat(recorder.checked()).contains(DB);
+    assertThat(recorder.checked().indexOf(DB))
+        .isLessThan(2 * OrbitDbTopics.Limits.DEFAULT.maxPending());
   }
 
   @Test
@@ -391,6 +453,123 @@ class OrbitDbTopicsTest {
     recorder.answer(DB, true);
     gossip.subscribe(ALICE, address("checked-again"));
     assertThat(recorder.checked()).endsWith(address("checked-again"));
+  }
+
+  /** 3 databases at most, 2 unrequested per peer. */
+  private static OrbitDbTopics.Limits smallCap() {
+    return new OrbitDbTopics.Limits(8, 4, Duration.ofSeconds(10), Duration.ofMinutes(10), 3, 2);
+  }
+
+  /** {@code peer} subscribes to {@code topic}, a real database with an entry: followed. */
+  private void real(final PeerId peer, final String topic) {
+    recorder.withEntries.add(topic);
+    gossip.subscribe(peer, topic);
+    recorder.answer(topic, true);
+  }
+
+  /**
+   * Issue 36: cheap real one-entry databases filled the followed-database cap for good. At the
+   * cap, a new database takes the place of the least recently active unrequested one once that
+   * has been idle for the probation time; requested ones (sync, import) stay.
+   */
+  @Test
+  void cap_shouldEvictTheLeastRecentlyActiveIdleUnrequestedDatabase_andNeverARequestedOne() {
+    final OrbitDbTopics topics = topics(smallCap());
+    final PeerId carol = peer();
+    assertThat(topics.followAdmitted(address("asked"))).isCompletedWithValue(true);
+    recorder.withEntries.add(address("asked"));
+    real(ALICE, address("cheap-1"));
+    real(BOB, address("cheap-2"));
+    assertThat(topics.followed()).hasSize(3);
+
+    // Full, and nothing idle long enough: refused, not checked.
+    timer.advance(Duration.ofMinutes(5));
+    gossip.subscribe(carol, address("new-1"));
+    assertThat(recorder.checked()).doesNotContain(address("new-1"));
+    assertThat(topics.counters()).containsEntry("full", 1L);
+
+    // cheap-1 is active (a message), cheap-2 idle: 11 minutes on, cheap-2 makes room.
+    timer.advance(Duration.ofMinutes(4));
+    gossip.message(address("cheap-1"), ALICE);
+    timer.advance(Duration.ofMinutes(2));
+    gossip.subscribe(carol, address("new-2"));
+    recorder.withEntries.add(address("new-2"));
+    recorder.answer(address("new-2"), true);
+
+    assertThat(topics.followed()).containsExactlyInAnyOrder(address("asked"),
+        address("cheap-1"), address("new-2"));
+    assertThat(topics.counters()).containsEntry("evicted-idle", 1L);
+    assertThat(gossip.unsubscribed).containsExactly(address("cheap-2"));
+    assertThat(recorder.unfollows).containsExactly(address("cheap-2"));
+    assertThat(persisted(datastore, address("cheap-2"))).isEmpty();
+    // The requested one is persisted as such: still requested after a restart.
+    assertThat(persisted(datastore, address("asked"))).hasValueSatisfying(v ->
+        assertThat(v).isNotEmpty());
+
+    // Much later, everything idle: the unrequested go first, the requested one never.
+    timer.advance(Duration.ofHours(2));
+    real(carol, address("new-3"));
+    real(BOB, address("new-4"));
+    assertThat(topics.followed()).containsExactlyInAnyOrder(address("asked"),
+        address("new-3"), address("new-4"));
+    assertThat(topics.counters()).containsEntry("evicted-idle", 3L);
+  }
+
+  @Test
+  void cap_shouldKeepARequestedDatabase_whenASubscribedOneIsAskedForLater() {
+    final OrbitDbTopics topics = topics(smallCap());
+    real(ALICE, address("a"));
+    real(ALICE, address("b"));
+    real(BOB, address("c"));
+    // An explicit sync of a followed database makes it requested.
+    assertThat(topics.followAdmitted(address("a"))).isCompletedWithValue(true);
+    assertThat(persisted(datastore, address("a"))).hasValueSatisfying(v ->
+        assertThat(v).isNotEmpty());
+
+    timer.advance(Duration.ofHours(1));
+    real(BOB, address("d"));
+    real(peer(), address("e"));
+
+    assertThat(topics.followed()).containsExactlyInAnyOrder(address("a"), address("d"),
+        address("e"));
+  }
+
+  @Test
+  void peerShare_shouldStopOnePeersSubscriptions_atItsShareOfUnrequestedDatabases() {
+    final OrbitDbTopics topics = topics(new OrbitDbTopics.Limits(8, 4, Duration.ofSeconds(10),
+        Duration.ofMinutes(10), 100, 2));
+    real(ALICE, address("a1"));
+    real(ALICE, address("a2"));
+
+    gossip.subscribe(ALICE, address("a3"));
+    assertThat(recorder.checked()).doesNotContain(address("a3"));
+    assertThat(topics.counters()).containsEntry("peer-share-full", 1L);
+    // Another peer is not affected; a database ALICE brought that is unfollowed frees a share.
+    real(BOB, address("b1"));
+    assertThat(topics.followed()).contains(address("b1"));
+    timer.advance(Duration.ofMinutes(11));
+    recorder.withEntries.remove(address("a1"));
+    gossip.subscribe(BOB, address("trigger"));
+    assertThat(topics.followed()).doesNotContain(address("a1"));
+    gossip.subscribe(ALICE, address("a4"));
+    assertThat(recorder.checked()).endsWith(address("a4"));
+  }
+
+  @Test
+  void start_shouldRestoreRequestedDatabasesAsRequested() {
+    datastore.put(OrbitDbTopics.KEY_PREFIX + address("asked"), new byte[] {'r'});
+    datastore.put(OrbitDbTopics.KEY_PREFIX + address("subscribed"), new byte[0]);
+    datastore.put(OrbitDbTopics.KEY_PREFIX + address("other"), new byte[0]);
+    final OrbitDbTopics topics = topics(smallCap());
+    recorder.withEntries.addAll(List.of(address("asked"), address("subscribed"),
+        address("other")));
+
+    timer.advance(Duration.ofHours(1));
+    real(ALICE, address("new-1"));
+    real(ALICE, address("new-2"));
+
+    assertThat(topics.followed()).containsExactlyInAnyOrder(address("asked"),
+        address("new-1"), address("new-2"));
   }
 
   @Test

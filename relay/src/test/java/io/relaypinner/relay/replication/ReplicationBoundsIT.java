@@ -255,6 +255,58 @@ class ReplicationBoundsIT {
     assertThat(usedHeap() - heapBefore).isLessThan(64L << 20);
   }
 
+  /**
+   * Issue 36, squatting: 12 peers subscribe 1,000 made-up database addresses each (valid by the
+   * address rule, no database behind them) and hold them; a real writer that then subscribes,
+   * with no explicit sync, has its database replicated within 10 s, not after the made-up
+   * topics' checks ahead of it. (In one JVM with Java peers the made-up checks fail fast enough
+   * that this passed before the fair queues too; {@code OrbitDbTopicsTest
+   * #squatters_shouldNotDelayAnotherPeersDatabase_byMoreThanARound} shows the starvation
+   * exactly. This attack belongs on the process harness, with a JS writer.)
+   */
+  @Test
+  void squatting_shouldNotDelayARealWritersDatabase(@TempDir final Path dir) throws Exception {
+    final RelayNode relay = relay(dir, Duration.ofSeconds(10));
+    final Random random = new Random(36);
+    final List<Peer> squatters = new ArrayList<>();
+    for (int p = 0; p < 12; p++) {
+      squatters.add(peer(relay));
+    }
+    final var topics = relay.replication().topics();
+    for (final Peer squatter : squatters) {
+      for (int i = 0; i < 1_000; i++) {
+        final byte[] bytes = new byte[16];
+        random.nextBytes(bytes);
+        squatter.pubsub().subscribe(new OrbitDbAddress(DagCbor.cid(bytes)).toString());
+      }
+    }
+    // Held 8 s: the relay follows none of them, and their checks take admission slots.
+    await().during(Duration.ofSeconds(8)).atMost(Duration.ofSeconds(9))
+        .until(() -> topics.followed().isEmpty());
+    assertThat(topics.pendingAdmissions()).isPositive();
+
+    final Peer writer = peer(relay);
+    final JavaWriter keys = new JavaWriter();
+    writer.blocks().put(keys.identityCid(), keys.identityBlock());
+    final OrbitDbAddress address = JavaWriter.database(writer.blocks(), "real",
+        List.of(keys.id()));
+    final List<Entry> chain = keys.chain(writer.blocks(), address, 3);
+    writer.pubsub().subscribe(address.topic()).get(5, TimeUnit.SECONDS);
+    try {
+      await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(200)).until(() -> {
+        if (topics.followed().contains(address.topic())) {
+          // As an OrbitDB writer does after a write: the head on the database's topic.
+          writer.pubsub().publish(address.topic(), chain.get(2).block());
+        }
+        return replication(relay).replicas().replica(address)
+            .map(r -> r.log().size() == 3).orElse(false);
+      });
+    } finally {
+      System.out.println("SQUAT topics " + topics.counters());
+    }
+    assertThat(topics.followed()).containsExactly(address.topic());
+  }
+
   @Test
   void payloadFlood_shouldStayWithinTheInboxBudget(@TempDir final Path dir) throws Exception {
     final RelayNode relay = relay(dir, Duration.ofSeconds(10));

@@ -373,6 +373,24 @@ class ReplicationServiceTest {
     assertThat(log(address)).isEqualTo(3);
   }
 
+  /** Issue 36: asked for by name, a followed database becomes requested (never evicted). */
+  @Test
+  void explicitSync_ofAFollowedDatabase_shouldMarkItRequested() throws Exception {
+    final OrbitDbAddress address = database("asked-again", writer);
+    final List<Entry> chain = writer.chain(remote, address, 2);
+    final CompletableFuture<SyncOutcome> first = engine.requestSync(address.topic());
+    await().until(() -> service.sessionCount() == 1);
+    service.topicListener().onMessage(address.topic(), chain.get(1).block(), PEER);
+    runUntil(first::isDone);
+    assertThat(follows).containsExactly(address.topic());
+
+    final CompletableFuture<SyncOutcome> again = engine.requestSync(address.topic());
+    runUntil(again::isDone);
+
+    assertThat(again.get()).isInstanceOf(SyncOutcome.Completed.class);
+    assertThat(follows).containsExactly(address.topic(), address.topic());
+  }
+
   @Test
   void explicitSync_shouldCloseItsSession_whenFollowingIsRefused() throws Exception {
     followAccepted = false;
