@@ -96,10 +96,11 @@ class HostilePeersIT {
       assertThat(peer.entriesReceived()).as(peer.database()).isEqualTo(peer.entries());
       assertThat(peer.fileReceived()).as(peer.database()).isTrue();
     });
-    // The bounds were hit, and counted: topic length and topics per peer, PRUNEs for topics
-    // outside our mesh, streams per protocol, topic admission; wantlists stay within the cap.
+    // The bounds were hit, and counted: topic length, PRUNEs for topics outside our mesh,
+    // streams per protocol, topic admission; wantlists stay within the cap. (Topics tracked per
+    // peer, 1,000 guaranteed and up to 10,000 from a shared pool since issue 36, are not reached
+    // by this short flood: GossipsubAttackTest performs that bound.)
     assertThat(pubsub.getOrDefault("drop-topic-too-long", 0L)).isPositive();
-    assertThat(pubsub.getOrDefault("drop-topics-over-limit", 0L)).isPositive();
     assertThat(pubsub.getOrDefault("prune-unknown-topic", 0L)).isPositive();
     assertThat(relay.network().host().limitCounters().byLabel()
         .getOrDefault("max_protocol_streams", 0L)).isPositive();
