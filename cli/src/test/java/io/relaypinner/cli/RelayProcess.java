@@ -96,6 +96,7 @@ public final class RelayProcess implements AutoCloseable {
     private final List<String> jvmOptions = new ArrayList<>();
     private final List<byte[]> seeds = new ArrayList<>();
     private final List<Cid> seeded = new ArrayList<>();
+    private final Map<Cid, Map<Cid, byte[]>> dags = new LinkedHashMap<>();
     private Path logDir;
     private int httpPort;
     private int tcpPort;
@@ -130,6 +131,16 @@ public final class RelayProcess implements AutoCloseable {
      */
     public Builder seedFile(final byte[] content) {
       seeds.add(content.clone());
+      return this;
+    }
+
+    /**
+     * A DAG of {@code blocks} (any codecs, the root among them) stored and pinned from
+     * {@code root} in the data directory before the relay starts, like {@link #seedFile}: a
+     * relay that serves it from its own stores, no network fallback needed.
+     */
+    public Builder seedDag(final Cid root, final Map<Cid, byte[]> blocks) {
+      dags.put(Objects.requireNonNull(root, "root"), new LinkedHashMap<>(blocks));
       return this;
     }
 
@@ -170,7 +181,7 @@ public final class RelayProcess implements AutoCloseable {
     }
 
     private void seed() {
-      if (seeds.isEmpty()) {
+      if (seeds.isEmpty() && dags.isEmpty()) {
         return;
       }
       final FlatFsBlockstore blocks = new FlatFsBlockstore(dataDir.resolve("blocks"));
@@ -183,10 +194,16 @@ public final class RelayProcess implements AutoCloseable {
               .isInstanceOf(PinResult.Pinned.class);
           seeded.add(cid);
         }
+        for (final Map.Entry<Cid, Map<Cid, byte[]>> dag : dags.entrySet()) {
+          dag.getValue().forEach(blocks::put);
+          assertThat(pins.pin(dag.getKey(), PinHolder.of("test", "seeded")))
+              .isInstanceOf(PinResult.Pinned.class);
+        }
       } finally {
         blocks.close();
       }
       seeds.clear();
+      dags.clear();
     }
 
     Map<String, String> environment() {

@@ -60,8 +60,10 @@ import org.junit.jupiter.api.io.TempDir;
  * with the shipped defaults (no {@code RELAY_API_TOKEN}: anyone may import): a 120 MiB CAR
  * (staged on disk, not held in the heap), an upload that sends a byte now and then to hold an
  * import slot (cut at {@code RELAY_IMPORT_TIMEOUT_MS} while an honest client imports), and a
- * database the operator denies (403, nothing stored or pinned). To move onto the process
- * harness (a relay JVM with the launcher's {@code -Xmx160m}) once it exists.
+ * database the operator denies (403, nothing stored or pinned). The same attacks against the
+ * launcher's relay JVM ({@code -Xmx160m}, heap after GC bounded) are {@code SurfaceAttackIT}
+ * in the cli module; these stay for what only a relay in this JVM shows: the import's held
+ * bytes, the per-address slot (503 {@code client_busy}), the allow list, pins and replicas.
  */
 class ImportAttackIT {
   private static final ObjectMapper JSON = new ObjectMapper();

@@ -61,8 +61,10 @@ import org.junit.jupiter.api.io.TempDir;
  * copies streamed from the block's file), and an honest {@code /ipfs/} GET is answered while it
  * streams.
  *
- * <p>To move onto the process harness (a relay JVM with the launcher's memory settings) once it
- * is merged, asserting heap after GC there too.
+ * <p>The same attack against the launcher's relay JVM (-Xmx160m, heap after GC bounded) is
+ * {@code SurfaceAttackIT} in the cli module; this one stays for what only a relay in this JVM
+ * shows: the fallback fetching the DAG, the CAR checked block by block and the plan's peak
+ * held bytes.
  */
 class CarDupsAttackIT {
   private static final int LINKS = 100;

@@ -51,8 +51,9 @@ import org.junit.jupiter.api.io.TempDir;
  * at most 64 half-open slots and the honest dials succeed; before the per-IP budget the flood
  * held all 1,024 for the 10 s handshake, again and again, and both honest dials failed.
  *
- * <p>To move onto the process harness (a relay JVM with the launcher's memory settings) once it
- * is merged.
+ * <p>The same attack against the launcher's relay JVM is {@code SurfaceAttackIT} in the cli
+ * module; this one stays for the budget's scopes, which only a relay in this JVM shows (the
+ * attacker's IP scope holds at most 64 connections).
  */
 class HalfOpenFloodIT {
   private static final int ATTACK_SOCKETS = 1_100;
