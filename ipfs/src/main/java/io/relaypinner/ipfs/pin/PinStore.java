@@ -15,6 +15,7 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -222,6 +223,27 @@ public final class PinStore {
    */
   public List<Cid> list() {
     final List<Cid> roots = new ArrayList<>();
+    final boolean legacy = forEachRoot(roots::add);
+    // A legacy key (Qm…, or a root also held in the new layout) sorts apart from the holds.
+    return legacy ? List.copyOf(new LinkedHashSet<>(roots)) : roots;
+  }
+
+  /**
+   * How many roots are pinned, read in pages without keeping them (a root whose legacy entry was
+   * not migrated yet may count twice).
+   */
+  public long count() {
+    final long[] count = {0};
+    forEachRoot(root -> count[0]++);
+    return count[0];
+  }
+
+  /**
+   * Calls {@code visitor} with each pinned root in key order, once per run of adjacent holds
+   * (a root with a legacy entry too may come twice), one datastore page at a time; true when a
+   * legacy entry was seen.
+   */
+  private boolean forEachRoot(final Consumer<Cid> visitor) {
     boolean legacy = false;
     Cid last = null;
     String after = null;
@@ -238,43 +260,12 @@ public final class PinStore {
         legacy |= entry.key().indexOf('/', PREFIX.length()) < 0;
         // The holds of one root are adjacent in key order.
         if (!root.equals(last)) {
-          roots.add(root);
+          visitor.accept(root);
           last = root;
         }
       }
       if (page.size() < PAGE) {
-        break;
-      }
-      after = page.get(page.size() - 1).key();
-    }
-    // A legacy key (Qm…, or a root also held in the new layout) sorts apart from the holds.
-    return legacy ? List.copyOf(new LinkedHashSet<>(roots)) : roots;
-  }
-
-  /**
-   * How many roots are pinned, read in pages without keeping them (a root whose legacy entry was
-   * not migrated yet may count twice).
-   */
-  public long count() {
-    long count = 0;
-    Cid last = null;
-    String after = null;
-    while (true) {
-      final List<Datastore.Entry> page = datastore.scan(PREFIX, after, PAGE);
-      for (final Datastore.Entry entry : page) {
-        final Cid root;
-        try {
-          root = Cid.fromBytes(entry.value()).canonical();
-        } catch (final MultiformatException e) {
-          continue;
-        }
-        if (!root.equals(last)) {
-          count++;
-          last = root;
-        }
-      }
-      if (page.size() < PAGE) {
-        return count;
+        return legacy;
       }
       after = page.get(page.size() - 1).key();
     }
