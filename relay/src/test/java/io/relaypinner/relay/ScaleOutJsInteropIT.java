@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.OrbitDbAddress;
+import io.relaypinner.orbitdb.log.OrbitDbLog;
 import io.relaypinner.relay.testing.SharedStores;
 import io.relaypinner.relay.testing.SharedStoresRelayMain;
 import io.relaypinner.testkit.JsPeer;
@@ -187,16 +188,20 @@ class ScaleOutJsInteropIT {
           + db.get("entries").asInt());
     }
     // The logs and the files complete on the shared stores; relay 3 (never the writer's relay)
-    // holds every entry through the announcements.
+    // holds every entry through the announcements. An entry whose block was not on the shared
+    // stores yet when relay 3 first read it is fetched again on the log's back-off (1 s doubling
+    // up to OrbitDbLog.RETRY_MAX, 2 min): under load the block can land just after a retry, so
+    // the wait covers one longest back-off (CI once saw 90 of 100 at 60 s).
     try {
-      await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
-        for (final JsonNode db : ready.get("dbs")) {
-          if (logSize(three, db.get("address").asText()) < db.get("entries").asInt()) {
-            return false;
-          }
-        }
-        return cids.stream().allMatch(c -> three.storage().pins().isPinned(Cid.parse(c)));
-      });
+      await().atMost(OrbitDbLog.RETRY_MAX.plusSeconds(30)).pollInterval(Duration.ofMillis(200))
+          .until(() -> {
+            for (final JsonNode db : ready.get("dbs")) {
+              if (logSize(three, db.get("address").asText()) < db.get("entries").asInt()) {
+                return false;
+              }
+            }
+            return cids.stream().allMatch(c -> three.storage().pins().isPinned(Cid.parse(c)));
+          });
     } catch (final org.awaitility.core.ConditionTimeoutException e) {
       final StringBuilder state = new StringBuilder();
       for (final RelayNode relay : List.of(two, three)) {
