@@ -31,8 +31,13 @@ import java.util.regex.Pattern;
 
 public final class SoakBench {
   private static final String[] SERIES = {"rss_mib", "heap_after_gc_mib", "fds", "threads",
-      "connections"};
-  private static final long WARM_UP_SECONDS = 300;
+      "connections", "followed_databases"};
+  /**
+   * Samples before this are left out of the slopes: the JVM's warm-up, and (each honest peer
+   * writes a new database) the time the followed databases take to reach the bound the heap
+   * gives them, after which idle ones make room for new ones. {@code -Dsoak.warmup=<seconds>}.
+   */
+  private static final long WARM_UP_SECONDS = Long.getLong("soak.warmup", 300);
 
   public static void main(final String[] args) throws Exception {
     final int port = Integer.parseInt(args[0]);
@@ -56,8 +61,8 @@ public final class SoakBench {
         samples.add(row);
       }
       System.out.printf(Locale.ROOT, "%6.0f s  RSS %.1f MiB  heap after GC %.1f MiB  fds %.0f"
-          + "  threads %.0f  connections %.0f%n", row[0], row[1], row[2], row[3], row[4],
-          row[5]);
+          + "  threads %.0f  connections %.0f  followed %.0f%n", row[0], row[1], row[2], row[3],
+          row[4], row[5], row[6]);
     }, 0, 10, TimeUnit.SECONDS);
 
     // Honest HTTP clients: the API and status routes a dashboard and apps poll, 10 per second.
@@ -111,8 +116,8 @@ public final class SoakBench {
     writeCsv(out.resolve("soak.csv"), rows);
     System.out.printf(Locale.ROOT, "%nhonest: %d replication rounds, %d incomplete peers; HTTP"
         + " %d ok, %d failed%n", rounds, incomplete, httpOk.get(), httpFailed.get());
-    System.out.println("| series | first | last | min | max | range | slope per hour (after"
-        + " 5 min) |");
+    System.out.printf(Locale.ROOT, "| series | first | last | min | max | range | slope per hour"
+        + " (after %d s) |%n", WARM_UP_SECONDS);
     System.out.println("|---|---|---|---|---|---|---|");
     for (int s = 0; s < SERIES.length; s++) {
       final int col = s + 1;
@@ -134,7 +139,7 @@ public final class SoakBench {
   private static double[] sample(final HttpClient http, final int port, final long pid,
       final double at) {
     return new double[] {at, status(pid, "VmRSS:") / 1024.0, heapAfterGcMib(pid), fds(pid),
-        status(pid, "Threads:"), connections(http, port)};
+        status(pid, "Threads:"), connections(http, port), followed(http, port)};
   }
 
   private static double status(final long pid, final String key) {
@@ -193,6 +198,20 @@ public final class SoakBench {
           + "/health")).timeout(Duration.ofSeconds(5)).build(),
           HttpResponse.BodyHandlers.ofString()).body();
       final Matcher m = Pattern.compile("\"active\"\\s*:\\s*(\\d+)").matcher(body);
+      return m.find() ? Double.parseDouble(m.group(1)) : 0;
+    } catch (final Exception e) {
+      return 0;
+    }
+  }
+
+  /** The relay's followed databases ({@code relay_orbitdb_topics_followed}). */
+  private static double followed(final HttpClient http, final int port) {
+    try {
+      final String body = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+          + "/metrics")).timeout(Duration.ofSeconds(5)).build(),
+          HttpResponse.BodyHandlers.ofString()).body();
+      final Matcher m = Pattern.compile("(?m)^relay_orbitdb_topics_followed ([0-9.eE+]+)$")
+          .matcher(body);
       return m.find() ? Double.parseDouble(m.group(1)) : 0;
     } catch (final Exception e) {
       return 0;

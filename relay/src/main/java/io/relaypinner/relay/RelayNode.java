@@ -175,7 +175,7 @@ public final class RelayNode implements AutoCloseable {
       content = add(new ContentSubsystem(storage, network.host(), registry, clock, tuning,
           budget));
       replication = add(new ReplicationSubsystem(config, peerId, storage, network, content,
-          registry, clock, tuning));
+          registry, clock, tuning, budget));
       network.dialBootstrapPeers();
       http = add(new HttpSubsystem(new HttpSubsystem.Settings(config, identity, status,
           httpsEndpoint, responses, autoTlsOptions), certificates, storage, network, content,

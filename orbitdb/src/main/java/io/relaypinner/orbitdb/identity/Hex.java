@@ -46,7 +46,7 @@ public final class Hex {
   }
 
   /** Parsed keys remembered ({@link #publicKey}): a writer signs many entries with one key. */
-  static final int KEY_CACHE_SIZE = 4096;
+  static final int KEY_CACHE_SIZE = 1024;
   private static final Map<String, PublicKey> KEYS = Collections.synchronizedMap(
       new LinkedHashMap<>(64, 0.75f, true) {
         private static final long serialVersionUID = 1L;

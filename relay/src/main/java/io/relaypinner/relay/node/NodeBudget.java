@@ -52,8 +52,11 @@ public final class NodeBudget {
     HTTP(0.10),
     /** libp2p inbound queues, pubsub and bitswap messages. */
     LIBP2P(0.25),
-    /** Replication's fetched entries and heads in flight. */
-    REPLICATION(0.15);
+    /**
+     * Replication: each followed database's replica and session, the identity cache, fetched
+     * entries and heads in flight.
+     */
+    REPLICATION(0.30);
 
     private final double share;
 

@@ -3,6 +3,8 @@ package io.relaypinner.relay.node;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.relaypinner.common.Shutdown;
+import io.relaypinner.common.budget.Resource;
+import io.relaypinner.common.budget.Scope;
 import io.relaypinner.ipfs.bitswap.Bitswap;
 import io.relaypinner.ipfs.bitswap.NetworkPinner;
 import io.relaypinner.orbitdb.BlockFetcher;
@@ -47,6 +49,13 @@ public final class ReplicationSubsystem extends Subsystem {
   private final MediaCidExtractor mediaExtractor;
   private final SyncEngine syncEngine;
   private final OrbitDbTopics topics;
+  /**
+   * Heap one verified identity keeps in the cache: the identity, its two secp256k1 keys with
+   * the curve library's precomputed tables (about 2.5 KiB each, measured in the soak's heap
+   * histograms) and the cache's entry.
+   */
+  static final long IDENTITY_BYTES = 6 * 1024;
+  private final int identityCacheSize;
   private final ThreadPoolExecutor executor;
   private final ReplicationService service;
 
@@ -55,11 +64,13 @@ public final class ReplicationSubsystem extends Subsystem {
    * resubscribes persisted topics).
    *
    * @param peerId this relay's peer id (its own log state on shared stores)
+   * @param budget the node's budget: followed databases and the identity cache hold its
+   *     replication memory
    */
   public ReplicationSubsystem(final RelayConfig config, final String peerId,
       final StorageSubsystem storage, final NetworkSubsystem network,
       final ContentSubsystem content, final PrometheusRegistry registry, final Clock clock,
-      final NodeTuning tuning) {
+      final NodeTuning tuning, final NodeBudget budget) {
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(peerId, "peerId");
     Objects.requireNonNull(storage, "storage");
@@ -68,6 +79,10 @@ public final class ReplicationSubsystem extends Subsystem {
     Objects.requireNonNull(registry, "registry");
     Objects.requireNonNull(clock, "clock");
     this.tuning = Objects.requireNonNull(tuning, "tuning");
+    final Scope memory = budget.memory(NodeBudget.Surface.REPLICATION);
+    identityCacheSize = identityCacheSize(tuning.identityCacheSize(), memory);
+    // Held for the node's life: what a full cache keeps (followed databases get the rest).
+    memory.force(Resource.MEMORY, identityCacheSize * IDENTITY_BYTES);
     // The identity types this node accepts (passkeys per its configuration): one set for all.
     identityVerifiers = IdentityVerifiers.withPasskeys(config.passkeys().toWebAuthnConfig());
     mediaExtractor = new MediaCidExtractor(config.sync().mediaCidFields());
@@ -85,7 +100,7 @@ public final class ReplicationSubsystem extends Subsystem {
       return current.syncer().sync(context);
     }, history, registry, clock);
     topics = new OrbitDbTopics(network.pubsub(), storage.datastore(), storage.executor(),
-        config.sync().topicPolicy(), tuning.topics(), clock);
+        config.sync().topicPolicy(), tuning.topics(), clock, memory);
     // The one pubsub listener of replication: admitted topics, their messages and subscribers.
     PubSubMetrics.register(registry, network.pubsub(), topics);
     executor = new ThreadPoolExecutor(tuning.storageThreads(), tuning.storageThreads(), 0,
@@ -100,6 +115,15 @@ public final class ReplicationSubsystem extends Subsystem {
       executor.shutdownNow();
       throw e;
     }
+  }
+
+  /**
+   * Entries of the identity cache: {@code configured}, or fewer so that a full cache holds at
+   * most a quarter of the replication memory ({@link #IDENTITY_BYTES} each), at least 256.
+   */
+  static int identityCacheSize(final int configured, final Scope memory) {
+    final long room = memory.limits().max(Resource.MEMORY) / 4 / IDENTITY_BYTES;
+    return (int) Math.max(Math.min(256, configured), Math.min(configured, room));
   }
 
   private ReplicationService startService(final RelayConfig config, final String peerId,
@@ -126,7 +150,7 @@ public final class ReplicationSubsystem extends Subsystem {
     }
     final ReplicaContext context = new ReplicaContext(storage.blockstore(), storage.datastore(),
         fetcher, new Identities(storage.blockstore(), fetcher, identityVerifiers, executor,
-            tuning.identityCacheSize()), executor, logConfig, clock);
+            identityCacheSize), executor, logConfig, clock);
     // Media pins (the pinned-already check, each fetched block's links, the final pin) run on
     // the bitswap executor, next to the block writes they wait for: on the replication executor
     // they queued behind the joins of a writer's burst (1-2 s before the first media want).

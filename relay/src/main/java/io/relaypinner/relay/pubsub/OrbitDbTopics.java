@@ -1,5 +1,7 @@
 package io.relaypinner.relay.pubsub;
 
+import io.relaypinner.common.budget.Resource;
+import io.relaypinner.common.budget.Scope;
 import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.libp2p.pubsub.PubSub;
 import io.relaypinner.multiformats.PeerId;
@@ -66,7 +68,11 @@ import org.slf4j.LoggerFactory;
  * the least recently active unrequested one (a message or a subscribing peer is activity) if
  * that one has been idle at least {@link Limits#probation()} ({@code evicted-idle}); otherwise
  * the new one is refused ({@code full}). So cheap real databases cannot lock real users out for
- * good: once idle, they make room. Persisted topics that are not database
+ * good: once idle, they make room. Each followed database also holds
+ * {@link #FOLLOWED_DATABASE_BYTES} of the node budget's replication memory (when one is given):
+ * what its replica, session and bookkeeping keep in the heap. With the launcher's heap that,
+ * not {@link #MAX_TOPICS}, is the bound, and it is met the same way (evict an idle one, or
+ * refuse: {@code full}, and the budget counts the refusal). Persisted topics that are not database
  * addresses (written before the rule was one) are skipped at start, with one log line. Timeouts
  * and retries run on a {@link SyncEngine.Timer}, probation on the {@link Clock}. Thread-safe;
  * pubsub calls arrive on event loops and only queue work.
@@ -84,6 +90,14 @@ public final class OrbitDbTopics {
    * that one peer's subscriptions may hold followed at once: a tenth of {@link #MAX_TOPICS}.
    */
   public static final int MAX_UNREQUESTED_PER_PEER = 1_000;
+  /**
+   * Heap one followed database keeps while followed, reserved from the replication memory: its
+   * open log replica, sync session, topic and bookkeeping. Measured with the soak's honest
+   * databases (20 entries, a file each; docs/benchmarks.md "Soak", 2026-11): heap after GC grew
+   * by about 14 KiB per followed database beyond the bounded identity caches; rounded up for
+   * longer logs' heads and peers.
+   */
+  public static final long FOLLOWED_DATABASE_BYTES = 24 * 1024;
   /** Persisted value of a requested database's key (an unrequested one's is empty). */
   private static final byte[] REQUESTED = {'r'};
   /** Checks of one subscription's database before it is given up (until a new subscription). */
@@ -269,13 +283,28 @@ public final class OrbitDbTopics {
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
   private volatile Listener listener;
   private volatile Admission admission;
+  /** Replication memory each followed database holds {@link #FOLLOWED_DATABASE_BYTES} of. */
+  private final Scope memory;
+  /** Restored topics the memory had no room for at start (one log line, not one each). */
+  private int restoredRefused;
+  private boolean restoring;
 
   /**
    * @param storage runs datastore writes (they may fsync); never an event loop
    */
   public OrbitDbTopics(final PubSub pubsub, final Datastore datastore, final Executor storage,
       final TopicPolicy policy, final Limits limits, final Clock clock) {
-    this(Gossip.of(pubsub), datastore, storage, policy, limits, clock, (task, delay) -> {
+    this(pubsub, datastore, storage, policy, limits, clock, null);
+  }
+
+  /**
+   * @param storage runs datastore writes (they may fsync); never an event loop
+   * @param memory the node budget's replication memory; null: bounded by
+   *     {@link Limits#maxFollowed()} only
+   */
+  public OrbitDbTopics(final PubSub pubsub, final Datastore datastore, final Executor storage,
+      final TopicPolicy policy, final Limits limits, final Clock clock, final Scope memory) {
+    this(Gossip.of(pubsub), datastore, storage, policy, limits, clock, memory, (task, delay) -> {
       // The JDK's shared delay thread (orTimeout's) hands each task to the common pool.
       final CompletableFuture<Void> due = CompletableFuture.runAsync(task,
           CompletableFuture.delayedExecutor(delay.toNanos(), TimeUnit.NANOSECONDS));
@@ -290,6 +319,13 @@ public final class OrbitDbTopics {
   OrbitDbTopics(final Gossip pubsub, final Datastore datastore, final Executor storage,
       final TopicPolicy policy, final Limits limits, final Clock clock,
       final SyncEngine.Timer timer) {
+    this(pubsub, datastore, storage, policy, limits, clock, null, timer);
+  }
+
+  OrbitDbTopics(final Gossip pubsub, final Datastore datastore, final Executor storage,
+      final TopicPolicy policy, final Limits limits, final Clock clock, final Scope memory,
+      final SyncEngine.Timer timer) {
+    this.memory = memory;
     this.pubsub = Objects.requireNonNull(pubsub, "pubsub");
     this.datastore = Objects.requireNonNull(datastore, "datastore");
     this.storage = Objects.requireNonNull(storage, "storage");
@@ -310,15 +346,36 @@ public final class OrbitDbTopics {
     this.listener = Objects.requireNonNull(events, "events");
     this.admission = Objects.requireNonNull(check, "check");
     int invalid = 0;
+    synchronized (this) {
+      restoring = true;
+    }
+    // Requested databases first: when the memory has no room for every persisted database
+    // (a smaller heap than the last run's), the ones a user asked for are the ones kept.
+    final List<String> unrequestedTopics = new ArrayList<>();
     for (final Datastore.Entry entry : datastore.scan(KEY_PREFIX + PREFIX)) {
       final String topic = entry.key().substring(KEY_PREFIX.length());
       if (!OrbitDbAddress.isValid(topic)) {
         invalid++;
-      } else if (policy.permits(topic)) {
-        follow(topic, false, java.util.Arrays.equals(entry.value(), REQUESTED), null);
-      } else {
+      } else if (!policy.permits(topic)) {
         count("denied");
+      } else if (java.util.Arrays.equals(entry.value(), REQUESTED)) {
+        follow(topic, false, true, null);
+      } else {
+        unrequestedTopics.add(topic);
       }
+    }
+    for (final String topic : unrequestedTopics) {
+      follow(topic, false, false, null);
+    }
+    final int refused;
+    synchronized (this) {
+      restoring = false;
+      refused = restoredRefused;
+    }
+    if (refused > 0) {
+      LOG.warn("not following {} persisted databases: no room ({} databases at most, {} bytes"
+          + " of replication memory each); they stay persisted for a later start", refused,
+          limits.maxFollowed(), FOLLOWED_DATABASE_BYTES);
     }
     if (invalid > 0) {
       LOG.warn("not following {} persisted topics under {}: not OrbitDB addresses "
@@ -414,8 +471,8 @@ public final class OrbitDbTopics {
       if (pending.containsKey(topic) || queuedTopics.containsKey(topic)) {
         return;
       }
-      if (followed.size() + pending.size() + activating.size() >= limits.maxFollowed()
-          && evictable() == null) {
+      if ((followed.size() + pending.size() + activating.size() >= limits.maxFollowed()
+          || memoryShort(pending.size() + 1)) && evictable() == null) {
         count("full");
         return;
       }
@@ -705,6 +762,7 @@ public final class OrbitDbTopics {
       if (!followed.remove(topic)) {
         return;
       }
+      releaseMemory();
       probation.remove(topic);
       requested.remove(topic);
       forgetUnrequested(topic);
@@ -731,16 +789,26 @@ public final class OrbitDbTopics {
       if (followed.contains(topic) || activating.contains(topic)) {
         return CompletableFuture.completedFuture(false);
       }
-      if (followed.size() + activating.size() >= limits.maxFollowed()) {
+      final boolean atCount = followed.size() + activating.size() >= limits.maxFollowed();
+      if (atCount || !reserveMemory()) {
         evict = evictable();
         if (evict == null) {
           count("full");
-          LOG.warn("not following {}: already following {} databases", topic,
-              limits.maxFollowed());
+          if (restoring) {
+            restoredRefused++;
+          } else {
+            LOG.warn("not following {}: already following {} databases{}", topic,
+                followed.size() + activating.size(), atCount ? "" : ", the replication memory"
+                    + " holds no more");
+          }
           return CompletableFuture.completedFuture(false);
         }
-        // Taken out of the bookkeeping now, so no other follow picks it too.
+        // Taken out of the bookkeeping now, so no other follow picks it too; its memory is
+        // given back when it is unfollowed, just below.
         forgetUnrequested(evict);
+        if (memory != null) {
+          memory.force(Resource.MEMORY, FOLLOWED_DATABASE_BYTES);
+        }
       }
       activating.add(topic);
     }
@@ -779,8 +847,30 @@ public final class OrbitDbTopics {
   }
 
   private synchronized void abandon(final String topic, final String counter) {
-    activating.remove(topic);
+    if (activating.remove(topic)) {
+      releaseMemory();
+    }
     count(counter);
+  }
+
+  /** Takes one followed database's memory from the budget; true without a budget. */
+  private boolean reserveMemory() {
+    return memory == null || memory.tryReserve(Resource.MEMORY, FOLLOWED_DATABASE_BYTES);
+  }
+
+  private void releaseMemory() {
+    if (memory != null) {
+      memory.release(Resource.MEMORY, FOLLOWED_DATABASE_BYTES);
+    }
+  }
+
+  /**
+   * Whether the replication memory, by itself, lacks room for {@code databases} more followed
+   * databases (a cheap check before an admission starts; the follow reserves).
+   */
+  private boolean memoryShort(final int databases) {
+    return memory != null
+        && memory.available(Resource.MEMORY) < databases * FOLLOWED_DATABASE_BYTES;
   }
 
   /** The topic is persisted (or restored): subscribe, start its probation, tell replication. */

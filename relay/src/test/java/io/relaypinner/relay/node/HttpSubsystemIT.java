@@ -57,7 +57,7 @@ class HttpSubsystemIT {
     content = new ContentSubsystem(storage, network.host(), registry, clock,
         NodeTuning.DEFAULT);
     replication = new ReplicationSubsystem(config, "peer", storage, network, content, registry,
-        clock, NodeTuning.DEFAULT);
+        clock, NodeTuning.DEFAULT, NodeBudget.ofThisJvm(RelayConfig.DEFAULT));
   }
 
   @AfterEach

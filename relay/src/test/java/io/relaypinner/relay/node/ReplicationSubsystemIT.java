@@ -58,7 +58,7 @@ class ReplicationSubsystemIT {
       throws Exception {
     final ReplicationSubsystem replication = new ReplicationSubsystem(
         NodeFixtures.config(dir), "peer", storage, network, content, registry, clock,
-        NodeTuning.DEFAULT);
+        NodeTuning.DEFAULT, NodeBudget.ofThisJvm(RelayConfig.DEFAULT));
     assertThat(replication.service()).isNotNull();
     assertThat(replication.topics().followed()).isEmpty();
     assertThat(replication.identityVerifiers()).isNotNull();

@@ -2,6 +2,9 @@ package io.relaypinner.relay.pubsub;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.relaypinner.common.budget.Limits;
+import io.relaypinner.common.budget.Resource;
+import io.relaypinner.common.budget.Scope;
 import io.relaypinner.ipfs.dagcbor.DagCbor;
 import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.ipfs.datastore.MemoryDatastore;
@@ -513,6 +516,77 @@ class OrbitDbTopicsTest {
     assertThat(topics.followed()).containsExactlyInAnyOrder(address("asked"),
         address("new-3"), address("new-4"));
     assertThat(topics.counters()).containsEntry("evicted-idle", 3L);
+  }
+
+  /** Topics whose followed databases hold {@code scope}'s memory. */
+  private OrbitDbTopics topics(final OrbitDbTopics.Limits limits, final Scope memory,
+      final Datastore store) {
+    final OrbitDbTopics topics = new OrbitDbTopics(gossip, store, Runnable::run,
+        TopicPolicy.OPEN, limits, clock, memory, timer);
+    topics.start(recorder, recorder);
+    return topics;
+  }
+
+  /** Replication memory with room for {@code databases} followed databases. */
+  private static Scope memoryFor(final int databases, final List<String> hits) {
+    return Scope.root("replication", Limits.NONE.with(Resource.MEMORY,
+        databases * OrbitDbTopics.FOLLOWED_DATABASE_BYTES),
+        (scope, resource) -> hits.add(scope.kind() + "/" + resource.label()));
+  }
+
+  /**
+   * Issue 36 (the soak): every followed database kept its replica in the heap, 10,000 of them
+   * allowed whatever the heap, so a public relay on the launcher's heap grew until it ran out.
+   * Each followed database now holds its share of the replication memory: at a full budget the
+   * cap rule applies (an idle unrequested one makes room, else refused and counted).
+   */
+  @Test
+  void memory_shouldBoundFollowedDatabases_evictingIdleOnes_andGiveItBackOnUnfollow() {
+    final List<String> hits = new ArrayList<>();
+    final Scope memory = memoryFor(2, hits);
+    final OrbitDbTopics topics = topics(limits(8, 4), memory, datastore);
+    real(ALICE, address("m-1"));
+    real(BOB, address("m-2"));
+    assertThat(topics.followed()).hasSize(2);
+    assertThat(memory.used(Resource.MEMORY)).isEqualTo(2 * OrbitDbTopics.FOLLOWED_DATABASE_BYTES);
+
+    // No room and nothing idle: not even checked (the cheap check before the admission).
+    gossip.subscribe(peer(), address("m-3"));
+    assertThat(recorder.checked()).doesNotContain(address("m-3"));
+    assertThat(topics.counters()).containsEntry("full", 1L);
+    // An explicit sync reserves and is refused by the budget, which counts it.
+    assertThat(topics.followAdmitted(address("asked"))).isCompletedWithValue(false);
+    assertThat(hits).containsExactly("replication/memory");
+
+    // Idle long enough: m-1 makes room, and its memory goes to the newcomer.
+    timer.advance(Duration.ofMinutes(11));
+    real(peer(), address("m-4"));
+    assertThat(topics.followed()).containsExactlyInAnyOrder(address("m-2"), address("m-4"));
+    assertThat(topics.counters()).containsEntry("evicted-idle", 1L);
+    assertThat(memory.used(Resource.MEMORY)).isEqualTo(2 * OrbitDbTopics.FOLLOWED_DATABASE_BYTES);
+
+    // Probation drops a database without entries: its memory is given back.
+    recorder.withEntries.remove(address("m-4"));
+    timer.advance(Duration.ofMinutes(11));
+    gossip.subscribe(ALICE, address("trigger"));
+    assertThat(topics.followed()).doesNotContain(address("m-4"));
+    assertThat(memory.used(Resource.MEMORY))
+        .isEqualTo(topics.followed().size() * OrbitDbTopics.FOLLOWED_DATABASE_BYTES);
+  }
+
+  /** A smaller heap than the last run's: the requested databases are the ones restored. */
+  @Test
+  void start_shouldRestoreRequestedDatabasesFirst_whenTheMemoryHoldsFewerThanPersisted() {
+    datastore.put(OrbitDbTopics.KEY_PREFIX + address("a-subscribed"), new byte[0]);
+    datastore.put(OrbitDbTopics.KEY_PREFIX + address("b-subscribed"), new byte[0]);
+    datastore.put(OrbitDbTopics.KEY_PREFIX + address("z-asked"), new byte[] {'r'});
+    final OrbitDbTopics topics = topics(limits(8, 4), memoryFor(2, new ArrayList<>()),
+        datastore);
+
+    assertThat(topics.followed()).hasSize(2).contains(address("z-asked"));
+    assertThat(topics.counters()).containsEntry("full", 1L);
+    // Not followed now, still persisted for a later start with more memory.
+    assertThat(datastore.scan(OrbitDbTopics.KEY_PREFIX + OrbitDbTopics.PREFIX)).hasSize(3);
   }
 
   @Test
