@@ -110,6 +110,10 @@ public final class ReplicationSubsystem extends Subsystem {
     try {
       service = startService(config, peerId, storage, network, content, registry, clock);
       attached[0] = service;
+      // Only now: the persisted topics it resubscribes start syncs at once, and a sync that
+      // ran before the service was attached failed into its 60 s cooldown (after every restart
+      // a followed database then waited a minute for its first sync).
+      topics.start(service.topicListener(), service.admission());
     } catch (final RuntimeException e) {
       syncEngine.close();
       executor.shutdownNow();
@@ -173,7 +177,6 @@ public final class ReplicationSubsystem extends Subsystem {
       pinQueue.storeRecovered();
       syncEngine.storeRecovered();
     });
-    topics.start(started.topicListener(), started.admission());
     return started;
   }
 
