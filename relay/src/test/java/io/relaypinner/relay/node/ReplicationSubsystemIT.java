@@ -1,13 +1,17 @@
 package io.relaypinner.relay.node;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.ipfs.dagcbor.DagCbor;
 import io.relaypinner.libp2p.netty.EventLoops;
 import io.relaypinner.libp2p.transport.ws.ServerTlsSource;
+import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.tls.CertificateStore;
 import io.relaypinner.testkit.MutableClock;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -73,5 +77,28 @@ class ReplicationSubsystemIT {
     assertThat(replication.executor().isTerminated()).isTrue();
     worker.join(5_000);
     assertThat(worker.isAlive()).isFalse();
+  }
+
+  /**
+   * A restart: the persisted databases are resubscribed and synced only once the service runs.
+   * Before, their syncs ran first, failed "replication is not running yet" and sat out their
+   * 60 s cooldown.
+   */
+  @Test
+  void persistedDatabases_shouldBeSyncedByTheRunningService_notFailIntoTheirCooldown()
+      throws Exception {
+    final String address = new OrbitDbAddress(DagCbor.cid("persisted".getBytes(
+        StandardCharsets.UTF_8))).toString();
+    storage.datastore().put("/relay/topics" + address, new byte[0]);
+    try (ReplicationSubsystem replication = new ReplicationSubsystem(
+        NodeFixtures.config(dir), "peer", storage, network, content, registry, clock,
+        NodeTuning.DEFAULT, NodeBudget.ofThisJvm(RelayConfig.DEFAULT))) {
+      assertThat(replication.topics().followed()).containsExactly(address);
+      await().atMost(Duration.ofSeconds(5)).until(() ->
+          replication.syncEngine().inFlight().contains(address)
+              || !replication.syncEngine().recentProblems().isEmpty());
+      assertThat(replication.syncEngine().recentProblems())
+          .noneMatch(p -> p.message().contains("not running yet"));
+    }
   }
 }
