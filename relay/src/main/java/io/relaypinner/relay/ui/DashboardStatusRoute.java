@@ -28,12 +28,15 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 /**
  * {@code GET /dashboard/status} (see {@link DashboardStatus}). Reads the pin store and the file
  * system, so it runs on the storage executor, never on the event loop; an answer is reused for
- * {@link #REUSE} so that many open status pages cost no more than one.
+ * {@link #REUSE} so that many open status pages cost no more than one, and requests arriving
+ * while one is computed wait for that one (one computation at a time).
  */
 public final class DashboardStatusRoute implements RouteHandler {
   /** Databases listed at most (the rest are only counted). */
@@ -53,6 +56,8 @@ public final class DashboardStatusRoute implements RouteHandler {
   private record Cached(long atMillis, DashboardStatus status) {}
 
   private volatile Cached cached;
+  private final AtomicReference<CompletableFuture<DashboardStatus>> computing =
+      new AtomicReference<>();
 
   private final Supplier<Optional<Host>> host;
   private final Supplier<Optional<ReplicationService>> replication;
@@ -86,11 +91,42 @@ public final class DashboardStatusRoute implements RouteHandler {
       return CompletableFuture.completedFuture(
           responses.json(HttpResponseStatus.OK, last.status()));
     }
-    return CompletableFuture.supplyAsync(() -> {
-      final DashboardStatus status = status();
-      cached = new Cached(clock.millis(), status);
-      return responses.json(HttpResponseStatus.OK, status);
-    }, storage);
+    return computed().thenApply(status -> responses.json(HttpResponseStatus.OK, status));
+  }
+
+  /**
+   * The status being computed, or a new computation on the storage executor: one at a time,
+   * however many requests arrive while it runs (each was a whole walk of the followed databases
+   * and the sync history, queued on the storage executor once per request).
+   */
+  private CompletableFuture<DashboardStatus> computed() {
+    while (true) {
+      final CompletableFuture<DashboardStatus> running = computing.get();
+      if (running != null) {
+        return running;
+      }
+      final CompletableFuture<DashboardStatus> mine = new CompletableFuture<>();
+      if (!computing.compareAndSet(null, mine)) {
+        continue;
+      }
+      try {
+        storage.execute(() -> {
+          try {
+            final DashboardStatus status = status();
+            cached = new Cached(clock.millis(), status);
+            computing.set(null);
+            mine.complete(status);
+          } catch (final RuntimeException e) {
+            computing.set(null);
+            mine.completeExceptionally(e);
+          }
+        });
+      } catch (final RejectedExecutionException e) {
+        computing.set(null);
+        mine.completeExceptionally(e);
+      }
+      return mine;
+    }
   }
 
   /** The status as of now. */
