@@ -179,19 +179,10 @@ public final class LogStore {
     members(datastore, ROOT, action);
   }
 
-  /** Read a datastore page at a time: the members of every log do not fit in the heap. */
   private static void members(final Datastore datastore, final String under,
       final Consumer<Cid> action) {
-    String after = null;
-    while (true) {
-      final List<Datastore.Entry> page = datastore.scan(under, after, SCAN_PAGE);
-      for (final Datastore.Entry record : page) {
-        member(record, action);
-      }
-      if (page.size() < SCAN_PAGE) {
-        return;
-      }
-      after = page.get(page.size() - 1).key();
+    for (final Datastore.Entry record : datastore.scan(under)) {
+      member(record, action);
     }
   }
 

@@ -56,7 +56,8 @@ import org.slf4j.LoggerFactory;
  * <p>Memory: the sightings, the blocks {@code alsoKeep} names and the mark's sets
  * ({@link PinStore#gc(java.util.function.Predicate)}) are kept in a {@link GcScratch}: on disk
  * in the relay ({@code <DATASTORE_PATH>/gc}), so a run's heap is bounded by the scratch's page
- * caches, not by how many blocks are stored or pinned. A crash loses the sightings only (every
+ * caches, not by how many blocks are stored or pinned. (What {@code alsoKeep} reads to visit
+ * its blocks is its own affair: {@link LogMembers} reads the logs' records in one snapshot.) A crash loses the sightings only (every
  * unpinned block gets a whole grace period again, as after any restart).
  */
 public final class StorageGc {
