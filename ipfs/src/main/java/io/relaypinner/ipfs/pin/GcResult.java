@@ -11,7 +11,8 @@ import java.util.List;
  * @param scanned blocks in the store when the run started
  * @param removed blocks deleted
  * @param pinnedMissing blocks of pinned DAGs found absent (a damaged store: pins are only
- *     recorded complete); their own children could not be marked
+ *     recorded complete), the first {@code PinStore.MAX_LISTED_MISSING} of them; their own
+ *     children could not be marked
  */
 public record GcResult(int pins, long marked, long scanned, long removed,
     List<Cid> pinnedMissing) {

@@ -6,17 +6,21 @@ import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.MultiformatException;
 import io.relaypinner.multiformats.Multihash;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
+import org.h2.mvstore.MVMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,7 +58,8 @@ import org.slf4j.LoggerFactory;
  * held already under the same read lock, so no GC runs between its check and its write.
  *
  * <p>Limits: a pin walk visits at most {@code maxPinBlocks} blocks and a GC mark at most {@code
- * maxMarkBlocks}; a GC whose mark fails (limit, unreadable links) deletes nothing. A root's
+ * maxMarkBlocks}; a GC whose mark fails (limit, unreadable links) deletes nothing. GC's sets
+ * live in a {@link GcScratch} (on disk in the relay), so its heap does not grow with the store. A root's
  * holders are as many as its pinners can be (bounded by them: followed databases, pin requests
  * per token); {@link #holders} reads at most {@link #MAX_LISTED_HOLDERS}.
  */
@@ -69,13 +74,17 @@ public final class PinStore {
   public static final int MAX_LISTED_HOLDERS = 1_000;
   /** Entries read per datastore page by {@link #list} and {@link #migrateLegacy}. */
   static final int PAGE = 10_000;
+  /** Most missing blocks of pinned DAGs a GC run lists ({@link GcResult#pinnedMissing}). */
+  static final int MAX_LISTED_MISSING = 100;
 
   private static final Logger LOG = LoggerFactory.getLogger(PinStore.class);
 
   private final Datastore datastore;
   private final Blockstore blockstore;
   private final DagWalker pinWalker;
-  private final DagWalker markWalker;
+  private final LinkResolver resolver;
+  private final long maxMarkBlocks;
+  private final GcScratch scratch;
   private final ReadWriteLock gcLock = new ReentrantReadWriteLock();
   private final AtomicLong gcRuns = new AtomicLong();
   private final AtomicLong gcRemoved = new AtomicLong();
@@ -94,10 +103,28 @@ public final class PinStore {
    */
   public PinStore(final Datastore datastore, final Blockstore blockstore,
       final LinkResolver resolver, final long maxPinBlocks, final long maxMarkBlocks) {
+    this(datastore, blockstore, resolver, maxPinBlocks, maxMarkBlocks, GcScratch.inHeap());
+  }
+
+  /**
+   * A pin store whose GC keeps its sets in {@code scratch} ({@link GcScratch#onDisk}: bounded
+   * heap whatever the store holds).
+   *
+   * @param maxPinBlocks most blocks one pinned DAG may have
+   * @param maxMarkBlocks most blocks all pins together may reach (GC's mark)
+   */
+  public PinStore(final Datastore datastore, final Blockstore blockstore,
+      final LinkResolver resolver, final long maxPinBlocks, final long maxMarkBlocks,
+      final GcScratch scratch) {
     this.datastore = Objects.requireNonNull(datastore, "datastore");
     this.blockstore = Objects.requireNonNull(blockstore, "blockstore");
     this.pinWalker = new DagWalker(blockstore, resolver, maxPinBlocks);
-    this.markWalker = new DagWalker(blockstore, resolver, maxMarkBlocks);
+    this.resolver = Objects.requireNonNull(resolver, "resolver");
+    if (maxMarkBlocks <= 0) {
+      throw new IllegalArgumentException("maxMarkBlocks must be > 0: " + maxMarkBlocks);
+    }
+    this.maxMarkBlocks = maxMarkBlocks;
+    this.scratch = Objects.requireNonNull(scratch, "scratch");
   }
 
   /**
@@ -338,32 +365,123 @@ public final class PinStore {
    * multihash: the caller keeps blocks it still wants (a cache, a grace period for blocks an
    * in-flight pin wrote). A block reached by a pin is never offered to {@code sweepable}. The
    * predicate runs under GC's lock: it must be quick and must not call back into this store.
+   *
+   * <p>Memory: the run's sets (the stored keys, the blocks marked, the walk's frontier beyond
+   * {@link GcScratch#heapFrontier()} CIDs) are kept in a {@link GcScratch} space, on disk when the store
+   * was given an on-disk scratch: the heap a run takes is then bounded whatever the store holds.
+   * The roots are read a datastore page at a time, each walked before the next page is read.
    */
   public GcResult gc(final Predicate<Multihash> sweepable) {
     Objects.requireNonNull(sweepable, "sweepable");
     gcLock.writeLock().lock();
-    try {
-      final List<Multihash> snapshot = new ArrayList<>();
-      blockstore.forEachKey(cid -> snapshot.add(cid.multihash()));
-      final List<Cid> roots = list();
-      final DagWalker.Result mark = markWalker.walk(roots);
-      if (!mark.complete()) {
-        LOG.warn("GC: {} block(s) of pinned DAGs are missing, e.g. {}", mark.missing().size(),
-            mark.missing().get(0));
+    try (GcScratch.Space space = scratch.open("gc-mark")) {
+      final MVMap<byte[], Boolean> snapshot = space.map("snapshot");
+      blockstore.forEachKey(cid -> snapshot.put(cid.multihash().bytes(), Boolean.TRUE));
+      final Mark mark = new Mark(space);
+      final long roots = mark.walkRoots();
+      if (!mark.missing.isEmpty()) {
+        LOG.warn("GC: {} block(s) of pinned DAGs are missing, e.g. {}", mark.missingCount,
+            mark.missing.get(0));
       }
       long removed = 0;
-      for (final Multihash multihash : snapshot) {
-        if (!mark.reached().contains(multihash) && sweepable.test(multihash)
-            && blockstore.delete(Blocks.rawCid(multihash))) {
+      final long scanned = snapshot.sizeAsLong();
+      final Iterator<byte[]> keys = snapshot.keyIterator(null);
+      while (keys.hasNext()) {
+        final byte[] key = keys.next();
+        if (mark.reached.containsKey(key)) {
+          continue;
+        }
+        final Multihash multihash = Multihash.decode(key);
+        if (sweepable.test(multihash) && blockstore.delete(Blocks.rawCid(multihash))) {
           removed++;
         }
       }
       gcRuns.incrementAndGet();
       gcRemoved.addAndGet(removed);
-      return new GcResult(roots.size(), mark.reached().size(), snapshot.size(), removed,
-          mark.missing());
+      return new GcResult((int) Math.min(Integer.MAX_VALUE, roots), mark.reached.sizeAsLong(),
+          scanned, removed, mark.missing);
     } finally {
       gcLock.writeLock().unlock();
+    }
+  }
+
+  /**
+   * GC's mark: every DAG under every root, each (codec, multihash) visited once, as
+   * {@link DagWalker} walks, but with its visited and reached sets in a scratch space and a
+   * frontier that keeps at most {@link GcScratch#heapFrontier()} CIDs in the heap (the rest in the space).
+   * The order of the walk does not matter to a mark.
+   */
+  private final class Mark {
+    final MVMap<byte[], Boolean> visited;
+    final MVMap<byte[], Boolean> reached;
+    final MVMap<Long, byte[]> spilled;
+    final ArrayDeque<Cid> frontier = new ArrayDeque<>();
+    final List<Cid> missing = new ArrayList<>();
+    long missingCount;
+    long spilledTop;
+
+    Mark(final GcScratch.Space space) {
+      visited = space.map("visited");
+      reached = space.map("reached");
+      spilled = space.map("frontier");
+    }
+
+    /** Walks every root, a page of roots at a time; returns how many roots there were. */
+    long walkRoots() {
+      final long[] roots = {0};
+      forEachRoot(root -> {
+        roots[0]++;
+        push(root);
+        drain();
+      });
+      return roots[0];
+    }
+
+    private void push(final Cid cid) {
+      if (frontier.size() >= scratch.heapFrontier()) {
+        spilled.put(spilledTop++, cid.bytes());
+      } else {
+        frontier.push(cid);
+      }
+    }
+
+    private Cid pop() {
+      if (!frontier.isEmpty()) {
+        return frontier.pop();
+      }
+      if (spilledTop == 0) {
+        return null;
+      }
+      return Cid.fromBytes(spilled.remove(--spilledTop));
+    }
+
+    private void drain() {
+      for (Cid cid = pop(); cid != null; cid = pop()) {
+        // CIDv0 and CIDv1 dag-pb of one multihash are the same block with the same links.
+        if (visited.putIfAbsent(cid.toV1().bytes(), Boolean.TRUE) != null) {
+          continue;
+        }
+        if (visited.sizeAsLong() > maxMarkBlocks) {
+          throw new DagLimitExceededException(
+              "GC mark exceeds " + maxMarkBlocks + " blocks");
+        }
+        final Optional<byte[]> block = blockstore.get(cid);
+        if (block.isEmpty()) {
+          missingCount++;
+          if (missing.size() < MAX_LISTED_MISSING) {
+            missing.add(cid);
+          }
+          continue;
+        }
+        if (!Blocks.isIdentity(cid)) {
+          reached.put(cid.multihash().bytes(), Boolean.TRUE);
+        }
+        for (final Cid link : resolver.links(cid, block.get())) {
+          if (!visited.containsKey(link.toV1().bytes())) {
+            push(link);
+          }
+        }
+      }
     }
   }
 

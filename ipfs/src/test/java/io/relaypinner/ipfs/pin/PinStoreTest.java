@@ -3,6 +3,7 @@ package io.relaypinner.ipfs.pin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.relaypinner.ipfs.blockstore.Blocks;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.blockstore.FlatFsBlockstore;
 import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
@@ -239,6 +240,79 @@ class PinStoreTest {
     assertThat(pins.gc().removed()).isEqualTo(4);
     assertThat(blocks.count()).isZero();
     assertThat(pins.gcRemoved()).isEqualTo(7);
+  }
+
+  /**
+   * Issue 36: GC marks in bounded memory. A store far larger than the heap bound (the frontier
+   * lowered to 8 CIDs, the sets on disk): wide DAGs spill their frontier to the scratch file,
+   * and still every pinned block survives, the garbage goes, and the scratch file is there
+   * during the sweep and gone after it.
+   */
+  @Test
+  void gc_shouldKeepTheLiveSetAndRemoveGarbage_whenItsSetsSpillToDisk() {
+    final Path scratchDir = dir.resolve("gc");
+    final PinStore bounded = new PinStore(datastore, blocks, TestListCodec.resolver(),
+        PinStore.DEFAULT_MAX_PIN_BLOCKS, PinStore.DEFAULT_MAX_MARK_BLOCKS,
+        GcScratch.onDisk(scratchDir, 8));
+    final List<Cid> live = new ArrayList<>();
+    final List<Cid> roots = new ArrayList<>();
+    final Cid shared = dag.leaf("shared");
+    for (int r = 0; r < 30; r++) {
+      final Cid[] children = new Cid[40];
+      for (int c = 0; c < children.length; c++) {
+        final Cid leaf = dag.leaf("live " + r + "/" + c);
+        children[c] = c == 0 ? shared : dag.node("mid " + r + "/" + c, leaf);
+      }
+      roots.add(dag.node("root " + r, children));
+    }
+    final List<Cid> garbage = new ArrayList<>();
+    for (int g = 0; g < 1_500; g++) {
+      garbage.add(dag.leaf("garbage " + g));
+    }
+    garbage.add(dag.node("garbage root", dag.leaf("garbage child")));
+    dag.putAll(blocks);
+    for (final Cid root : roots) {
+      assertThat(bounded.pin(root, HOLDER)).isInstanceOf(PinResult.Pinned.class);
+    }
+    live.addAll(new DagWalker(blocks, TestListCodec.resolver(), 100_000).walk(roots).reached()
+        .stream().map(Blocks::rawCid).toList());
+    final long stored = blocks.count();
+
+    final AtomicBoolean fileDuringSweep = new AtomicBoolean();
+    final GcResult result = bounded.gc(multihash -> {
+      fileDuringSweep.compareAndSet(false,
+          java.nio.file.Files.exists(scratchDir.resolve("gc-mark.scratch")));
+      return true;
+    });
+
+    assertThat(fileDuringSweep).isTrue();
+    assertThat(scratchDir.resolve("gc-mark.scratch")).doesNotExist();
+    assertThat(result.pins()).isEqualTo(30);
+    assertThat(result.marked()).isEqualTo(live.size());
+    assertThat(result.scanned()).isEqualTo(stored);
+    assertThat(result.removed()).isEqualTo(stored - live.size());
+    assertThat(live).allMatch(blocks::has);
+    assertThat(garbage).noneMatch(blocks::has);
+    assertThat(blocks.count()).isEqualTo(live.size());
+  }
+
+  /** A scratch file a crash left behind is not trusted: GC starts from an empty one. */
+  @Test
+  void gc_shouldIgnoreAScratchFileLeftByACrash() throws Exception {
+    final Path scratchDir = dir.resolve("gc");
+    java.nio.file.Files.createDirectories(scratchDir);
+    java.nio.file.Files.write(scratchDir.resolve("gc-mark.scratch"), new byte[] {1, 2, 3});
+    final Cid root = dag.node("root", dag.leaf("a"));
+    final Cid stray = dag.leaf("stray");
+    dag.putAll(blocks);
+    final PinStore bounded = new PinStore(datastore, blocks, TestListCodec.resolver(),
+        PinStore.DEFAULT_MAX_PIN_BLOCKS, PinStore.DEFAULT_MAX_MARK_BLOCKS,
+        GcScratch.onDisk(scratchDir, 1));
+    bounded.pin(root, HOLDER);
+
+    assertThat(bounded.gc().removed()).isEqualTo(1);
+    assertThat(blocks.has(root)).isTrue();
+    assertThat(blocks.has(stray)).isFalse();
   }
 
   @Test

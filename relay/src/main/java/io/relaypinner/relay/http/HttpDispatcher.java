@@ -50,10 +50,15 @@ import org.slf4j.LoggerFactory;
  * wait in a queue, and reading pauses as soon as one waits ({@link #MAX_QUEUED}). Synchronous
  * answers are written without a flush and flushed once per read batch.
  *
- * <p>Closing: after a request that cannot be trusted further (413, 431, 400) the response is sent
- * with {@code Connection: close}, our side is shut down for output, and the connection is closed
- * once the client closes or after a short linger; closing at once while the client is still
- * sending would make the kernel reset the connection and the client could lose the answer.
+ * <p>Closing: after a request that cannot be trusted further (413, 431, 400), and after any
+ * answer sent with {@code Connection: close} (the client asked for it, or a route answered early,
+ * e.g. a 403 or 503 while a body is still arriving), our side is shut down for output once the
+ * answer is written, and what the client still sends is read and dropped before it reaches the
+ * pipeline's decoders ({@link LingerDrain}): the connection is closed once the
+ * client closes, after {@link #LINGER_MILLIS}, or after {@link #LINGER_MAX_BYTES} dropped,
+ * whichever comes first. Closing at once while the client is still sending would make the
+ * kernel reset the connection (unread data in its buffer), and the client could lose the
+ * answer (RFC 9112 9.6).
  */
 final class HttpDispatcher extends ChannelInboundHandlerAdapter {
   private static final Logger LOG = LoggerFactory.getLogger(HttpDispatcher.class);
@@ -63,8 +68,10 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
    * up to 64 KiB each (issue 36). Pipelining clients are rare and still served, in order.
    */
   static final int MAX_QUEUED = 1;
-  /** How long a rejected client may keep sending before the connection is closed. */
-  private static final long LINGER_MILLIS = 2_000;
+  /** How long a client answered with {@code Connection: close} may keep sending. */
+  static final long LINGER_MILLIS = 2_000;
+  /** Bytes such a client may send after its answer before the connection is closed anyway. */
+  static final long LINGER_MAX_BYTES = 4L << 20;
   private static final ChannelFutureListener LINGER_AND_CLOSE = HttpDispatcher::lingerAndClose;
   /** Read size for file bodies on TLS connections, where sendfile cannot be used. */
   private static final int FILE_CHUNK_SIZE = 64 * 1024;
@@ -362,7 +369,8 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
     } else if (close) {
       closing = true;
       releaseQueued();
-      ctx.writeAndFlush(out).addListener(ChannelFutureListener.CLOSE);
+      // The answer may come before the request's body has all arrived (an early 401, 403, 503).
+      ctx.writeAndFlush(out).addListener(LINGER_AND_CLOSE);
     } else if (inReadBatch) {
       ctx.write(out, ctx.voidPromise());
       flushNeeded = true;
@@ -465,13 +473,52 @@ final class HttpDispatcher extends ChannelInboundHandlerAdapter {
 
   private static void lingerAndClose(final ChannelFuture written) {
     final Channel channel = written.channel();
-    if (written.isSuccess() && channel instanceof DuplexChannel duplex && channel.isActive()) {
+    if (written.isSuccess() && channel instanceof DuplexChannel duplex && channel.isActive()
+        && !duplex.isInputShutdown()) {
+      // Everything the client still sends is dropped at the head of the pipeline, unparsed.
+      channel.pipeline().addFirst(LingerDrain.NAME, new LingerDrain());
+      channel.config().setAutoRead(true);
       duplex.shutdownOutput();
       channel.eventLoop().schedule(() -> {
         channel.close();
       }, LINGER_MILLIS, TimeUnit.MILLISECONDS);
     } else {
       channel.close();
+    }
+  }
+
+  /**
+   * Reads and drops the bytes a client sends after its last answer, so that closing finds the
+   * receive buffer empty (no reset); closes once the client closes or after
+   * {@link #LINGER_MAX_BYTES}.
+   */
+  static final class LingerDrain extends ChannelInboundHandlerAdapter {
+    static final String NAME = "linger-drain";
+    private long dropped;
+
+    @Override
+    public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
+      if (msg instanceof io.netty.buffer.ByteBuf bytes) {
+        dropped += bytes.readableBytes();
+      }
+      ReferenceCountUtil.release(msg);
+      if (dropped > LINGER_MAX_BYTES) {
+        ctx.close();
+      }
+    }
+
+    @Override
+    public void channelReadComplete(final ChannelHandlerContext ctx) {
+      // Nothing reaches the handlers behind any more.
+    }
+
+    @Override
+    public void userEventTriggered(final ChannelHandlerContext ctx, final Object evt) {
+      if (evt instanceof ChannelInputShutdownEvent) {
+        ctx.close();
+        return;
+      }
+      ctx.fireUserEventTriggered(evt);
     }
   }
 

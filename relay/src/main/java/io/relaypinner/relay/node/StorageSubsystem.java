@@ -9,6 +9,7 @@ import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.ipfs.datastore.MvStoreDatastore;
 import io.relaypinner.ipfs.pin.CodecLinkResolver;
+import io.relaypinner.ipfs.pin.GcScratch;
 import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.relay.config.StorageConfig;
@@ -51,6 +52,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class StorageSubsystem extends Subsystem {
   private static final Logger LOG = LoggerFactory.getLogger(StorageSubsystem.class);
+  /** Under {@code DATASTORE_PATH}: GC's scratch files (nothing durable). */
+  public static final String GC_SCRATCH_DIR = "gc";
 
   private final Blockstore blockstore;
   /** Set when the blocks are flat files: the gateway serves raw blocks from them zero-copy. */
@@ -95,8 +98,9 @@ public final class StorageSubsystem extends Subsystem {
       closeBlockstore(blockstore);
       throw e;
     }
+    // GC's sets on the data directory's disk (not /tmp, which may be memory).
     return new StorageSubsystem(blockstore, datastore, config.limits(), peerId, registry, clock,
-        tuning, gcPolicy);
+        tuning, gcPolicy, GcScratch.onDisk(dir.resolve(GC_SCRATCH_DIR)));
   }
 
   /**
@@ -109,6 +113,19 @@ public final class StorageSubsystem extends Subsystem {
   public StorageSubsystem(final Blockstore blockstore, final Datastore datastore,
       final StorageLimits limits, final String peerId, final PrometheusRegistry registry,
       final Clock clock, final NodeTuning tuning, final GcPolicy gcPolicy) {
+    this(blockstore, datastore, limits, peerId, registry, clock, tuning, gcPolicy,
+        GcScratch.inHeap());
+  }
+
+  /**
+   * As the constructor above, with GC's sets in {@code gcScratch} ({@link GcScratch#onDisk}:
+   * a GC run's heap does not grow with the store).
+   */
+  public StorageSubsystem(final Blockstore blockstore, final Datastore datastore,
+      final StorageLimits limits, final String peerId, final PrometheusRegistry registry,
+      final Clock clock, final NodeTuning tuning, final GcPolicy gcPolicy,
+      final GcScratch gcScratch) {
+    Objects.requireNonNull(gcScratch, "gcScratch");
     this.blockstore = Objects.requireNonNull(blockstore, "blockstore");
     this.datastore = Objects.requireNonNull(datastore, "datastore");
     this.flatBlocks = blockstore instanceof FlatFsBlockstore flat ? flat : null;
@@ -125,7 +142,8 @@ public final class StorageSubsystem extends Subsystem {
       StoreMetrics.register(registry, blockstore, datastore);
       probe = startStoreProbe();
       DurabilityMetrics.register(registry, blockstore, datastore);
-      pins = new PinStore(datastore, blockstore, CodecLinkResolver.standard());
+      pins = new PinStore(datastore, blockstore, CodecLinkResolver.standard(),
+          PinStore.DEFAULT_MAX_PIN_BLOCKS, PinStore.DEFAULT_MAX_MARK_BLOCKS, gcScratch);
       // Pins recorded before pins had holders: held by legacy: from now on (nothing is lost;
       // a relay on shared stores that does not know holders yet keeps writing them, and they
       // stay GC roots until the next start migrates them).
@@ -139,7 +157,7 @@ public final class StorageSubsystem extends Subsystem {
           new DefaultThreadFactory("relay-storage", true), new ThreadPoolExecutor.AbortPolicy());
       collector = new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory("relay-gc", true));
       gc = startStorageGc(collector, limits, registry, clock,
-          gcPolicy != null ? gcPolicy : coordinated.gcPolicy());
+          gcPolicy != null ? gcPolicy : coordinated.gcPolicy(), gcScratch);
     } catch (final RuntimeException e) {
       for (final ExecutorService started : new ExecutorService[] {probe, storage, collector}) {
         if (started != null) {
@@ -201,7 +219,7 @@ public final class StorageSubsystem extends Subsystem {
    */
   private StorageGc startStorageGc(final ScheduledThreadPoolExecutor gcExecutor,
       final StorageLimits limits, final PrometheusRegistry registry, final Clock clock,
-      final GcPolicy policy) {
+      final GcPolicy policy, final GcScratch scratch) {
     final FlatFsBlockstore flat = flatBlocks;
     if (flat == null && limits.maxBytes() > 0) {
       LOG.warn("RELAY_STORAGE_MAX_BYTES is not enforced with RELAY_BLOCKSTORE=s3: bound the"
@@ -217,7 +235,7 @@ public final class StorageSubsystem extends Subsystem {
         });
     final StorageGc collector = new StorageGc(pins,
         new GatewayCache(limits.gatewayCacheMaxBytes()), quota, clock, limits.gcGrace(), policy,
-        new LogMembers(datastore));
+        new LogMembers(datastore), scratch);
     gcExecutor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
     collector.executeOn(gcExecutor);
     // Deferred datastore writes (replicated entries' pins) become durable within this period.
@@ -367,7 +385,10 @@ public final class StorageSubsystem extends Subsystem {
       Shutdown.shutdownGracefully(storeProbe, tuning.shutdownTimeout(), true, "store probe");
     }
     // No interrupt: a GC run reads the datastore, whose file channel an interrupt closes.
-    Shutdown.shutdownGracefully(gcExecutor, tuning.shutdownTimeout(), false, "GC");
+    if (Shutdown.shutdownGracefully(gcExecutor, tuning.shutdownTimeout(), false, "GC")) {
+      // GC's scratch file goes with it (one a run still holds is deleted at the next start).
+      gc.close();
+    }
     Shutdown.shutdownGracefully(executor, tuning.shutdownTimeout(), false, "storage work");
     datastore.close();
     closeBlockstore(blockstore);

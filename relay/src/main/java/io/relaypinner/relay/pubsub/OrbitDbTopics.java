@@ -278,6 +278,8 @@ public final class OrbitDbTopics {
   private final Map<PeerId, Integer> unrequestedPerPeer = new HashMap<>();
   /** Followed topics still on probation, to when they were followed (clock millis). */
   private final Map<String, Long> probation = new LinkedHashMap<>();
+  /** Probation topics whose check is queued on the storage executor. Guarded by this. */
+  private final Set<String> probationChecks = new HashSet<>();
   /** Topics being persisted before they are followed. Guarded by this. */
   private final Set<String> activating = new HashSet<>();
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
@@ -419,7 +421,8 @@ public final class OrbitDbTopics {
    * {@code peer-pending-full}, {@code peer-failed-full}, {@code peer-share-full},
    * {@code not-admitted}, {@code admitted}, {@code deferred} (queued for a slot),
    * {@code dropped-empty}, {@code evicted-idle},
-   * {@code persist-rejected}.
+   * {@code persist-rejected}, {@code probation-deferred} (a probation check the storage queue
+   * refused: checked at the next sweep).
    */
   public Map<String, Long> counters() {
     final Map<String, Long> out = new java.util.TreeMap<>();
@@ -733,22 +736,67 @@ public final class OrbitDbTopics {
         ? eldest.getKey() : null;
   }
 
-  /** Drops followed databases that still have no verified entry after their probation. */
+  /**
+   * Drops followed databases that still have no verified entry after their probation. Called on
+   * event loops (a subscription arrives): the due topics are only picked here; whether they have
+   * an entry is asked on the storage executor ({@link #endProbation}), since the answer may read
+   * the datastore (a PostgreSQL round trip on shared stores), which must not stall the gossipsub
+   * loop. Due topics are checked in probation order; one the executor refuses stays on probation
+   * and is picked again by the next sweep ({@code probation-deferred}).
+   */
   private void sweepProbation() {
     final long now = clock.millis();
-    final List<String> due = new ArrayList<>();
+    final Map<String, Long> due = new LinkedHashMap<>();
     synchronized (this) {
-      for (final var it = probation.entrySet().iterator(); it.hasNext();) {
-        final Map.Entry<String, Long> e = it.next();
+      for (final Map.Entry<String, Long> e : probation.entrySet()) {
         if (now - e.getValue() < limits.probation().toMillis()) {
           break;
         }
-        it.remove();
-        due.add(e.getKey());
+        if (probationChecks.add(e.getKey())) {
+          due.put(e.getKey(), e.getValue());
+        }
       }
     }
-    for (final String topic : due) {
-      if (followed.contains(topic) && !admission.hasEntries(topic)) {
+    if (due.isEmpty()) {
+      return;
+    }
+    try {
+      storage.execute(() -> endProbation(due));
+    } catch (final RejectedExecutionException e) {
+      synchronized (this) {
+        probationChecks.removeAll(due.keySet());
+      }
+      count("probation-deferred");
+    }
+  }
+
+  /**
+   * On the storage executor: ends the probation of each due topic (followed since
+   * {@code due}'s time), dropping those without a verified entry. A topic unfollowed or
+   * followed anew since it was picked is left alone; one whose check fails (a store down) stays
+   * on probation for the next sweep.
+   */
+  private void endProbation(final Map<String, Long> due) {
+    for (final Map.Entry<String, Long> e : due.entrySet()) {
+      final String topic = e.getKey();
+      boolean empty = false;
+      boolean checked = false;
+      try {
+        empty = followed.contains(topic) && !admission.hasEntries(topic);
+        checked = true;
+      } catch (final RuntimeException failure) {
+        LOG.debug("probation check of {} failed, checked again later: {}", topic,
+            failure.toString());
+      } finally {
+        synchronized (this) {
+          probationChecks.remove(topic);
+          if (checked && !probation.remove(topic, e.getValue())) {
+            checked = false;
+            empty = false;
+          }
+        }
+      }
+      if (checked && empty) {
         count("dropped-empty");
         LOG.info("no longer following {}: no verified entry {} after it was admitted", topic,
             limits.probation());

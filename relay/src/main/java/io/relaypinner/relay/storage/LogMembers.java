@@ -3,10 +3,8 @@ package io.relaypinner.relay.storage;
 import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.multiformats.Multihash;
 import io.relaypinner.orbitdb.log.LogStore;
-import java.util.HashSet;
 import java.util.Objects;
-import java.util.Set;
-import java.util.function.Supplier;
+import java.util.function.Consumer;
 
 /**
  * The entries replicated OrbitDB logs list as theirs, for garbage collection to keep even while
@@ -17,18 +15,19 @@ import java.util.function.Supplier;
  * datastore layout. Only the entry blocks are kept, not what they link (their identities are
  * pinned when the entry is accepted, their media by its own pin).
  */
-public final class LogMembers implements Supplier<Set<Multihash>> {
+public final class LogMembers implements KeptBlocks {
   private final Datastore datastore;
 
   public LogMembers(final Datastore datastore) {
     this.datastore = Objects.requireNonNull(datastore, "datastore");
   }
 
-  /** Every listed entry's multihash (unreadable records are skipped: their entries go at GC). */
+  /**
+   * Every listed entry's multihash, as the logs are read (unreadable records are skipped: their
+   * entries go at GC).
+   */
   @Override
-  public Set<Multihash> get() {
-    final Set<Multihash> members = new HashSet<>();
-    LogStore.forEachMember(datastore, cid -> members.add(cid.multihash()));
-    return members;
+  public void forEach(final Consumer<Multihash> visitor) {
+    LogStore.forEachMember(datastore, cid -> visitor.accept(cid.multihash()));
   }
 }

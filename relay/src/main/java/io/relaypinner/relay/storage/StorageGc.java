@@ -1,11 +1,11 @@
 package io.relaypinner.relay.storage;
 
 import io.relaypinner.ipfs.pin.GcResult;
+import io.relaypinner.ipfs.pin.GcScratch;
 import io.relaypinner.ipfs.pin.PinStore;
 import io.relaypinner.multiformats.Multihash;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -13,7 +13,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,6 +52,13 @@ import org.slf4j.LoggerFactory;
  * <p>Runs are serialized; a request while one runs or is queued is merged into it. Bounded: the
  * first-sighting map holds at most {@link #MAX_TRACKED} blocks (beyond, blocks are tracked in a
  * later run).
+ *
+ * <p>Memory: the sightings, the blocks {@code alsoKeep} names and the mark's sets
+ * ({@link PinStore#gc(java.util.function.Predicate)}) are kept in a {@link GcScratch}: on disk
+ * in the relay ({@code <DATASTORE_PATH>/gc}), so a run's heap is bounded by the scratch's page
+ * caches, not by how many blocks are stored or pinned. (What {@code alsoKeep} reads to visit
+ * its blocks is its own affair: {@link LogMembers} reads the logs' records in one snapshot.) A crash loses the sightings only (every
+ * unpinned block gets a whole grace period again, as after any restart).
  */
 public final class StorageGc {
   /**
@@ -61,7 +67,7 @@ public final class StorageGc {
    */
   public static final Duration PRESSURE_GAP = Duration.ofSeconds(10);
 
-  /** Most unpinned blocks whose first sighting is remembered. */
+  /** Most unpinned blocks whose first sighting is remembered (on the scratch's disk). */
   public static final int MAX_TRACKED = 2_000_000;
 
   private static final Logger LOG = LoggerFactory.getLogger(StorageGc.class);
@@ -75,8 +81,11 @@ public final class StorageGc {
   private final Clock clock;
   private final Duration grace;
   private final GcPolicy policy;
-  private final Supplier<Set<Multihash>> alsoKeep;
-  private Map<Multihash, Long> firstSeen = new HashMap<>();
+  private final KeptBlocks alsoKeep;
+  private final GcScratch scratch;
+  /** The sightings and each run's kept set; opened at the first run, closed by {@link #close}. */
+  private GcScratch.Space space;
+  private Map<byte[], Long> firstSeen;
   private final AtomicBoolean queued = new AtomicBoolean();
   private final AtomicLong runs = new AtomicLong();
   private final AtomicLong skipped = new AtomicLong();
@@ -92,17 +101,27 @@ public final class StorageGc {
    */
   public StorageGc(final PinStore pins, final GatewayCache cache, final StorageQuota quota,
       final Clock clock, final Duration grace, final GcPolicy policy) {
-    this(pins, cache, quota, clock, grace, policy, Set::of);
+    this(pins, cache, quota, clock, grace, policy, KeptBlocks.NONE);
+  }
+
+  /** As the full constructor, with its sets in the heap ({@link GcScratch#inHeap}). */
+  public StorageGc(final PinStore pins, final GatewayCache cache, final StorageQuota quota,
+      final Clock clock, final Duration grace, final GcPolicy policy,
+      final KeptBlocks alsoKeep) {
+    this(pins, cache, quota, clock, grace, policy, alsoKeep, GcScratch.inHeap());
   }
 
   /**
    * @param alsoKeep blocks kept although no pin reaches them (asked once per run, before the
    *     mark): e.g. {@link LogMembers}, the entries of replicated logs that wait for their media
+   * @param scratch where the sightings and the kept set live ({@link GcScratch#onDisk}: bounded
+   *     heap)
    */
   public StorageGc(final PinStore pins, final GatewayCache cache, final StorageQuota quota,
       final Clock clock, final Duration grace, final GcPolicy policy,
-      final Supplier<Set<Multihash>> alsoKeep) {
+      final KeptBlocks alsoKeep, final GcScratch scratch) {
     this.alsoKeep = Objects.requireNonNull(alsoKeep, "alsoKeep");
+    this.scratch = Objects.requireNonNull(scratch, "scratch");
     this.pins = Objects.requireNonNull(pins, "pins");
     this.cache = Objects.requireNonNull(cache, "cache");
     this.quota = Objects.requireNonNull(quota, "quota");
@@ -157,7 +176,7 @@ public final class StorageGc {
       skipped.incrementAndGet();
       // A node that collects again later (a new GC leader) starts its sightings over: what it
       // saw unpinned before may have been deleted and written anew since.
-      firstSeen = new HashMap<>();
+      forgetSightings();
       LOG.debug("GC skipped: not this node's turn");
       return Outcome.SKIPPED;
     }
@@ -170,35 +189,31 @@ public final class StorageGc {
         cache.trimTo(Math.max(0, cache.bytes() - excess));
       }
       final Set<Multihash> evicted = cache.drainEvicted();
-      final Set<Multihash> kept = alsoKeep.get();
-      final long now = clock.millis();
-      final long graceMs = grace.toMillis();
-      final Map<Multihash, Long> seen = new HashMap<>();
+      final GcScratch.Space sightings = space();
+      final Map<byte[], Long> before = firstSeen;
+      final Map<byte[], Boolean> kept = sightings.newMap("kept");
+      final Map<byte[], Long> seen = sightings.newMap("seen");
       final long usedBefore = quota.usedBytes();
-      final Map<Multihash, Long> before = firstSeen;
-      final GcResult result = pins.gc(multihash -> {
-        if (stopped.get() || cache.holds(multihash) || kept.contains(multihash)) {
-          return false;
-        }
-        final Long first = before.get(multihash);
-        final long since = first != null ? first : now;
-        // Shared stores: another node may be writing it; only a second look after the grace.
-        final boolean due = shared ? first != null && now - since >= graceMs
-            : evicted.contains(multihash) || now - since >= graceMs;
-        if (!due) {
-          if (seen.size() < MAX_TRACKED) {
-            seen.put(multihash, since);
-          }
-          return false;
-        }
-        if (shared && !policy.mayCollect()) {
-          // Lost the leadership mid-run: another node decides from now on.
-          stopped.set(true);
-          return false;
-        }
-        return true;
-      });
-      firstSeen = stopped.get() ? new HashMap<>() : seen;
+      final long now = clock.millis();
+      final GcResult result;
+      try {
+        alsoKeep.forEach(multihash -> kept.put(multihash.bytes(), Boolean.TRUE));
+        result = pins.gc(multihash -> sweepable(multihash, now, evicted, kept, before, seen,
+            shared, stopped));
+      } catch (final RuntimeException e) {
+        sightings.drop(seen);
+        throw e;
+      } finally {
+        sightings.drop(kept);
+      }
+      if (before != null) {
+        sightings.drop(before);
+      }
+      firstSeen = seen;
+      final long tracked = seen.size();
+      if (stopped.get()) {
+        forgetSightings();
+      }
       final long freed = Math.max(0, usedBefore - quota.usedBytes());
       runs.incrementAndGet();
       removedBlocks.addAndGet(result.removed());
@@ -206,13 +221,70 @@ public final class StorageGc {
       quota.recheck();
       LOG.info("GC: removed {} unpinned block(s) ({} bytes), kept {} pinned block(s) of {} pin(s),"
               + " {} cached, {} in their grace period; {} ms", result.removed(), freed,
-          result.marked(), result.pins(), cache.blockCount(), seen.size(),
+          result.marked(), result.pins(), cache.blockCount(), tracked,
           clock.millis() - started);
       return Outcome.DONE;
     } catch (final RuntimeException e) {
       failed.incrementAndGet();
       LOG.warn("GC failed, nothing more deleted: {}", e.toString());
       return Outcome.FAILED;
+    }
+  }
+
+  /** Whether an unmarked block goes now (see the class comment); records its first sighting. */
+  private boolean sweepable(final Multihash multihash, final long now,
+      final Set<Multihash> evicted,
+      final Map<byte[], Boolean> kept, final Map<byte[], Long> before,
+      final Map<byte[], Long> seen, final boolean shared, final AtomicBoolean stopped) {
+    if (stopped.get() || cache.holds(multihash)) {
+      return false;
+    }
+    final byte[] key = multihash.bytes();
+    if (kept.containsKey(key)) {
+      return false;
+    }
+    final Long first = before != null ? before.get(key) : null;
+    final long since = first != null ? first : now;
+    // Shared stores: another node may be writing it; only a second look after the grace.
+    final boolean due = shared ? first != null && now - since >= grace.toMillis()
+        : evicted.contains(multihash) || now - since >= grace.toMillis();
+    if (!due) {
+      if (seen.size() < MAX_TRACKED) {
+        seen.put(key, since);
+      }
+      return false;
+    }
+    if (shared && !policy.mayCollect()) {
+      // Lost the leadership mid-run: another node decides from now on.
+      stopped.set(true);
+      return false;
+    }
+    return true;
+  }
+
+  /** The scratch space of the sightings, opened at the first run. */
+  private GcScratch.Space space() {
+    if (space == null) {
+      space = scratch.open("gc-sightings");
+    }
+    return space;
+  }
+
+  /** Forgets every sighting (a new leader, a run that lost the lease). */
+  private void forgetSightings() {
+    if (firstSeen != null && space != null) {
+      space.drop(firstSeen);
+    }
+    firstSeen = null;
+  }
+
+  /** Deletes the scratch space (its file on disk); a later run opens a new one. */
+  public synchronized void close() {
+    firstSeen = null;
+    if (space != null) {
+      final GcScratch.Space open = space;
+      space = null;
+      open.close();
     }
   }
 

@@ -149,6 +149,10 @@ class OrbitDbTopicsTest {
     /** Every check asked for, in order, with its answer to complete. */
     final List<Map.Entry<String, CompletableFuture<Boolean>>> checks = new ArrayList<>();
     final Set<String> withEntries = new HashSet<>();
+    /** When set, {@link #hasEntries} waits for it (a datastore read that blocks). */
+    volatile java.util.concurrent.CountDownLatch entriesGate;
+    /** The threads {@link #hasEntries} ran on. */
+    final List<Thread> entryCheckThreads = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     @Override
     public void onFollow(final String topic) {
@@ -179,6 +183,15 @@ class OrbitDbTopicsTest {
 
     @Override
     public boolean hasEntries(final String topic) {
+      entryCheckThreads.add(Thread.currentThread());
+      final java.util.concurrent.CountDownLatch gate = entriesGate;
+      if (gate != null) {
+        try {
+          gate.await();
+        } catch (final InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
       return withEntries.contains(topic);
     }
 
@@ -673,6 +686,69 @@ class OrbitDbTopicsTest {
     clock.advance(LIMITS.probation().multipliedBy(2));
     gossip.subscribe(BOB, address("trigger-3"));
     assertThat(topics.followed()).containsExactly(OTHER);
+  }
+
+  /**
+   * Issue 36: whether a database on probation has an entry may read the datastore (a PostgreSQL
+   * round trip on shared stores); a subscription arriving on the gossipsub event loop must not
+   * wait for it. With the read blocked, the subscription returns at once; the check runs on
+   * the storage executor, and the database is dropped once it answers.
+   */
+  @Test
+  void probation_shouldCheckOnTheStorageExecutor_soABlockedReadNeverStallsTheEventLoop()
+      throws Exception {
+    final java.util.concurrent.ExecutorService storage =
+        java.util.concurrent.Executors.newSingleThreadExecutor();
+    try {
+      final OrbitDbTopics topics = topics(TopicPolicy.OPEN, LIMITS, datastore, storage);
+      assertThat(topics.followAdmitted(DB).get(10, java.util.concurrent.TimeUnit.SECONDS))
+          .isTrue();
+      recorder.entriesGate = new java.util.concurrent.CountDownLatch(1);
+      clock.advance(LIMITS.probation());
+
+      final Thread loop = Thread.currentThread();
+      gossip.subscribe(BOB, address("trigger-1"));
+      gossip.subscribe(BOB, address("trigger-2"));
+
+      // Returned while the read is blocked; the check is queued once, not per subscription.
+      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+          .until(() -> !recorder.entryCheckThreads.isEmpty());
+      assertThat(recorder.entryCheckThreads).hasSize(1).doesNotContain(loop);
+      assertThat(topics.followed()).contains(DB);
+      recorder.entriesGate.countDown();
+      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+          .until(() -> !topics.followed().contains(DB));
+      assertThat(topics.counters()).containsEntry("dropped-empty", 1L);
+      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+          .until(() -> persisted(datastore, DB).isEmpty());
+    } finally {
+      storage.shutdownNow();
+    }
+  }
+
+  /** A probation check the storage queue refuses is not lost: the next sweep picks it again. */
+  @Test
+  void probation_shouldCheckAgainAtTheNextSweep_whenTheStorageQueueRefused() {
+    final java.util.concurrent.atomic.AtomicBoolean refuse =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    final Executor storage = task -> {
+      if (refuse.get()) {
+        throw new RejectedExecutionException("full");
+      }
+      task.run();
+    };
+    final OrbitDbTopics topics = topics(TopicPolicy.OPEN, LIMITS, datastore, storage);
+    assertThat(topics.followAdmitted(DB)).isCompletedWithValue(true);
+    clock.advance(LIMITS.probation());
+    refuse.set(true);
+    gossip.subscribe(BOB, address("trigger-1"));
+    assertThat(topics.followed()).contains(DB);
+    assertThat(topics.counters()).containsEntry("probation-deferred", 1L);
+
+    refuse.set(false);
+    gossip.subscribe(BOB, address("trigger-2"));
+    assertThat(topics.followed()).doesNotContain(DB);
+    assertThat(topics.counters()).containsEntry("dropped-empty", 1L);
   }
 
   @Test

@@ -39,6 +39,9 @@ import org.junit.jupiter.api.Test;
 class StorageGcTest {
   private static final Duration GRACE = Duration.ofMinutes(15);
 
+  @org.junit.jupiter.api.io.TempDir
+  java.nio.file.Path tempDir;
+
   private final MutableClock clock = new MutableClock(Instant.parse("2026-11-24T10:00:00Z"));
   private final MemoryBlockstore blocks = new MemoryBlockstore();
   private final PinStore pins =
@@ -338,6 +341,67 @@ class StorageGcTest {
     assertThat(blocks.has(markedByAnotherRelay)).isTrue();
     assertThat(blocks.has(loose)).isFalse();
   }
+  /**
+   * Issue 36: GC in bounded memory. The pins' mark and this GC's sightings and kept set live in
+   * scratch files (the heap frontier lowered to 4 CIDs, far below the store's 2,000 blocks): the
+   * live set (pinned DAGs, a log's waiting entry) survives, garbage goes after its grace
+   * period, sightings carry from run to run through the file, and a crash (a new GC on the same
+   * directory, the old one never closed) only starts the grace over: nothing is deleted early.
+   */
+  @Test
+  void onDiskScratch_keepsTheLiveSet_removesGarbageAfterTheGrace_andACrashOnlyDelaysIt() {
+    final java.nio.file.Path scratchDir = tempDir.resolve("gc");
+    final io.relaypinner.ipfs.pin.GcScratch scratch =
+        io.relaypinner.ipfs.pin.GcScratch.onDisk(scratchDir, 4);
+    final PinStore bounded = new PinStore(new MemoryDatastore(), blocks,
+        CodecLinkResolver.standard(), PinStore.DEFAULT_MAX_PIN_BLOCKS,
+        PinStore.DEFAULT_MAX_MARK_BLOCKS, scratch);
+    final List<Cid> live = new ArrayList<>();
+    for (int r = 0; r < 20; r++) {
+      final List<Cid> leaves = new ArrayList<>();
+      for (int l = 0; l < 50; l++) {
+        leaves.add(raw(blocks, 64));
+      }
+      final Cid root = node(blocks, leaves);
+      assertThat(bounded.pin(root, TestPins.HOLDER))
+          .isInstanceOf(io.relaypinner.ipfs.pin.PinResult.Pinned.class);
+      live.add(root);
+      live.addAll(leaves);
+    }
+    final Cid waiting = raw(blocks, 64);
+    final MemoryDatastore logs = new MemoryDatastore();
+    logs.put("/orbitdb/logs/zdpuManifest/e/" + waiting, new byte[0]);
+    final List<Cid> garbage = new ArrayList<>();
+    for (int g = 0; g < 1_000; g++) {
+      garbage.add(raw(blocks, 64));
+    }
+    final StorageGc gc = new StorageGc(bounded, new GatewayCache(1 << 20), quota(0), clock,
+        GRACE, GcPolicy.ALWAYS, new LogMembers(logs), scratch);
+
+    gc.runOnce();
+    assertThat(scratchDir.resolve("gc-sightings.scratch")).exists();
+    assertThat(garbage).allMatch(blocks::has);
+    clock.advance(GRACE.minusSeconds(1));
+    // A crash: a new GC on the same directory; the sightings file is not trusted.
+    final StorageGc restarted = new StorageGc(bounded, new GatewayCache(1 << 20), quota(0),
+        clock, GRACE, GcPolicy.ALWAYS, new LogMembers(logs), scratch);
+    restarted.runOnce();
+    clock.advance(Duration.ofSeconds(1));
+    restarted.runOnce();
+    assertThat(garbage).as("first seen again after the crash: in their grace").allMatch(
+        blocks::has);
+    clock.advance(GRACE);
+    restarted.runOnce();
+
+    assertThat(garbage).noneMatch(blocks::has);
+    assertThat(live).allMatch(blocks::has);
+    assertThat(blocks.has(waiting)).isTrue();
+    assertThat(blocks.count()).isEqualTo(live.size() + 1);
+    assertThat(restarted.removedBlocks()).isEqualTo(garbage.size());
+    restarted.close();
+    assertThat(scratchDir.resolve("gc-sightings.scratch")).doesNotExist();
+  }
+
   @Test
   void pressureRequests_areSpacedOnTheClock() {
     final StorageGc gc = gc(new GatewayCache(1 << 20), quota(0), GcPolicy.ALWAYS);
