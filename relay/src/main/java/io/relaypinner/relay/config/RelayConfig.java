@@ -164,6 +164,7 @@ public record RelayConfig(
     b.pinningServiceTokens = pinningService.tokens();
     b.importTimeout = imports.timeout();
     b.importSlots = imports.slots();
+    b.importStagingMaxBytes = imports.stagingMaxBytes();
     b.httpIdleTimeout = http.idleTimeout();
     b.httpMaxInitialLineLength = http.maxInitialLineLength();
     b.httpMaxHeaderSize = http.maxHeaderSize();
@@ -303,6 +304,8 @@ public record RelayConfig(
         ImportConfig.MAX_TIMEOUT_MS)).ifPresent(b::importTimeout);
     in.get("RELAY_IMPORT_SLOTS").map(v -> (int) EnvReader.integer(v, 1, ImportConfig.MAX_SLOTS,
         Checks.intExpectation(1, ImportConfig.MAX_SLOTS))).ifPresent(b::importSlots);
+    in.get("RELAY_IMPORT_STAGING_MAX_BYTES").map(v -> EnvReader.integer(v, 0, Long.MAX_VALUE,
+        ImportConfig.stagingExpectation())).ifPresent(b::importStagingMaxBytes);
     EnvReader.list(in.get("RELAY_MEDIA_CID_FIELDS")).ifPresent(b::mediaCidFields);
     EnvReader.list(in.get("RELAY_ORBITDB_ALLOW")).ifPresent(b::orbitDbAllow);
     EnvReader.list(in.get("RELAY_ORBITDB_DENY")).ifPresent(b::orbitDbDeny);
@@ -381,6 +384,7 @@ public record RelayConfig(
     private List<String> pinningServiceTokens = List.of();
     private Duration importTimeout = ImportConfig.DEFAULT_TIMEOUT;
     private int importSlots = ImportConfig.DEFAULT_SLOTS;
+    private long importStagingMaxBytes;
     private Duration httpIdleTimeout = HttpConfig.DEFAULT_IDLE_TIMEOUT;
     private int httpMaxInitialLineLength = HttpConfig.DEFAULT_MAX_INITIAL_LINE_LENGTH;
     private int httpMaxHeaderSize = HttpConfig.DEFAULT_MAX_HEADER_SIZE;
@@ -740,6 +744,15 @@ public record RelayConfig(
     }
 
     /**
+     * {@code RELAY_IMPORT_STAGING_MAX_BYTES}: bytes all imports together may stage on disk;
+     * default 0, {@code RELAY_IMPORT_SLOTS} x 128 MiB.
+     */
+    public Builder importStagingMaxBytes(final long value) {
+      this.importStagingMaxBytes = value;
+      return this;
+    }
+
+    /**
      * {@code RELAY_MEDIA_CID_FIELDS}: replaces the built-in list; the item {@code default} stands
      * for the built-in list, so {@code default,coverCid} adds one field.
      */
@@ -864,7 +877,7 @@ public record RelayConfig(
           new PasskeyConfig(webauthnOrigins, webauthnRpIds, webauthnRequireLowS),
           new PinningServiceConfig(pinningServiceTokens),
           budget,
-          new ImportConfig(importTimeout, importSlots));
+          new ImportConfig(importTimeout, importSlots, importStagingMaxBytes));
     }
 
     private CircuitRelayConfig buildCircuitRelay() {

@@ -43,4 +43,18 @@ class NodeBudgetTest {
     assertThat(budget.libp2p().used(Resource.CONNECTIONS)).isEqualTo(4);
     assertThat(budget.http().used(Resource.CONNECTIONS)).isZero();
   }
+
+  @Test
+  void importScope_shouldHoldTheSlotsAndStagingBytes_withOneSlotPerClientKey() {
+    final NodeBudget sized = new NodeBudget(HEAP, new NodeBudget.Sizes(10, 3, 5,
+        IpPrefix.DEFAULT, 4, 64L << 20), LimitListener.NONE);
+    assertThat(sized.imports()).isSameAs(sized.memory(NodeBudget.Surface.IMPORT));
+    assertThat(sized.imports().limits().max(Resource.WORK)).isEqualTo(4);
+    assertThat(sized.imports().limits().max(Resource.DISK)).isEqualTo(64L << 20);
+    assertThat(sized.importClients().limits().max(Resource.WORK))
+        .isEqualTo(NodeBudget.IMPORTS_PER_CLIENT);
+    // The defaults: RELAY_IMPORT_SLOTS 2, each may stage 128 MiB.
+    assertThat(budget.imports().limits().max(Resource.WORK)).isEqualTo(2);
+    assertThat(budget.imports().limits().max(Resource.DISK)).isEqualTo(256L << 20);
+  }
 }
