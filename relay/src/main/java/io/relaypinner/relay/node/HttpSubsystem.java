@@ -166,7 +166,8 @@ public final class HttpSubsystem extends Subsystem {
           .gateway(new IpfsGatewayRoute(storage.pins(), reader, storage.executor(), responses,
               gatewayMetrics, storage::blockFile, new GatewayFallback(config.gateway(),
                   content.gatewayContent(), reader, storage.executor(), network.host().ticker()),
-              storage.blockstore(), tuning.carPlanner()))
+              storage.blockstore(), tuning.carPlanner(),
+              budget.memory(NodeBudget.Surface.GATEWAY)))
           .addTo(Router.builder())
           .getPrefix(RoutingRoute.PREFIX, new RoutingRoute(settings.identity().peerId(),
               network::advertisedAddresses, storage.blockstore()::has,
