@@ -321,6 +321,9 @@ public record RelayConfig(
         CircuitRelayConfig.MAX_RESERVATIONS,
         Checks.intExpectation(0, CircuitRelayConfig.MAX_RESERVATIONS) + ", 0 = unlimited"))
         .ifPresent(b::circuitMaxReservations);
+    in.get("RELAY_MAX_CIRCUITS_PER_IP").map(v -> (int) EnvReader.integer(v, 1,
+        CircuitRelayConfig.MAX_CIRCUITS, Checks.intExpectation(1, CircuitRelayConfig.MAX_CIRCUITS)))
+        .ifPresent(b::circuitMaxCircuitsPerIp);
     in.get("RELAY_CIRCUIT_RESERVATION_TTL_MS").map(v -> EnvReader.millis(v, 0,
         CircuitConfig.MAX_TTL_MS)).ifPresent(b::circuitReservationTtl);
     in.get("RELAY_CIRCUIT_DEFAULT_DATA_LIMIT_BYTES").map(v -> EnvReader.integer(v, 0,
@@ -802,6 +805,16 @@ public record RelayConfig(
     /** {@code RELAY_CIRCUIT_MAX_RESERVATIONS}; default 10,000, 0 = unlimited. */
     public Builder circuitMaxReservations(final int value) {
       circuitRelay.maxReservations(value);
+      return this;
+    }
+
+    /**
+     * {@code RELAY_MAX_CIRCUITS_PER_IP}: circuits open at once whose source connection or
+     * destination reservation comes from one IP key (the node budget's {@code circuit_ip}
+     * scopes); default 32.
+     */
+    public Builder circuitMaxCircuitsPerIp(final int value) {
+      circuitRelay.maxCircuitsPerIp(value);
       return this;
     }
 

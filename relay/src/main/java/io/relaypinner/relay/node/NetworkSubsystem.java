@@ -137,7 +137,7 @@ public final class NetworkSubsystem extends Subsystem {
             .maxCircuitsPerIp(CircuitRelayConfig.MAX_CIRCUITS).build();
       }
       relay = CircuitRelay.start(host, limits, clock, addresses::advertised,
-          CircuitRelay.ipKeys(budget::ipKey, trustedProxy));
+          CircuitRelay.ipKeys(budget::ipKey, trustedProxy), budget.circuitIps(limits));
       CircuitRelayMetrics.register(registry, relay);
       // AutoNAT v1 server: in deployed mode it never dials private addresses.
       nat = AutoNat.start(host, tuning.autoNat(), clock, dialable);

@@ -6,6 +6,8 @@ import io.relaypinner.common.budget.LimitListener;
 import io.relaypinner.common.budget.Limits;
 import io.relaypinner.common.budget.Resource;
 import io.relaypinner.common.budget.Scope;
+import io.relaypinner.libp2p.protocol.relay.CircuitRelayConfig;
+import io.relaypinner.libp2p.protocol.relay.CircuitRelayEngine;
 import io.relaypinner.relay.config.ImportConfig;
 import io.relaypinner.relay.config.RelayConfig;
 import java.net.InetAddress;
@@ -31,8 +33,11 @@ import java.util.concurrent.atomic.LongAdder;
  * ├── http                        connections: RELAY_HTTP_MAX_CONNECTIONS
  * │   └── ip (keyed)              connections: RELAY_MAX_CONNECTIONS_PER_IP
  * ├── one scope per {@link Surface}: memory, its share of the heap
- * └── import (the IMPORT surface)  work: RELAY_IMPORT_SLOTS; disk: RELAY_IMPORT_STAGING_MAX_BYTES
- *     └── import_ip (keyed)       work: 1 (an import per client IP key)
+ * ├── import (the IMPORT surface)  work: RELAY_IMPORT_SLOTS; disk: RELAY_IMPORT_STAGING_MAX_BYTES
+ * │   └── import_ip (keyed)       work: 1 (an import per client IP key)
+ * └── circuit_relay
+ *     ├── circuit_ip (keyed)      streams: RELAY_MAX_CIRCUITS_PER_IP (circuits)
+ *     └── reservation_ip (keyed)  work: 64 (reservations)
  * </pre>
  *
  * <p>Every refused reservation is counted by scope kind and resource
@@ -110,6 +115,9 @@ public final class NodeBudget {
   private final Map<Surface, Scope> surfaces = new EnumMap<>(Surface.class);
   private final KeyedScopes importClients;
   private volatile Scope gatewayFallback;
+  private volatile Scope circuitRelay;
+  private volatile CircuitRelayEngine.IpScopes circuitIps;
+  private final LimitListener listener;
 
   /**
    * @param maxHeap the heap the JVM really has ({@code Runtime.getRuntime().maxMemory()})
@@ -123,6 +131,7 @@ public final class NodeBudget {
           .increment();
       also.limitHit(scope, resource);
     };
+    this.listener = listener;
     this.system = Scope.root("system", Limits.NONE.with(Resource.MEMORY,
         (long) (maxHeap * SYSTEM_MEMORY_SHARE)), listener);
     this.libp2p = system.child("libp2p", "libp2p",
@@ -232,6 +241,21 @@ public final class NodeBudget {
     return gatewayFallback;
   }
 
+  /**
+   * Circuit relay's per-IP caps: keyed scopes under a {@code circuit_relay} scope, circuits as
+   * {@link Resource#STREAMS} of {@code circuit_ip} ({@code config.maxCircuitsPerIp()},
+   * {@code RELAY_MAX_CIRCUITS_PER_IP}) and reservations as {@link Resource#WORK} of
+   * {@code reservation_ip} ({@code config.maxReservationsPerIp()}). Made on the first call;
+   * later calls return them.
+   */
+  public synchronized CircuitRelayEngine.IpScopes circuitIps(final CircuitRelayConfig config) {
+    if (circuitIps == null) {
+      circuitRelay = system.child("circuit_relay", "circuit_relay", Limits.NONE);
+      circuitIps = CircuitRelayEngine.IpScopes.of(circuitRelay, config, listener);
+    }
+    return circuitIps;
+  }
+
   /** The scopes of fixed identity (not keyed), for metrics: read at every scrape. */
   public List<Scope> fixedScopes() {
     final List<Scope> out = new ArrayList<>(List.of(system, libp2p, http));
@@ -240,6 +264,9 @@ public final class NodeBudget {
     }
     if (gatewayFallback != null) {
       out.add(gatewayFallback);
+    }
+    if (circuitRelay != null) {
+      out.add(circuitRelay);
     }
     return out;
   }

@@ -269,6 +269,15 @@ class RelayConfigTest {
     }
 
     @Test
+    void fromEnvironment_shouldParseTheCircuitsPerIpCap_defaulting32() {
+      assertThat(RelayConfig.DEFAULT.circuit().relay().maxCircuitsPerIp()).isEqualTo(32);
+      assertThat(env("RELAY_MAX_CIRCUITS_PER_IP", "8").circuit().relay().maxCircuitsPerIp())
+          .isEqualTo(8);
+      assertThat(rejected("RELAY_MAX_CIRCUITS_PER_IP", "0").variable())
+          .isEqualTo("RELAY_MAX_CIRCUITS_PER_IP");
+    }
+
+    @Test
     void fromEnvironment_shouldParseCorsMaxAge_whenSeconds() {
       assertThat(env("METRICS_CORS_MAX_AGE", "600").cors().maxAgeSeconds()).isEqualTo(600);
       assertThat(rejected("METRICS_CORS_MAX_AGE", "-5").variable())

@@ -57,4 +57,22 @@ class NodeBudgetTest {
     assertThat(budget.imports().limits().max(Resource.WORK)).isEqualTo(2);
     assertThat(budget.imports().limits().max(Resource.DISK)).isEqualTo(256L << 20);
   }
+
+  @Test
+  void circuitIps_shouldBeKeyedScopesWithTheRelaysPerIpCaps_madeOnce() {
+    final io.relaypinner.libp2p.protocol.relay.CircuitRelayEngine.IpScopes scopes =
+        budget.circuitIps(io.relaypinner.libp2p.protocol.relay.CircuitRelayConfig.builder()
+            .maxCircuitsPerIp(5).build());
+    assertThat(scopes.circuits().limits().max(Resource.STREAMS)).isEqualTo(5);
+    assertThat(scopes.reservations().limits().max(Resource.WORK)).isEqualTo(64);
+    assertThat(budget.circuitIps(io.relaypinner.libp2p.protocol.relay.CircuitRelayConfig.DEFAULT))
+        .isSameAs(scopes);
+    final KeyedScopes.Handle key = scopes.circuits().open("192.0.2.1/32");
+    for (int i = 0; i < 5; i++) {
+      assertThat(key.scope().tryReserve(Resource.STREAMS, 1)).isTrue();
+    }
+    assertThat(key.scope().tryReserve(Resource.STREAMS, 1)).isFalse();
+    assertThat(budget.hits("circuit_ip", Resource.STREAMS)).isEqualTo(1);
+    assertThat(budget.fixedScopes()).extracting(s -> s.kind()).contains("circuit_relay");
+  }
 }
