@@ -106,6 +106,7 @@ public final class NetworkSubsystem extends Subsystem {
         .limits(config.network().connectionLimits())
         .connectionBudget(new ConnectionBudget(budget.libp2p(), budget.libp2pIps(),
             budget::ipKey, trustedProxy))
+        .inboundMemory(budget.memory(NodeBudget.Surface.LIBP2P))
         .webSocketTls(webSocketTls).build(), loops, clock);
     dialable = config.deployment().deployedMode() ? AdvertisedAddresses::isPublic
         : address -> true;
