@@ -143,7 +143,8 @@ public final class NetworkSubsystem extends Subsystem {
       // AutoNAT v1 server: in deployed mode it never dials private addresses.
       nat = AutoNat.start(host, tuning.autoNat(), clock, dialable);
       CircuitRelayMetrics.register(registry, nat);
-      gossip = PubSub.start(host, tuning.gossipsub(), clock, new SecureRandom());
+      gossip = PubSub.start(host, tuning.gossipsub(), clock, new SecureRandom(),
+          budget.gossipsubTopics(tuning.gossipsub().maxSharedTopics()));
       // Pubsub peer discovery on PUBSUB_TOPICS: the relay joins the topics (so it routes
       // browsers' announcements to each other) and announces its advertised addresses.
       if (config.circuit().discoveryTopics().isEmpty()) {

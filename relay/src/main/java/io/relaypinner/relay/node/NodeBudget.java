@@ -116,6 +116,7 @@ public final class NodeBudget {
   private final KeyedScopes importClients;
   private volatile Scope gatewayFallback;
   private volatile Scope circuitRelay;
+  private volatile Scope gossipsubTopics;
   private volatile CircuitRelayEngine.IpScopes circuitIps;
   private final LimitListener listener;
 
@@ -256,6 +257,19 @@ public final class NodeBudget {
     return circuitIps;
   }
 
+  /**
+   * Gossipsub's shared topic pool: peers' subscriptions beyond their guaranteed ones, all peers
+   * together, one {@link Resource#WORK} each (at most {@code maxSharedTopics}), under the
+   * {@link Surface#LIBP2P} surface. Made on the first call; later calls return it.
+   */
+  public synchronized Scope gossipsubTopics(final int maxSharedTopics) {
+    if (gossipsubTopics == null) {
+      gossipsubTopics = surfaces.get(Surface.LIBP2P).child("gossipsub_topics",
+          "gossipsub_topics", Limits.NONE.with(Resource.WORK, maxSharedTopics));
+    }
+    return gossipsubTopics;
+  }
+
   /** The scopes of fixed identity (not keyed), for metrics: read at every scrape. */
   public List<Scope> fixedScopes() {
     final List<Scope> out = new ArrayList<>(List.of(system, libp2p, http));
@@ -267,6 +281,9 @@ public final class NodeBudget {
     }
     if (circuitRelay != null) {
       out.add(circuitRelay);
+    }
+    if (gossipsubTopics != null) {
+      out.add(gossipsubTopics);
     }
     return out;
   }
