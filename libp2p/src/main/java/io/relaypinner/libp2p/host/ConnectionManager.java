@@ -84,12 +84,21 @@ final class ConnectionManager {
    */
   ConnectionManager(final ConnectionLimits limits, final ConnectionBudget budget,
       final Clock clock, final Ticker ticker) {
+    this(limits, budget, clock, ticker, null);
+  }
+
+  /**
+   * @param inboundMemory where the node-wide inbound queue reserves its bytes (the node
+   *     budget's libp2p memory surface), or null
+   */
+  ConnectionManager(final ConnectionLimits limits, final ConnectionBudget budget,
+      final Clock clock, final Ticker ticker, final Scope inboundMemory) {
     this.limits = limits;
     this.budget = budget;
     this.ticker = ticker;
     this.bans = new PeerBanEngine(limits, clock);
     this.nodeQueue = PeerInboundQueue.node(limits.nodeQueuedMessages(), limits.nodeQueuedBytes(),
-        counters, ticker);
+        counters, ticker, inboundMemory);
   }
 
   LimitCounters counters() {

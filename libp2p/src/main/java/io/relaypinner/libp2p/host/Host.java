@@ -119,7 +119,8 @@ public final class Host implements AutoCloseable {
     this.websocket = new WebSocketTransport(loops, config.upgradeTimeout(),
         config.webSocketClientTls());
     this.manager = new ConnectionManager(config.limits(), config.connectionBudget().orElseGet(
-        () -> ConnectionBudget.standalone(config.limits().maxConnections())), clock, ticker);
+        () -> ConnectionBudget.standalone(config.limits().maxConnections())), clock, ticker,
+        config.inboundMemory().orElse(null));
     final NoiseProtocol noise = new NoiseProtocol(identity, config.noise(), new SecureRandom());
     this.upgrader = new ConnectionUpgrader(noise, config.effectiveYamux(), config.multistream(),
         protocols, sessionListener, config.upgradeTimeout(), clock, ticker, new UpgradeListener(),

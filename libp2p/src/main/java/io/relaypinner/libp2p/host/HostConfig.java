@@ -5,6 +5,8 @@ import io.relaypinner.libp2p.mux.yamux.YamuxConfig;
 import io.relaypinner.libp2p.protocol.identify.IdentifyConfig;
 import io.relaypinner.libp2p.protocol.ping.PingConfig;
 import io.netty.handler.ssl.SslContext;
+import io.relaypinner.common.budget.Resource;
+import io.relaypinner.common.budget.Scope;
 import io.relaypinner.libp2p.security.noise.NoiseConfig;
 import io.relaypinner.libp2p.transport.ws.ServerTlsSource;
 import io.relaypinner.multiformats.Multiaddr;
@@ -31,6 +33,10 @@ import java.util.Optional;
  * @param connectionBudget where connections are admitted from (a node's budget: libp2p and
  *     per-IP scopes); empty = a budget of the host's own, {@link ConnectionLimits#maxConnections()}
  *     in all and no per-IP cap ({@link ConnectionBudget#standalone})
+ * @param inboundMemory where the bytes of decoded inbound messages waiting for their protocol
+ *     are reserved ({@link Resource#MEMORY}; a node's budget: its libp2p memory surface); a
+ *     refusal pauses the stream like a full inbound queue; empty = only the host's own queue
+ *     limits ({@link ConnectionLimits#nodeQueuedBytes()})
  */
 public record HostConfig(
     List<Multiaddr> listenAddresses,
@@ -45,7 +51,8 @@ public record HostConfig(
     ConnectionLimits limits,
     ServerTlsSource webSocketTls,
     Optional<SslContext> webSocketClientTls,
-    Optional<ConnectionBudget> connectionBudget) {
+    Optional<ConnectionBudget> connectionBudget,
+    Optional<Scope> inboundMemory) {
   public static final HostConfig DEFAULT = builder().build();
 
   public HostConfig {
@@ -64,6 +71,7 @@ public record HostConfig(
     Objects.requireNonNull(webSocketTls, "webSocketTls");
     Objects.requireNonNull(webSocketClientTls, "webSocketClientTls");
     Objects.requireNonNull(connectionBudget, "connectionBudget");
+    Objects.requireNonNull(inboundMemory, "inboundMemory");
     webSocketClientTls.ifPresent(context -> {
       if (!context.isClient()) {
         throw new IllegalArgumentException("webSocketClientTls must be a client context");
@@ -97,7 +105,8 @@ public record HostConfig(
         .multistream(multistream).noise(noise).yamux(yamux).identify(identify).ping(ping)
         .limits(limits).webSocketTls(webSocketTls)
         .webSocketClientTls(webSocketClientTls.orElse(null))
-        .connectionBudget(connectionBudget.orElse(null));
+        .connectionBudget(connectionBudget.orElse(null))
+        .inboundMemory(inboundMemory.orElse(null));
   }
 
   /** Validating builder; {@link #build()} checks every value. */
@@ -116,6 +125,7 @@ public record HostConfig(
     private ServerTlsSource webSocketTls = ServerTlsSource.NONE;
     private SslContext webSocketClientTls;
     private ConnectionBudget connectionBudget;
+    private Scope inboundMemory;
 
     public Builder listenAddresses(final List<Multiaddr> value) {
       this.listenAddresses = value;
@@ -158,6 +168,12 @@ public record HostConfig(
      * Where connections are admitted from; {@code null} (default): the host's own,
      * {@link ConnectionLimits#maxConnections()} in all.
      */
+    /** See {@link HostConfig#inboundMemory()}; null = none. */
+    public Builder inboundMemory(final Scope value) {
+      this.inboundMemory = value;
+      return this;
+    }
+
     public Builder connectionBudget(final ConnectionBudget value) {
       this.connectionBudget = value;
       return this;
@@ -196,7 +212,8 @@ public record HostConfig(
     public HostConfig build() {
       return new HostConfig(listenAddresses, agentVersion, dialTimeout, peerStoreCapacity,
           multistream, noise, yamux, identify, ping, limits, webSocketTls,
-          Optional.ofNullable(webSocketClientTls), Optional.ofNullable(connectionBudget));
+          Optional.ofNullable(webSocketClientTls), Optional.ofNullable(connectionBudget),
+          Optional.ofNullable(inboundMemory));
     }
   }
 }

@@ -2,6 +2,8 @@ package io.relaypinner.libp2p.host;
 
 import io.netty.channel.Channel;
 import io.netty.util.concurrent.Ticker;
+import io.relaypinner.common.budget.Resource;
+import io.relaypinner.common.budget.Scope;
 import io.relaypinner.libp2p.host.LimitCounters.Limit;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -20,7 +22,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * budget is counted as {@link Limit#PEER_INBOUND_QUEUE}. Every peer's messages also count against
  * one budget of the whole node ({@link #node}, {@link ConnectionLimits#nodeQueuedBytes()}): many
  * peers each within their own budget could otherwise fill the heap together (40 hostile peers
- * flooding PRUNEs and wantlists did, on the relay's 160 MiB heap). Thread-safe.
+ * flooding PRUNEs and wantlists did, on the relay's 160 MiB heap). The node's budget may also
+ * reserve every message's bytes from a memory scope of the node budget (the libp2p surface):
+ * when that scope (or the system above it) refuses, the message is counted there as held anyway
+ * (it is decoded already) and its stream pauses as when the queue is full. Thread-safe.
  *
  * <p>Protocols take a ticket with {@link #admit} when a message is decoded and run it once the
  * message is handled (or dropped).
@@ -32,6 +37,8 @@ public final class PeerInboundQueue {
   private final Limit limit;
   /** The node-wide budget this peer's messages are charged to as well, or null. */
   private final PeerInboundQueue node;
+  /** Where the node's budget reserves its bytes ({@link Resource#MEMORY}), or null. */
+  private final Scope memory;
   /** What {@link #fullForNanos} is measured on. */
   private final Ticker ticker;
   /** Streams this budget paused, each with the peer budget it delivered through. */
@@ -54,7 +61,7 @@ public final class PeerInboundQueue {
    */
   public PeerInboundQueue(final int maxMessages, final long maxBytes,
       final LimitCounters counters, final Ticker ticker) {
-    this(maxMessages, maxBytes, counters, Limit.PEER_INBOUND_QUEUE, null, ticker);
+    this(maxMessages, maxBytes, counters, Limit.PEER_INBOUND_QUEUE, null, ticker, null);
   }
 
   /**
@@ -65,12 +72,13 @@ public final class PeerInboundQueue {
   public PeerInboundQueue(final int maxMessages, final long maxBytes,
       final LimitCounters counters, final PeerInboundQueue node) {
     this(maxMessages, maxBytes, counters, Limit.PEER_INBOUND_QUEUE,
-        Objects.requireNonNull(node, "node"), node.ticker);
+        Objects.requireNonNull(node, "node"), node.ticker, null);
   }
 
   private PeerInboundQueue(final int maxMessages, final long maxBytes,
       final LimitCounters counters, final Limit limit, final PeerInboundQueue node,
-      final Ticker ticker) {
+      final Ticker ticker, final Scope memory) {
+    this.memory = memory;
     if (maxMessages < 1 || maxBytes < 1) {
       throw new IllegalArgumentException("limits must be positive");
     }
@@ -88,8 +96,18 @@ public final class PeerInboundQueue {
    */
   public static PeerInboundQueue node(final int maxMessages, final long maxBytes,
       final LimitCounters counters, final Ticker ticker) {
+    return node(maxMessages, maxBytes, counters, ticker, null);
+  }
+
+  /**
+   * As above, every message's bytes reserved from {@code memory} (the node budget's libp2p
+   * memory scope; null: none) while it waits; a refusal is counted by the budget and pauses the
+   * stream like a full queue.
+   */
+  public static PeerInboundQueue node(final int maxMessages, final long maxBytes,
+      final LimitCounters counters, final Ticker ticker, final Scope memory) {
     return new PeerInboundQueue(maxMessages, maxBytes, counters, Limit.NODE_INBOUND_QUEUE, null,
-        ticker);
+        ticker, memory);
   }
 
   /**
@@ -116,10 +134,17 @@ public final class PeerInboundQueue {
   }
 
   private void charge(final Channel stream, final long size, final PeerInboundQueue peer) {
+    boolean refused = false;
+    if (memory != null && !memory.tryReserve(Resource.MEMORY, size)) {
+      // Decoded already: held whatever the budget says, so counted as held (the scope refuses
+      // others meanwhile), and no more is read from this stream until it drains.
+      memory.force(Resource.MEMORY, size);
+      refused = true;
+    }
     synchronized (this) {
       messages++;
       bytes += size;
-      if (messages >= maxMessages || bytes >= maxBytes) {
+      if (refused || messages >= maxMessages || bytes >= maxBytes) {
         if (paused.put(stream, peer) == null) {
           counters.hit(limit);
         }
@@ -134,6 +159,9 @@ public final class PeerInboundQueue {
   }
 
   private void release(final long size) {
+    if (memory != null) {
+      memory.release(Resource.MEMORY, size);
+    }
     final List<Map.Entry<Channel, PeerInboundQueue>> resume;
     synchronized (this) {
       messages--;

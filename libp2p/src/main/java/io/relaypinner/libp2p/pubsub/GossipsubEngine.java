@@ -130,12 +130,29 @@ public final class GossipsubEngine {
   private final Deque<Runnable> pendingEvents = new ArrayDeque<>();
   /** Peers' subscriptions beyond their guaranteed ones, over all peers (maxSharedTopics). */
   private int sharedTopics;
+  /**
+   * Where the shared topics are taken from as well ({@link io.relaypinner.common.budget.Resource#WORK},
+   * one per topic: the node budget's pool scope), or null.
+   */
+  private final io.relaypinner.common.budget.Scope sharedPool;
   private long nextSeqno;
   private int depth;
   private long version;
 
   public GossipsubEngine(final PrivateKey identity, final GossipsubConfig config,
       final Clock clock, final Random random, final Output output) {
+    this(identity, config, clock, random, output, null);
+  }
+
+  /**
+   * @param sharedPool where each shared topic (beyond a peer's guaranteed ones) is also taken
+   *     from, one {@link io.relaypinner.common.budget.Resource#WORK} each (the node budget's
+   *     {@code gossipsub_topics} scope, whose refusals it counts), or null
+   */
+  public GossipsubEngine(final PrivateKey identity, final GossipsubConfig config,
+      final Clock clock, final Random random, final Output output,
+      final io.relaypinner.common.budget.Scope sharedPool) {
+    this.sharedPool = sharedPool;
     this.identity = identity;
     this.self = identity.publicKey().peerId();
     this.selfBytes = self.bytes();
@@ -210,7 +227,11 @@ public final class GossipsubEngine {
     try {
       final PeerState state = peers.remove(peer);
       if (state != null) {
-        sharedTopics -= Math.max(0, state.topics.size() - guaranteedTopics());
+        final int shared = Math.max(0, state.topics.size() - guaranteedTopics());
+        sharedTopics -= shared;
+        if (sharedPool != null) {
+          sharedPool.release(io.relaypinner.common.budget.Resource.WORK, shared);
+        }
         for (final String topic : state.topics) {
           removeTopicPeer(topic, peer);
           changedTopics.add(topic);
@@ -408,7 +429,8 @@ public final class GossipsubEngine {
           continue;
         }
         if (peer.topics.size() >= guaranteedTopics()) {
-          if (sharedTopics >= config.maxSharedTopics()) {
+          if (sharedTopics >= config.maxSharedTopics() || (sharedPool != null
+              && !sharedPool.tryReserve(io.relaypinner.common.budget.Resource.WORK, 1))) {
             // The node is full, not the peer at fault: a relay announcing its many databases.
             count("drop-topics-shared-full");
             continue;
@@ -423,6 +445,9 @@ public final class GossipsubEngine {
         }
         if (peer.topics.size() >= guaranteedTopics()) {
           sharedTopics--;
+          if (sharedPool != null) {
+            sharedPool.release(io.relaypinner.common.budget.Resource.WORK, 1);
+          }
         }
         removeTopicPeer(topic, peer.id);
         final Set<PeerId> members = mesh.get(topic);

@@ -94,10 +94,11 @@ public final class PubSub implements AutoCloseable {
   private final ThreadPoolExecutor verifier;
 
   private PubSub(final Host host, final GossipsubConfig config, final Clock clock,
-      final Random random) {
+      final Random random, final io.relaypinner.common.budget.Scope sharedTopics) {
     this.host = host;
     this.config = config;
-    this.engine = new GossipsubEngine(host.identity(), config, clock, random, new EngineOutput());
+    this.engine = new GossipsubEngine(host.identity(), config, clock, random, new EngineOutput(),
+        sharedTopics);
     this.binding = new ProtocolBinding<>(host, new PeerStreams.Options("gossipsub",
         GossipsubProtocol.PROTOCOL_IDS, MAX_QUEUED_RPCS, config.maxQueuedBytesPerPeer(), false,
         false, MAX_OPEN_ATTEMPTS, REOPEN_DELAY, null, false), new StreamPolicy(),
@@ -117,7 +118,17 @@ public final class PubSub implements AutoCloseable {
    */
   public static PubSub start(final Host host, final GossipsubConfig config, final Clock clock,
       final Random random) {
-    final PubSub pubsub = new PubSub(host, config, clock, random);
+    return start(host, config, clock, random, null);
+  }
+
+  /**
+   * As above, each peer's topics beyond its guaranteed ones also taken from
+   * {@code sharedTopics} (one {@link io.relaypinner.common.budget.Resource#WORK} each: the node
+   * budget's {@code gossipsub_topics} scope; null: none).
+   */
+  public static PubSub start(final Host host, final GossipsubConfig config, final Clock clock,
+      final Random random, final io.relaypinner.common.budget.Scope sharedTopics) {
+    final PubSub pubsub = new PubSub(host, config, clock, random, sharedTopics);
     pubsub.register();
     return pubsub;
   }

@@ -69,6 +69,37 @@ class PeerInboundQueueTest {
     assertThat(pubsub.config().isAutoRead()).isTrue();
   }
 
+  /**
+   * The node's queue reserves every message's bytes from the node budget's libp2p memory: when
+   * other surfaces hold that memory, a stream whose message finds no room pauses (the message
+   * is counted as held, and the refusal by the budget), and every byte is given back once
+   * handled.
+   */
+  @Test
+  void nodeBudget_reservesFromTheMemoryScope_andPausesTheStreamWhenItRefuses() {
+    final List<String> hits = new ArrayList<>();
+    final io.relaypinner.common.budget.Scope memory = io.relaypinner.common.budget.Scope.root(
+        "libp2p", io.relaypinner.common.budget.Limits.NONE.with(
+            io.relaypinner.common.budget.Resource.MEMORY, 1_000),
+        (scope, resource) -> hits.add(scope.kind() + "/" + resource.label()));
+    final PeerInboundQueue node = PeerInboundQueue.node(1_000, 1 << 20, counters, ticker,
+        memory);
+    final PeerInboundQueue peer = new PeerInboundQueue(1_000, 1 << 20, counters, node);
+    final EmbeddedChannel stream = new EmbeddedChannel();
+    final Runnable first = peer.admit(stream, 600);
+    assertThat(stream.config().isAutoRead()).isTrue();
+    assertThat(memory.used(io.relaypinner.common.budget.Resource.MEMORY)).isEqualTo(600);
+    final Runnable second = peer.admit(stream, 600);
+    assertThat(stream.config().isAutoRead()).isFalse();
+    assertThat(hits).containsExactly("libp2p/memory");
+    assertThat(memory.used(io.relaypinner.common.budget.Resource.MEMORY)).isEqualTo(1_200);
+    first.run();
+    second.run();
+    stream.runPendingTasks();
+    assertThat(stream.config().isAutoRead()).isTrue();
+    assertThat(memory.used(io.relaypinner.common.budget.Resource.MEMORY)).isZero();
+  }
+
   @Test
   void nodeBudget_pausesPeersThatAreEachWithinTheirOwn_andResumesOnceBothDrain() {
     // Many peers each within their budget filled the relay's heap together (40 hostile peers,

@@ -43,6 +43,11 @@ class GossipsubAttackTest {
   private GossipsubEngine engine = newEngine(GossipsubConfig.DEFAULT);
 
   private GossipsubEngine newEngine(final GossipsubConfig config) {
+    return newEngine(config, null);
+  }
+
+  private GossipsubEngine newEngine(final GossipsubConfig config,
+      final io.relaypinner.common.budget.Scope sharedPool) {
     return new GossipsubEngine(identity, config, clock, new Random(42),
         new GossipsubEngine.Output() {
           @Override
@@ -63,7 +68,7 @@ class GossipsubAttackTest {
             offered.add(pending);
             return true;
           }
-        });
+        }, sharedPool);
   }
 
   private PrivateKey key() {
@@ -391,6 +396,38 @@ class GossipsubAttackTest {
     assertThat(engine.handleRpc(relayB, subscriptions("d", 1))).isFalse();
     assertThat(engine.topicsOf(relayB)).hasSize(40);
     assertThat(engine.sharedTopics()).isEqualTo(30);
+  }
+
+  /**
+   * The shared pool also takes its topics from the node budget's {@code gossipsub_topics} scope
+   * (one work slot each): a scope that holds fewer than {@code maxSharedTopics} refuses the rest,
+   * counted by the budget and still no fault; unsubscribing and leaving give them back.
+   */
+  @Test
+  void sharedTopics_shouldBeTakenFromTheBudgetsPoolScope_andGivenBack() {
+    final java.util.List<String> hits = new java.util.ArrayList<>();
+    final io.relaypinner.common.budget.Scope pool = io.relaypinner.common.budget.Scope.root(
+        "gossipsub_topics", io.relaypinner.common.budget.Limits.NONE.with(
+            io.relaypinner.common.budget.Resource.WORK, 20),
+        (scope, resource) -> hits.add(scope.kind() + "/" + resource.label()));
+    engine = newEngine(GossipsubConfig.builder().maxTopicsPerPeer(40)
+        .guaranteedTopicsPerPeer(10).maxSharedTopics(30).build(), pool);
+    final PeerId relayA = connect(key());
+    assertThat(engine.handleRpc(relayA, subscriptions("a", 40))).isTrue();
+    assertThat(engine.topicsOf(relayA)).hasSize(30);
+    assertThat(engine.sharedTopics()).isEqualTo(20);
+    assertThat(pool.used(io.relaypinner.common.budget.Resource.WORK)).isEqualTo(20);
+    assertThat(hits).hasSize(10).containsOnly("gossipsub_topics/work");
+    assertThat(engine.counter("drop-topics-shared-full")).isEqualTo(10);
+    final RPC.Builder unsub = RPC.newBuilder();
+    for (int i = 0; i < 5; i++) {
+      unsub.addSubscriptions(RPC.SubOpts.newBuilder().setSubscribe(false).setTopic("a" + i));
+    }
+    engine.handleRpc(relayA, unsub.build());
+    assertThat(pool.used(io.relaypinner.common.budget.Resource.WORK)).isEqualTo(15);
+    engine.removePeer(relayA);
+    assertThat(pool.used(io.relaypinner.common.budget.Resource.WORK)).isZero();
+    assertThat(engine.sharedTopics()).isZero();
   }
 
   private static RPC subscriptions(final String prefix, final int count) {

@@ -164,6 +164,7 @@ public record RelayConfig(
     b.pinningServiceTokens = pinningService.tokens();
     b.importTimeout = imports.timeout();
     b.importSlots = imports.slots();
+    b.importStagingMaxBytes = imports.stagingMaxBytes();
     b.httpIdleTimeout = http.idleTimeout();
     b.httpMaxInitialLineLength = http.maxInitialLineLength();
     b.httpMaxHeaderSize = http.maxHeaderSize();
@@ -303,6 +304,8 @@ public record RelayConfig(
         ImportConfig.MAX_TIMEOUT_MS)).ifPresent(b::importTimeout);
     in.get("RELAY_IMPORT_SLOTS").map(v -> (int) EnvReader.integer(v, 1, ImportConfig.MAX_SLOTS,
         Checks.intExpectation(1, ImportConfig.MAX_SLOTS))).ifPresent(b::importSlots);
+    in.get("RELAY_IMPORT_STAGING_MAX_BYTES").map(v -> EnvReader.integer(v, 0, Long.MAX_VALUE,
+        ImportConfig.stagingExpectation())).ifPresent(b::importStagingMaxBytes);
     EnvReader.list(in.get("RELAY_MEDIA_CID_FIELDS")).ifPresent(b::mediaCidFields);
     EnvReader.list(in.get("RELAY_ORBITDB_ALLOW")).ifPresent(b::orbitDbAllow);
     EnvReader.list(in.get("RELAY_ORBITDB_DENY")).ifPresent(b::orbitDbDeny);
@@ -318,6 +321,9 @@ public record RelayConfig(
         CircuitRelayConfig.MAX_RESERVATIONS,
         Checks.intExpectation(0, CircuitRelayConfig.MAX_RESERVATIONS) + ", 0 = unlimited"))
         .ifPresent(b::circuitMaxReservations);
+    in.get("RELAY_MAX_CIRCUITS_PER_IP").map(v -> (int) EnvReader.integer(v, 1,
+        CircuitRelayConfig.MAX_CIRCUITS, Checks.intExpectation(1, CircuitRelayConfig.MAX_CIRCUITS)))
+        .ifPresent(b::circuitMaxCircuitsPerIp);
     in.get("RELAY_CIRCUIT_RESERVATION_TTL_MS").map(v -> EnvReader.millis(v, 0,
         CircuitConfig.MAX_TTL_MS)).ifPresent(b::circuitReservationTtl);
     in.get("RELAY_CIRCUIT_DEFAULT_DATA_LIMIT_BYTES").map(v -> EnvReader.integer(v, 0,
@@ -381,6 +387,7 @@ public record RelayConfig(
     private List<String> pinningServiceTokens = List.of();
     private Duration importTimeout = ImportConfig.DEFAULT_TIMEOUT;
     private int importSlots = ImportConfig.DEFAULT_SLOTS;
+    private long importStagingMaxBytes;
     private Duration httpIdleTimeout = HttpConfig.DEFAULT_IDLE_TIMEOUT;
     private int httpMaxInitialLineLength = HttpConfig.DEFAULT_MAX_INITIAL_LINE_LENGTH;
     private int httpMaxHeaderSize = HttpConfig.DEFAULT_MAX_HEADER_SIZE;
@@ -740,6 +747,15 @@ public record RelayConfig(
     }
 
     /**
+     * {@code RELAY_IMPORT_STAGING_MAX_BYTES}: bytes all imports together may stage on disk;
+     * default 0, {@code RELAY_IMPORT_SLOTS} x 128 MiB.
+     */
+    public Builder importStagingMaxBytes(final long value) {
+      this.importStagingMaxBytes = value;
+      return this;
+    }
+
+    /**
      * {@code RELAY_MEDIA_CID_FIELDS}: replaces the built-in list; the item {@code default} stands
      * for the built-in list, so {@code default,coverCid} adds one field.
      */
@@ -789,6 +805,16 @@ public record RelayConfig(
     /** {@code RELAY_CIRCUIT_MAX_RESERVATIONS}; default 10,000, 0 = unlimited. */
     public Builder circuitMaxReservations(final int value) {
       circuitRelay.maxReservations(value);
+      return this;
+    }
+
+    /**
+     * {@code RELAY_MAX_CIRCUITS_PER_IP}: circuits open at once whose source connection or
+     * destination reservation comes from one IP key (the node budget's {@code circuit_ip}
+     * scopes); default 32.
+     */
+    public Builder circuitMaxCircuitsPerIp(final int value) {
+      circuitRelay.maxCircuitsPerIp(value);
       return this;
     }
 
@@ -864,7 +890,7 @@ public record RelayConfig(
           new PasskeyConfig(webauthnOrigins, webauthnRpIds, webauthnRequireLowS),
           new PinningServiceConfig(pinningServiceTokens),
           budget,
-          new ImportConfig(importTimeout, importSlots));
+          new ImportConfig(importTimeout, importSlots, importStagingMaxBytes));
     }
 
     private CircuitRelayConfig buildCircuitRelay() {

@@ -1,6 +1,7 @@
 package io.relaypinner.relay.export;
 
 import io.relaypinner.common.Failures;
+import io.relaypinner.common.budget.Scope;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.car.CarBlock;
 import io.relaypinner.ipfs.car.CarFormatException;
@@ -189,7 +190,17 @@ public final class DatabaseImporter {
    * @throws IOException when reading the body or the staged file fails
    */
   public Result importCar(final InputStream in) throws IOException {
-    try (ImportStaging.Staged staged = staging.create()) {
+    return importCar(in, staging.disk());
+  }
+
+  /**
+   * {@link #importCar(InputStream)}, the staged bytes reserved from {@code disk} (the client's
+   * scope in the node budget, below the staging's own).
+   *
+   * @throws ImportStaging.StagingFullException when the node budget has no room for the body
+   */
+  public Result importCar(final InputStream in, final Scope disk) throws IOException {
+    try (ImportStaging.Staged staged = staging.create(disk)) {
       final OrbitDbAddress address = stage(in, staged);
       final StagedCar car;
       try {

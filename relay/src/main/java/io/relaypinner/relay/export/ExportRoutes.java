@@ -6,7 +6,10 @@ import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import io.relaypinner.common.budget.IpPrefix;
+import io.relaypinner.common.budget.KeyedScopes;
+import io.relaypinner.common.budget.Reservation;
+import io.relaypinner.common.budget.Resource;
+import io.relaypinner.common.budget.Scope;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.OrbitDbAddress;
@@ -14,7 +17,9 @@ import io.relaypinner.relay.gateway.CarPlanner;
 import io.relaypinner.relay.gateway.CarSections;
 import io.relaypinner.relay.gateway.GatewayMetrics;
 import io.relaypinner.relay.gateway.SliceInput;
+import io.relaypinner.relay.config.ImportConfig;
 import io.relaypinner.relay.http.BearerAuth;
+import io.relaypinner.relay.http.ClientAddresses;
 import io.relaypinner.relay.http.ErrorCodes;
 import io.relaypinner.relay.http.ErrorMapping;
 import io.relaypinner.relay.http.HttpResponses;
@@ -25,9 +30,6 @@ import io.relaypinner.relay.http.StreamedResponse;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.InetSocketAddress;
-import java.net.SocketAddress;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -47,10 +49,15 @@ import org.slf4j.LoggerFactory;
  * of one followed database, streamed) and {@code POST /pinning/import} (a CAR body; needs
  * {@code RELAY_API_TOKEN} when it is set; staged on disk, refused for a database the operator's
  * policy does not follow, every entry verified before it is stored; the database is then synced
- * like one a peer announced). Imports take a slot ({@code RELAY_IMPORT_SLOTS}, one per client
- * address) for as long as they run; the body must arrive within {@code RELAY_IMPORT_TIMEOUT_MS}
- * (the route's deadline, {@link io.relaypinner.relay.http.Router.Builder#streamed}). JSON errors
- * in the relay's shape.
+ * like one a peer announced). Imports take a slot from the node budget (the {@code import}
+ * scope's {@link Resource#WORK}, {@code RELAY_IMPORT_SLOTS}, and one of the client's
+ * {@code import_ip} scope: one per client IP key, the client as {@link ClientAddresses} says,
+ * behind a trusted proxy its {@code X-Forwarded-For} client) for as long as they run, and their
+ * staged bytes from its {@link Resource#DISK} ({@link ImportStaging}); the body must arrive
+ * within {@code RELAY_IMPORT_TIMEOUT_MS} (the route's deadline,
+ * {@link io.relaypinner.relay.http.Router.Builder#streamed}). JSON errors in the relay's shape;
+ * a refusal is 503 {@code import_busy}, counted in {@code relay_imports_total} and by the
+ * budget ({@code relay_resource_limit_hits_total{scope="import"|"import_ip"}}).
  */
 public final class ExportRoutes {
   private static final Logger LOG = LoggerFactory.getLogger(ExportRoutes.class);
@@ -60,12 +67,13 @@ public final class ExportRoutes {
    * The largest CAR {@code POST /pinning/import} takes (staged on disk while it arrives, so each
    * import slot may use this much of the data directory): 128 MiB.
    */
-  public static final long MAX_IMPORT_BYTES = 128L << 20;
-  /** Imports one client address may run at once. */
-  public static final int SLOTS_PER_CLIENT = 1;
+  public static final long MAX_IMPORT_BYTES = ImportConfig.MAX_IMPORT_BYTES;
   /** 413 code of an import over {@link #MAX_IMPORT_BYTES}. */
   public static final String CAR_TOO_LARGE = "car_too_large";
-  /** 503 code while every import slot, or the client's one, is taken. */
+  /**
+   * 503 code while every import slot, or the client's one, is taken, or the staging area is
+   * full.
+   */
   public static final String IMPORT_BUSY = "import_busy";
   /** 408 code of an import whose body did not arrive within {@code RELAY_IMPORT_TIMEOUT_MS}. */
   public static final String IMPORT_TIMEOUT = "import_timeout";
@@ -79,8 +87,9 @@ public final class ExportRoutes {
   private final ImportMetrics metrics;
   private final BearerAuth auth;
   private final Consumer<OrbitDbAddress> imported;
-  private final Slots slots;
-  private final IpPrefix prefix;
+  private final Scope imports;
+  private final KeyedScopes clients;
+  private final ClientAddresses addresses;
   /**
    * The threads imports run on, one per slot: an upload may take {@code RELAY_IMPORT_TIMEOUT_MS},
    * and on the storage executor slow uploads held threads the {@code /ipfs/} routes need. Idle
@@ -91,16 +100,18 @@ public final class ExportRoutes {
   /**
    * @param staging where the importer stages bodies (its bytes are a metric)
    * @param registry the node's metrics ({@link ImportMetrics})
-   * @param slots imports at once ({@code RELAY_IMPORT_SLOTS}; one per client address)
-   * @param prefix how a client address is keyed ({@code RELAY_IPV4_PREFIX_LENGTH},
-   *     {@code RELAY_IPV6_PREFIX_LENGTH})
+   * @param imports the node budget's import scope: its {@link Resource#WORK} limit is the
+   *     number of imports at once ({@code RELAY_IMPORT_SLOTS})
+   * @param clients one scope per client key below {@code imports} (one import each)
+   * @param addresses who a request's client is (its key in {@code clients})
    * @param imported told the address of each imported database (the relay queues a sync)
    */
   public ExportRoutes(final DatabaseExporter exporter, final DatabaseImporter importer,
       final ImportStaging staging, final Blockstore blockstore, final Executor storage,
       final HttpResponses responses, final GatewayMetrics gatewayMetrics,
-      final PrometheusRegistry registry, final Optional<String> apiToken, final int slots,
-      final IpPrefix prefix, final Consumer<OrbitDbAddress> imported) {
+      final PrometheusRegistry registry, final Optional<String> apiToken, final Scope imports,
+      final KeyedScopes clients, final ClientAddresses addresses,
+      final Consumer<OrbitDbAddress> imported) {
     this.exporter = Objects.requireNonNull(exporter, "exporter");
     this.importer = Objects.requireNonNull(importer, "importer");
     this.blockstore = Objects.requireNonNull(blockstore, "blockstore");
@@ -109,14 +120,17 @@ public final class ExportRoutes {
     this.gatewayMetrics = Objects.requireNonNull(gatewayMetrics, "gatewayMetrics");
     this.auth = BearerAuth.apiToken(apiToken);
     this.imported = Objects.requireNonNull(imported, "imported");
-    if (slots < 1) {
-      throw new IllegalArgumentException("slots must be positive: " + slots);
+    this.imports = Objects.requireNonNull(imports, "imports");
+    this.clients = Objects.requireNonNull(clients, "clients");
+    this.addresses = Objects.requireNonNull(addresses, "addresses");
+    final long slots = imports.limits().max(Resource.WORK);
+    if (slots < 1 || slots > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("the import scope's slots must be a positive int: "
+          + slots);
     }
-    this.slots = new Slots(slots);
-    this.prefix = Objects.requireNonNull(prefix, "prefix");
-    this.importThreads = new ThreadPoolExecutor(0, slots, 30, TimeUnit.SECONDS,
+    this.importThreads = new ThreadPoolExecutor(0, (int) slots, 30, TimeUnit.SECONDS,
         new SynchronousQueue<>(), new DefaultThreadFactory("relay-import", true));
-    this.metrics = new ImportMetrics(registry, this.slots::used, staging::stagedBytes);
+    this.metrics = new ImportMetrics(registry, this::slotsUsed, staging::stagedBytes);
   }
 
   /** The export route. */
@@ -174,14 +188,13 @@ public final class ExportRoutes {
     if (!auth.permits(request.headers().get(HttpHeaderNames.AUTHORIZATION))) {
       return done(BearerAuth.apiTokenRequired(responses));
     }
-    final String client = clientKey(request.remoteAddress());
-    final Slots.Refusal refusal = slots.tryAcquire(client);
-    if (refusal != null) {
-      metrics.outcome(refusal == Slots.Refusal.CLIENT ? ImportMetrics.CLIENT_BUSY
-          : ImportMetrics.BUSY);
+    final String client = addresses.requestKey(request.remoteAddress(), request.headers());
+    final Slot slot = Slot.take(clients, client);
+    if (slot.refusal() != null) {
+      final boolean mine = slot.refusal() == Slot.Refusal.CLIENT;
+      metrics.outcome(mine ? ImportMetrics.CLIENT_BUSY : ImportMetrics.BUSY);
       return done(responses.error(HttpResponseStatus.SERVICE_UNAVAILABLE, IMPORT_BUSY,
-          refusal == Slots.Refusal.CLIENT
-              ? "an import from this address is running, retry when it has ended"
+          mine ? "an import from this address is running, retry when it has ended"
               : "every import slot is taken, retry later"));
     }
     // Streamed on this route (the body is read as it arrives, on an import thread); a body
@@ -195,7 +208,7 @@ public final class ExportRoutes {
     try {
       return CompletableFuture.supplyAsync(() -> {
         try {
-          final DatabaseImporter.Result result = importer.importCar(body);
+          final DatabaseImporter.Result result = importer.importCar(body, slot.scope());
           LOG.info("imported {}: {} entries, {} rejected, {} media", result.address(),
               result.entries(), result.rejected(), result.media());
           metrics.outcome(ImportMetrics.IMPORTED);
@@ -214,6 +227,11 @@ public final class ExportRoutes {
           LOG.debug("import refused: {}", e.getMessage());
           metrics.outcome(ImportMetrics.DENIED);
           return responses.error(HttpResponseStatus.FORBIDDEN, ErrorCodes.DATABASE_DENIED,
+              e.getMessage());
+        } catch (final ImportStaging.StagingFullException e) {
+          LOG.debug("import refused: {}", e.getMessage());
+          metrics.outcome(ImportMetrics.BUSY);
+          return responses.error(HttpResponseStatus.SERVICE_UNAVAILABLE, IMPORT_BUSY,
               e.getMessage());
         } catch (final RequestBody.TooLargeException | ImportStaging.TooLargeException e) {
           LOG.debug("import refused: {}", e.getMessage());
@@ -237,63 +255,55 @@ public final class ExportRoutes {
           metrics.outcome(ImportMetrics.FAILED);
           throw e;
         } finally {
-          slots.release(client);
+          slot.close();
         }
       }, importThreads);
     } catch (final RejectedExecutionException e) {
-      slots.release(client);
+      slot.close();
       return done(responses.error(ErrorMapping.busy()));
     }
   }
 
-  /** The per-client key of a remote address (by default its IPv4 address, its IPv6 /64). */
-  private String clientKey(final SocketAddress remote) {
-    return remote instanceof InetSocketAddress inet && inet.getAddress() != null
-        ? prefix.key(inet.getAddress()) : String.valueOf(remote);
-  }
-
-  /** Imports running now. */
+  /** Imports running now (the import scope's work held). */
   public int slotsUsed() {
-    return slots.used();
+    return (int) imports.used(Resource.WORK);
   }
 
   /**
-   * The import slots: {@code total} at once, {@link #SLOTS_PER_CLIENT} per client address, so
-   * one address cannot hold them all. A small surface-specific count until the node budget
-   * ({@code io.relaypinner.common.budget}) hands out import slots and staging disk.
+   * One import's slot: the client's key held in {@code clients} and one {@link Resource#WORK}
+   * reserved from its scope, and so from the node's import scope; or why not.
    */
-  static final class Slots {
+  record Slot(KeyedScopes.Handle key, Reservation work, Refusal refusal)
+      implements AutoCloseable {
     enum Refusal { ALL, CLIENT }
 
-    private final int total;
-    private final Map<String, Integer> byClient = new HashMap<>();
-    private int used;
-
-    Slots(final int total) {
-      this.total = total;
-    }
-
-    /** Null when a slot was taken, else why not. */
-    synchronized Refusal tryAcquire(final String client) {
-      final int mine = byClient.getOrDefault(client, 0);
-      if (mine >= SLOTS_PER_CLIENT) {
-        return Refusal.CLIENT;
+    static Slot take(final KeyedScopes clients, final String client) {
+      final KeyedScopes.Handle key = clients.open(client);
+      if (key == null) {
+        // Too many distinct clients held at once: as busy as every slot taken.
+        return new Slot(null, null, Refusal.ALL);
       }
-      if (used >= total) {
-        return Refusal.ALL;
+      final Reservation work = key.scope().reserve(Resource.WORK, 1);
+      if (work == null) {
+        // The client's own scope refuses only when it holds its one slot already.
+        final boolean mine = key.scope().available(Resource.WORK) == 0;
+        key.close();
+        return new Slot(null, null, mine ? Refusal.CLIENT : Refusal.ALL);
       }
-      used++;
-      byClient.put(client, mine + 1);
-      return null;
+      return new Slot(key, work, null);
     }
 
-    synchronized void release(final String client) {
-      used--;
-      byClient.computeIfPresent(client, (key, n) -> n <= 1 ? null : n - 1);
+    /** The client's scope: the staged bytes are reserved from it. */
+    Scope scope() {
+      return key.scope();
     }
 
-    synchronized int used() {
-      return used;
+    @Override
+    public void close() {
+      if (work != null) {
+        work.close();
+        key.close();
+      }
     }
   }
 

@@ -1,6 +1,9 @@
 package io.relaypinner.relay.gateway;
 
 import com.google.protobuf.InvalidProtocolBufferException;
+import io.relaypinner.common.budget.LimitListener;
+import io.relaypinner.common.budget.Reservation;
+import io.relaypinner.common.budget.Resource;
 import io.relaypinner.ipfs.blockstore.Blocks;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.car.CarWriter;
@@ -37,6 +40,12 @@ import java.util.function.Function;
  * the plan's CIDs (at most {@link Limits#maxBlocks()}); {@link #maxHeldBytes()} is the bound and
  * {@link #peakHeldBytes()} what plans held. Leaf ({@code raw}) blocks are never read. With
  * {@code dups=y} a block met again is sized and read again, never kept.
+ *
+ * <p>What a plan holds while it is made is reserved ({@link Resource#MEMORY}) from the node
+ * budget's {@code gateway} scope before it is held: {@link #CID_HEAP_BYTES} per CID planned or
+ * on the frontier, and the one block read (its size looked up first). When the scope (or the
+ * system above it) has no room the plan stops at once with {@link MemoryRefusedException} (503
+ * {@code car_busy}); what it held is given back when it ends, whatever the outcome.
  *
  * <ul>
  *   <li>{@code block}: the terminal block only.
@@ -80,6 +89,20 @@ public final class CarPlanner {
     /** The limit the CAR would have passed. */
     public Limit limit() {
       return limit;
+    }
+  }
+
+  /**
+   * The node budget had no memory for the plan (other CARs or the gateway's fallback hold it):
+   * the request may be retried later. Counted by the budget
+   * ({@code relay_resource_limit_hits_total{scope="gateway"|"system",resource="memory"}}).
+   */
+  public static final class MemoryRefusedException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    MemoryRefusedException(final long held) {
+      super("the gateway's memory budget is taken (this plan held " + held
+          + " bytes); retry later", null, false, false);
     }
   }
 
@@ -130,14 +153,27 @@ public final class CarPlanner {
   private final Blockstore blockstore;
   private final LinkResolver resolver;
   private final Limits limits;
+  private final io.relaypinner.common.budget.Scope memory;
   /** The largest {@link #heldBytes} of one plan since this planner was made. */
   private final AtomicLong peakHeldBytes = new AtomicLong();
 
+  /** A planner whose plans reserve from no budget (tests, embedders). */
   public CarPlanner(final Blockstore blockstore, final LinkResolver resolver,
       final Limits limits) {
+    this(blockstore, resolver, limits, io.relaypinner.common.budget.Scope.root("gateway",
+        io.relaypinner.common.budget.Limits.NONE, LimitListener.NONE));
+  }
+
+  /**
+   * @param memory where plans reserve what they hold (the node budget's {@code gateway} memory
+   *     scope)
+   */
+  public CarPlanner(final Blockstore blockstore, final LinkResolver resolver,
+      final Limits limits, final io.relaypinner.common.budget.Scope memory) {
     this.blockstore = Objects.requireNonNull(blockstore, "blockstore");
     this.resolver = Objects.requireNonNull(resolver, "resolver");
     this.limits = Objects.requireNonNull(limits, "limits");
+    this.memory = Objects.requireNonNull(memory, "memory");
   }
 
   public Limits limits() {
@@ -167,6 +203,7 @@ public final class CarPlanner {
    *
    * @throws RootMissingException when {@code terminal} is not held
    * @throws TooLargeException when the CAR would pass a limit
+   * @throws MemoryRefusedException when the node budget has no memory for what the plan holds
    * @throws TrustlessRequest.BadRequest when {@code entity-bytes} lies outside the file
    */
   public Plan plan(final Cid requested, final List<Cid> pathBlocks, final Cid terminal,
@@ -192,6 +229,7 @@ public final class CarPlanner {
       return out.build(complete);
     } finally {
       peakHeldBytes.accumulateAndGet(out.peak, Math::max);
+      out.reserved.close();
     }
   }
 
@@ -384,6 +422,8 @@ public final class CarPlanner {
     private long frontier;
     /** The most {@link #held()} seen. */
     private long peak;
+    /** What {@link #held()} counts, reserved from the node budget before it is held. */
+    private final Reservation reserved = memory.reserve(Resource.MEMORY, 0);
 
     Builder(final Cid requested, final boolean dups) {
       this.requested = requested;
@@ -414,6 +454,7 @@ public final class CarPlanner {
         throw new TooLargeException(Limit.BYTES, "the CAR would be larger than "
             + limits.maxBytes() + " bytes; ask for less with dag-scope or entity-bytes");
       }
+      reserve(CID_HEAP_BYTES);
       if (blocks.size() == sizes.length) {
         sizes = java.util.Arrays.copyOf(sizes, sizes.length * 2);
       }
@@ -428,27 +469,52 @@ public final class CarPlanner {
      * only block the plan holds); null when the block is not held.
      */
     <T> T read(final Cid cid, final Function<byte[], T> use) {
-      final Optional<byte[]> block = blockstore.get(cid);
-      if (block.isEmpty()) {
+      // Sized before it is read, so the budget refuses it before it is in the heap.
+      final Optional<Integer> size = blockstore.size(cid);
+      if (size.isEmpty()) {
         return null;
       }
-      final int bytes = block.get().length;
-      heldBlockBytes += bytes;
-      note();
+      reserve(size.get());
+      long bytes = size.get();
       try {
-        return use.apply(block.get());
+        final Optional<byte[]> block = blockstore.get(cid);
+        if (block.isEmpty()) {
+          return null;
+        }
+        if (block.get().length > bytes) {
+          // Replaced by a larger block since it was sized (a store does not do that): held
+          // now, so counted as it is.
+          reserve(block.get().length - bytes);
+          bytes = block.get().length;
+        }
+        heldBlockBytes += bytes;
+        note();
+        try {
+          return use.apply(block.get());
+        } finally {
+          heldBlockBytes -= bytes;
+        }
       } finally {
-        heldBlockBytes -= bytes;
+        reserved.shrink(bytes);
       }
     }
 
     void queued(final int count) {
+      reserve((long) count * CID_HEAP_BYTES);
       frontier += count;
       note();
     }
 
     void unqueued(final int count) {
       frontier -= count;
+      reserved.shrink((long) count * CID_HEAP_BYTES);
+    }
+
+    /** Takes {@code bytes} more from the node budget before they are held, or ends the plan. */
+    private void reserve(final long bytes) {
+      if (!reserved.grow(bytes)) {
+        throw new MemoryRefusedException(reserved.held());
+      }
     }
 
     private long held() {

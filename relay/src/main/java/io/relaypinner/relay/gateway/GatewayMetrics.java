@@ -18,6 +18,8 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class GatewayMetrics {
   /** The label of a request refused by the node-wide fallback total ({@link FallbackTotal}). */
   public static final String LIMIT_FALLBACK_TOTAL = "fallback_total";
+  /** A CAR plan the node budget's gateway memory had no room for (503 {@code car_busy}). */
+  public static final String LIMIT_CAR_MEMORY = "car_memory";
 
   private final Counter requests;
   private final Counter bytes;
@@ -38,7 +40,8 @@ public final class GatewayMetrics {
     this.limited = Counter.builder()
         .name("relay_ipfs_gateway_limited_total")
         .help("/ipfs/ requests refused by a bound: car_blocks, car_bytes (CAR limits), "
-            + "fallback_total (all network fallbacks' bytes in flight)")
+            + "car_memory (the node budget's gateway memory), fallback_total (all network "
+            + "fallbacks' bytes in flight)")
         .labelNames("limit")
         .register(registry);
     this.planHeld = Gauge.builder()

@@ -119,6 +119,21 @@ public final class IpfsGatewayRoute implements RouteHandler {
       final HttpResponses responses, final GatewayMetrics metrics,
       final Function<Cid, Optional<FileChannel>> blockFiles, final GatewayFallback fallback,
       final Blockstore blockstore, final CarPlanner.Limits carLimits) {
+    this(pins, reader, storage, responses, metrics, blockFiles, fallback, blockstore, carLimits,
+        io.relaypinner.common.budget.Scope.root("gateway",
+            io.relaypinner.common.budget.Limits.NONE,
+            io.relaypinner.common.budget.LimitListener.NONE));
+  }
+
+  /**
+   * As above, CAR plans reserving what they hold from {@code carMemory} (the node budget's
+   * {@code gateway} memory scope; no room: 503 {@code car_busy}).
+   */
+  public IpfsGatewayRoute(final PinStore pins, final UnixFsReader reader, final Executor storage,
+      final HttpResponses responses, final GatewayMetrics metrics,
+      final Function<Cid, Optional<FileChannel>> blockFiles, final GatewayFallback fallback,
+      final Blockstore blockstore, final CarPlanner.Limits carLimits,
+      final io.relaypinner.common.budget.Scope carMemory) {
     this.fallback = Objects.requireNonNull(fallback, "fallback");
     this.failures = new ErrorMapping.ContentRoute(fallback.timeout(),
         HttpResponseStatus.NOT_FOUND, ErrorCodes.CONTENT_NOT_FOUND,
@@ -131,7 +146,7 @@ public final class IpfsGatewayRoute implements RouteHandler {
     this.metrics = Objects.requireNonNull(metrics, "metrics");
     this.trustless = blockstore == null ? null : new TrustlessGateway(blockstore, blockFiles, reader,
         new CarPlanner(blockstore, CodecLinkResolver.standard(),
-            Objects.requireNonNull(carLimits, "carLimits")),
+            Objects.requireNonNull(carLimits, "carLimits"), carMemory),
         storage, responses, metrics, this::isPinned, fallback);
   }
 

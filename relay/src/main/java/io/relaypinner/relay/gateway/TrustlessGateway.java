@@ -162,6 +162,9 @@ final class TrustlessGateway {
     } catch (final CarPlanner.TooLargeException e) {
       metrics.limited(e.limit().label());
       return error(HttpResponseStatus.BAD_REQUEST, "car_too_large", e.getMessage());
+    } catch (final CarPlanner.MemoryRefusedException e) {
+      metrics.limited(GatewayMetrics.LIMIT_CAR_MEMORY);
+      return error(HttpResponseStatus.SERVICE_UNAVAILABLE, ErrorCodes.CAR_BUSY, e.getMessage());
     } finally {
       metrics.planHeld(planner.peakHeldBytes());
     }

@@ -38,6 +38,11 @@ public final class ErrorCodes {
    * requests together); retry later.
    */
   public static final String FALLBACK_BUSY = "fallback_busy";
+  /**
+   * 503: the node budget's gateway memory (CAR plans in progress, fallback blocks) has no room
+   * for another CAR plan; retry later.
+   */
+  public static final String CAR_BUSY = "car_busy";
   /** 504: the {@code /ipfs/} network fallback did not finish within its time limit. */
   public static final String GATEWAY_TIMEOUT = "gateway_timeout";
   /** 416 (ours): a {@code Range} outside the content. */

@@ -26,20 +26,19 @@ import org.slf4j.LoggerFactory;
  * <p>A trusted reverse proxy ({@code perIpExempt}) is capped only in total: its connections
  * carry many clients. Its {@code X-Forwarded-For} is not used to key connections: one proxy
  * connection carries requests of many clients one after another, so a client's share of
- * connections is the proxy's to enforce.
+ * connections is the proxy's to enforce; requests are keyed by it ({@link ClientAddresses}, the
+ * one rule both use).
  */
 public final class HttpConnectionBudget {
   private static final Logger LOG = LoggerFactory.getLogger(HttpConnectionBudget.class);
 
   /** No cap (embedders and tests that bring none). */
   public static final HttpConnectionBudget UNLIMITED = new HttpConnectionBudget(
-      Scope.root("http", Limits.NONE, LimitListener.NONE), null, InetAddress::getHostAddress,
-      address -> true);
+      Scope.root("http", Limits.NONE, LimitListener.NONE), null, ClientAddresses.DIRECT);
 
   private final Scope total;
   private final KeyedScopes ips;
-  private final Function<InetAddress, String> ipKey;
-  private final Predicate<InetAddress> perIpExempt;
+  private final ClientAddresses clients;
 
   /**
    * @param total HTTP connections in all; the parent of {@code ips}' scopes
@@ -49,10 +48,24 @@ public final class HttpConnectionBudget {
    */
   public HttpConnectionBudget(final Scope total, final KeyedScopes ips,
       final Function<InetAddress, String> ipKey, final Predicate<InetAddress> perIpExempt) {
+    this(total, ips, new ClientAddresses(perIpExempt, ipKey));
+  }
+
+  /**
+   * @param total HTTP connections in all; the parent of {@code ips}' scopes
+   * @param ips one scope per IP key; null: no per-IP cap
+   * @param clients how a remote address becomes its key, and which are trusted proxies
+   */
+  public HttpConnectionBudget(final Scope total, final KeyedScopes ips,
+      final ClientAddresses clients) {
     this.total = Objects.requireNonNull(total, "total");
     this.ips = ips;
-    this.ipKey = Objects.requireNonNull(ipKey, "ipKey");
-    this.perIpExempt = Objects.requireNonNull(perIpExempt, "perIpExempt");
+    this.clients = Objects.requireNonNull(clients, "clients");
+  }
+
+  /** Who a client is: the rule of this budget's per-IP keys, for per-client scopes of routes. */
+  public ClientAddresses clients() {
+    return clients;
   }
 
   /**
@@ -64,8 +77,9 @@ public final class HttpConnectionBudget {
         ? inet.getAddress() : null;
     final KeyedScopes.Handle ipScope;
     final Scope scope;
-    if (ips != null && address != null && !perIpExempt.test(address)) {
-      ipScope = ips.open(ipKey.apply(address));
+    final String key = address == null ? null : clients.connectionKey(address);
+    if (ips != null && key != null) {
+      ipScope = ips.open(key);
       if (ipScope == null) {
         return refuse(channel);
       }

@@ -23,7 +23,8 @@ public final class BudgetMetrics {
     CounterWithCallback.builder()
         .name("relay_resource_limit_hits_total")
         .help("Reservations the node budget refused, by the kind of scope that was full "
-            + "(system, libp2p, ip, http, http_ip, a surface) and the resource")
+            + "(system, libp2p, ip, http, http_ip, import_ip, circuit_ip, reservation_ip, "
+            + "gossipsub_topics, gateway_fallback, a surface) and the resource")
         .labelNames("scope", "resource")
         .callback(callback -> {
           for (final Map.Entry<String, LongAdder> e : budget.hits().entrySet()) {

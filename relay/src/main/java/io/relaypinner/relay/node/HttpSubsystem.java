@@ -33,6 +33,7 @@ import io.relaypinner.relay.gateway.GatewayFallback;
 import io.relaypinner.relay.gateway.GatewayMetrics;
 import io.relaypinner.relay.gateway.IpfsGatewayRoute;
 import io.relaypinner.relay.http.ErrorCodes;
+import io.relaypinner.relay.http.ClientAddresses;
 import io.relaypinner.relay.http.HttpConnectionBudget;
 import io.relaypinner.relay.http.HttpMetrics;
 import io.relaypinner.relay.http.HttpResponses;
@@ -122,8 +123,8 @@ public final class HttpSubsystem extends Subsystem {
       final EventLoops loops, final PrometheusRegistry registry, final Clock clock,
       final NodeTuning tuning, final NodeBudget budget) {
     this.config = settings.config();
-    this.connections = new HttpConnectionBudget(budget.http(), budget.httpIps(), budget::ipKey,
-        NetworkSubsystem.trustedProxy(settings.config()));
+    this.connections = new HttpConnectionBudget(budget.http(), budget.httpIps(),
+        new ClientAddresses(NetworkSubsystem.trustedProxy(settings.config()), budget::ipKey));
     this.responses = settings.responses();
     this.httpsEndpoint = settings.httpsEndpoint();
     this.certificates = Objects.requireNonNull(certificates, "certificates");
@@ -150,7 +151,7 @@ public final class HttpSubsystem extends Subsystem {
           () -> network.advertisedAddresses().stream().map(Multiaddr::toString).toList(),
           network.dialable(), responses.mapper()), config.pinningService().tokens(), storage.executor(), responses);
       final ExportRoutes exportRoutes = exportRoutes(storage, replication, gatewayMetrics,
-          registry);
+          registry, budget);
       final UnixFsReader reader = new UnixFsReader(storage.blockstore());
       router = RelayRoutes.builder(responses, clock)
           .health(RelayVersion.VERSION, status, () -> metricsHttps)
@@ -165,7 +166,8 @@ public final class HttpSubsystem extends Subsystem {
           .gateway(new IpfsGatewayRoute(storage.pins(), reader, storage.executor(), responses,
               gatewayMetrics, storage::blockFile, new GatewayFallback(config.gateway(),
                   content.gatewayContent(), reader, storage.executor(), network.host().ticker()),
-              storage.blockstore(), tuning.carPlanner()))
+              storage.blockstore(), tuning.carPlanner(),
+              budget.memory(NodeBudget.Surface.GATEWAY)))
           .addTo(Router.builder())
           .getPrefix(RoutingRoute.PREFIX, new RoutingRoute(settings.identity().peerId(),
               network::advertisedAddresses, storage.blockstore()::has,
@@ -212,10 +214,10 @@ public final class HttpSubsystem extends Subsystem {
    */
   private ExportRoutes exportRoutes(final StorageSubsystem storage,
       final ReplicationSubsystem replication, final GatewayMetrics gatewayMetrics,
-      final PrometheusRegistry registry) {
+      final PrometheusRegistry registry, final NodeBudget budget) {
     final ImportStaging staging = new ImportStaging(
         config.storage().dataDir().resolve(ImportStaging.DIRECTORY),
-        ExportRoutes.MAX_IMPORT_BYTES);
+        ExportRoutes.MAX_IMPORT_BYTES, budget.imports());
     return new ExportRoutes(
         new DatabaseExporter(storage.blockstore(), storage.datastore(),
             CodecLinkResolver.standard(),
@@ -229,7 +231,8 @@ public final class HttpSubsystem extends Subsystem {
             address -> replication.service().replicas().replica(address), staging,
             address -> replication.topics().permits(address.toString())),
         staging, storage.blockstore(), storage.executor(), responses, gatewayMetrics, registry,
-        config.http().apiToken(), config.imports().slots(), config.budget().prefix(),
+        config.http().apiToken(), budget.imports(), budget.importClients(),
+        connections.clients(),
         address -> replication.syncEngine().enqueue(address.toString(), SyncTrigger.HTTP));
   }
 

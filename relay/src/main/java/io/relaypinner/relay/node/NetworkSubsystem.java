@@ -106,6 +106,7 @@ public final class NetworkSubsystem extends Subsystem {
         .limits(config.network().connectionLimits())
         .connectionBudget(new ConnectionBudget(budget.libp2p(), budget.libp2pIps(),
             budget::ipKey, trustedProxy))
+        .inboundMemory(budget.memory(NodeBudget.Surface.LIBP2P))
         .webSocketTls(webSocketTls).build(), loops, clock);
     dialable = config.deployment().deployedMode() ? AdvertisedAddresses::isPublic
         : address -> true;
@@ -137,12 +138,13 @@ public final class NetworkSubsystem extends Subsystem {
             .maxCircuitsPerIp(CircuitRelayConfig.MAX_CIRCUITS).build();
       }
       relay = CircuitRelay.start(host, limits, clock, addresses::advertised,
-          CircuitRelay.ipKeys(budget::ipKey, trustedProxy));
+          CircuitRelay.ipKeys(budget::ipKey, trustedProxy), budget.circuitIps(limits));
       CircuitRelayMetrics.register(registry, relay);
       // AutoNAT v1 server: in deployed mode it never dials private addresses.
       nat = AutoNat.start(host, tuning.autoNat(), clock, dialable);
       CircuitRelayMetrics.register(registry, nat);
-      gossip = PubSub.start(host, tuning.gossipsub(), clock, new SecureRandom());
+      gossip = PubSub.start(host, tuning.gossipsub(), clock, new SecureRandom(),
+          budget.gossipsubTopics(tuning.gossipsub().maxSharedTopics()));
       // Pubsub peer discovery on PUBSUB_TOPICS: the relay joins the topics (so it routes
       // browsers' announcements to each other) and announces its advertised addresses.
       if (config.circuit().discoveryTopics().isEmpty()) {

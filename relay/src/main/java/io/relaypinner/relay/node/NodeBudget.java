@@ -6,6 +6,9 @@ import io.relaypinner.common.budget.LimitListener;
 import io.relaypinner.common.budget.Limits;
 import io.relaypinner.common.budget.Resource;
 import io.relaypinner.common.budget.Scope;
+import io.relaypinner.libp2p.protocol.relay.CircuitRelayConfig;
+import io.relaypinner.libp2p.protocol.relay.CircuitRelayEngine;
+import io.relaypinner.relay.config.ImportConfig;
 import io.relaypinner.relay.config.RelayConfig;
 import java.net.InetAddress;
 import java.util.ArrayList;
@@ -29,7 +32,12 @@ import java.util.concurrent.atomic.LongAdder;
  * │   └── ip (keyed)              connections: RELAY_MAX_CONNECTIONS_PER_IP (IPv4 /32, IPv6 /64)
  * ├── http                        connections: RELAY_HTTP_MAX_CONNECTIONS
  * │   └── ip (keyed)              connections: RELAY_MAX_CONNECTIONS_PER_IP
- * └── one scope per {@link Surface}: memory, its share of the heap
+ * ├── one scope per {@link Surface}: memory, its share of the heap
+ * ├── import (the IMPORT surface)  work: RELAY_IMPORT_SLOTS; disk: RELAY_IMPORT_STAGING_MAX_BYTES
+ * │   └── import_ip (keyed)       work: 1 (an import per client IP key)
+ * └── circuit_relay
+ *     ├── circuit_ip (keyed)      streams: RELAY_MAX_CIRCUITS_PER_IP (circuits)
+ *     └── reservation_ip (keyed)  work: 64 (reservations)
  * </pre>
  *
  * <p>Every refused reservation is counted by scope kind and resource
@@ -41,6 +49,8 @@ public final class NodeBudget {
   public static final double SYSTEM_MEMORY_SHARE = 0.5;
   /** Distinct IP keys held at once per transport (each is held by an open connection). */
   public static final int MAX_IP_KEYS = 65_536;
+  /** Imports one client IP key may run at once. */
+  public static final int IMPORTS_PER_CLIENT = 1;
 
   /** The memory surfaces and their share of the heap (they overlap: the system caps the sum). */
   public enum Surface {
@@ -79,11 +89,21 @@ public final class NodeBudget {
    *     ({@code RELAY_MAX_CONNECTIONS_PER_IP})
    * @param httpMaxConnections HTTP connections in all ({@code RELAY_HTTP_MAX_CONNECTIONS})
    * @param prefix how an address becomes an IP key
+   * @param importSlots imports at once, all clients together ({@code RELAY_IMPORT_SLOTS})
+   * @param importStagingBytes bytes all imports together may stage on disk
+   *     ({@code RELAY_IMPORT_STAGING_MAX_BYTES})
    */
   public record Sizes(int maxConnections, int maxConnectionsPerIp, int httpMaxConnections,
-      IpPrefix prefix) {
+      IpPrefix prefix, int importSlots, long importStagingBytes) {
     public Sizes {
       Objects.requireNonNull(prefix, "prefix");
+    }
+
+    /** The import's sizes at their defaults ({@link ImportConfig#DEFAULT}). */
+    public Sizes(final int maxConnections, final int maxConnectionsPerIp,
+        final int httpMaxConnections, final IpPrefix prefix) {
+      this(maxConnections, maxConnectionsPerIp, httpMaxConnections, prefix,
+          ImportConfig.DEFAULT.slots(), ImportConfig.DEFAULT.stagingBytes());
     }
   }
 
@@ -96,7 +116,12 @@ public final class NodeBudget {
   private final Scope http;
   private final KeyedScopes httpIps;
   private final Map<Surface, Scope> surfaces = new EnumMap<>(Surface.class);
+  private final KeyedScopes importClients;
   private volatile Scope gatewayFallback;
+  private volatile Scope circuitRelay;
+  private volatile Scope gossipsubTopics;
+  private volatile CircuitRelayEngine.IpScopes circuitIps;
+  private final LimitListener listener;
 
   /**
    * @param maxHeap the heap the JVM really has ({@code Runtime.getRuntime().maxMemory()})
@@ -110,6 +135,7 @@ public final class NodeBudget {
           .increment();
       also.limitHit(scope, resource);
     };
+    this.listener = listener;
     this.system = Scope.root("system", Limits.NONE.with(Resource.MEMORY,
         (long) (maxHeap * SYSTEM_MEMORY_SHARE)), listener);
     this.libp2p = system.child("libp2p", "libp2p",
@@ -123,9 +149,15 @@ public final class NodeBudget {
         Limits.NONE.with(Resource.CONNECTIONS, sizes.maxConnectionsPerIp()), MAX_IP_KEYS,
         listener);
     for (final Surface s : Surface.values()) {
-      surfaces.put(s, system.child(s.label(), s.label(),
-          Limits.NONE.with(Resource.MEMORY, (long) (maxHeap * s.share()))));
+      Limits limits = Limits.NONE.with(Resource.MEMORY, (long) (maxHeap * s.share()));
+      if (s == Surface.IMPORT) {
+        limits = limits.with(Resource.WORK, sizes.importSlots())
+            .with(Resource.DISK, sizes.importStagingBytes());
+      }
+      surfaces.put(s, system.child(s.label(), s.label(), limits));
     }
+    this.importClients = new KeyedScopes(surfaces.get(Surface.IMPORT), "import_ip",
+        Limits.NONE.with(Resource.WORK, IMPORTS_PER_CLIENT), MAX_IP_KEYS, listener);
   }
 
   /** Sized from this JVM's heap. */
@@ -140,7 +172,7 @@ public final class NodeBudget {
   public static NodeBudget ofThisJvm(final RelayConfig config) {
     return ofThisJvm(new Sizes(config.network().maxConnections(),
         config.budget().maxConnectionsPerIp(), config.budget().httpMaxConnections(),
-        config.budget().prefix()));
+        config.budget().prefix(), config.imports().slots(), config.imports().stagingBytes()));
   }
 
   public long maxHeap() {
@@ -184,6 +216,23 @@ public final class NodeBudget {
   }
 
   /**
+   * Imports ({@code POST /pinning/import}): the {@link Surface#IMPORT} scope, which also holds
+   * the import slots ({@link Resource#WORK}, {@code RELAY_IMPORT_SLOTS}) and the staging area's
+   * bytes ({@link Resource#DISK}, {@code RELAY_IMPORT_STAGING_MAX_BYTES}).
+   */
+  public Scope imports() {
+    return surfaces.get(Surface.IMPORT);
+  }
+
+  /**
+   * One scope per client IP key under {@link #imports()} ({@link #IMPORTS_PER_CLIENT} import
+   * each): one client cannot hold every slot.
+   */
+  public KeyedScopes importClients() {
+    return importClients;
+  }
+
+  /**
    * The gateway's network fallback: bytes fetched for requests and in flight, all requests
    * together ({@link Resource#DISK}, at most {@code maxBytes}, the gateway cache's budget). Made
    * on the first call; later calls return it.
@@ -196,6 +245,34 @@ public final class NodeBudget {
     return gatewayFallback;
   }
 
+  /**
+   * Circuit relay's per-IP caps: keyed scopes under a {@code circuit_relay} scope, circuits as
+   * {@link Resource#STREAMS} of {@code circuit_ip} ({@code config.maxCircuitsPerIp()},
+   * {@code RELAY_MAX_CIRCUITS_PER_IP}) and reservations as {@link Resource#WORK} of
+   * {@code reservation_ip} ({@code config.maxReservationsPerIp()}). Made on the first call;
+   * later calls return them.
+   */
+  public synchronized CircuitRelayEngine.IpScopes circuitIps(final CircuitRelayConfig config) {
+    if (circuitIps == null) {
+      circuitRelay = system.child("circuit_relay", "circuit_relay", Limits.NONE);
+      circuitIps = CircuitRelayEngine.IpScopes.of(circuitRelay, config, listener);
+    }
+    return circuitIps;
+  }
+
+  /**
+   * Gossipsub's shared topic pool: peers' subscriptions beyond their guaranteed ones, all peers
+   * together, one {@link Resource#WORK} each (at most {@code maxSharedTopics}), under the
+   * {@link Surface#LIBP2P} surface. Made on the first call; later calls return it.
+   */
+  public synchronized Scope gossipsubTopics(final int maxSharedTopics) {
+    if (gossipsubTopics == null) {
+      gossipsubTopics = surfaces.get(Surface.LIBP2P).child("gossipsub_topics",
+          "gossipsub_topics", Limits.NONE.with(Resource.WORK, maxSharedTopics));
+    }
+    return gossipsubTopics;
+  }
+
   /** The scopes of fixed identity (not keyed), for metrics: read at every scrape. */
   public List<Scope> fixedScopes() {
     final List<Scope> out = new ArrayList<>(List.of(system, libp2p, http));
@@ -204,6 +281,12 @@ public final class NodeBudget {
     }
     if (gatewayFallback != null) {
       out.add(gatewayFallback);
+    }
+    if (circuitRelay != null) {
+      out.add(circuitRelay);
+    }
+    if (gossipsubTopics != null) {
+      out.add(gossipsubTopics);
     }
     return out;
   }

@@ -254,6 +254,30 @@ class RelayConfigTest {
     }
 
     @Test
+    void fromEnvironment_shouldParseTheImportStagingCap_defaultingToSlotsTimesTheCarLimit() {
+      assertThat(RelayConfig.DEFAULT.imports().stagingBytes()).isEqualTo(256L << 20);
+      assertThat(env("RELAY_IMPORT_SLOTS", "3").imports().stagingBytes())
+          .isEqualTo(3 * ImportConfig.MAX_IMPORT_BYTES);
+      assertThat(env("RELAY_IMPORT_STAGING_MAX_BYTES", "1048576").imports().stagingBytes())
+          .isEqualTo(1L << 20);
+      assertThat(RelayConfig.builder().importStagingMaxBytes(5L << 20).build().toBuilder()
+          .build().imports().stagingBytes()).isEqualTo(5L << 20);
+      assertThat(rejected("RELAY_IMPORT_STAGING_MAX_BYTES", "1000").variable())
+          .isEqualTo("RELAY_IMPORT_STAGING_MAX_BYTES");
+      assertThat(rejected("RELAY_IMPORT_STAGING_MAX_BYTES", "lots").variable())
+          .isEqualTo("RELAY_IMPORT_STAGING_MAX_BYTES");
+    }
+
+    @Test
+    void fromEnvironment_shouldParseTheCircuitsPerIpCap_defaulting32() {
+      assertThat(RelayConfig.DEFAULT.circuit().relay().maxCircuitsPerIp()).isEqualTo(32);
+      assertThat(env("RELAY_MAX_CIRCUITS_PER_IP", "8").circuit().relay().maxCircuitsPerIp())
+          .isEqualTo(8);
+      assertThat(rejected("RELAY_MAX_CIRCUITS_PER_IP", "0").variable())
+          .isEqualTo("RELAY_MAX_CIRCUITS_PER_IP");
+    }
+
+    @Test
     void fromEnvironment_shouldParseCorsMaxAge_whenSeconds() {
       assertThat(env("METRICS_CORS_MAX_AGE", "600").cors().maxAgeSeconds()).isEqualTo(600);
       assertThat(rejected("METRICS_CORS_MAX_AGE", "-5").variable())

@@ -1,6 +1,7 @@
 package io.relaypinner.relay.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.relaypinner.ipfs.blockstore.Blockstore;
@@ -127,6 +128,58 @@ class CarPlannerTest {
             e -> assertThat(e.limit()).isEqualTo(CarPlanner.Limit.BYTES));
     assertThat(reads.getOrDefault(child, 0)).isZero();
     assertThat(small.peakHeldBytes()).isLessThan(1 << 20);
+  }
+
+  /**
+   * What a plan holds is reserved from the node budget's gateway memory before it is held: a
+   * 2 MB child needs room for itself, and a plan that finds none stops with
+   * {@link CarPlanner.MemoryRefusedException} before reading it (counted by the budget); every
+   * reservation is given back when the plan ends, whatever the outcome.
+   */
+  @Test
+  void plans_shouldReserveWhatTheyHoldFromTheGatewayMemory_andStopWhenItHasNoRoom()
+      throws Exception {
+    final MemoryBlockstore attack = new MemoryBlockstore();
+    final Cid child = bigCborBlock(attack);
+    final Cid root = rootLinking(attack, child, 100);
+    final Map<Cid, Integer> reads = new ConcurrentHashMap<>();
+    final Blockstore counting = reading(attack, reads);
+    final List<io.relaypinner.common.budget.Scope> refused = new ArrayList<>();
+    final io.relaypinner.common.budget.Scope gateway = io.relaypinner.common.budget.Scope.root(
+        "gateway", io.relaypinner.common.budget.Limits.NONE.with(
+            io.relaypinner.common.budget.Resource.MEMORY, 3L << 20),
+        (scope, resource) -> refused.add(scope));
+
+    final CarPlanner planner = new CarPlanner(counting, CodecLinkResolver.standard(),
+        CarPlanner.Limits.DEFAULT, gateway);
+    final CarPlanner.Plan plan = planner.plan(root, List.of(), root, Scope.ALL,
+        Optional.empty(), true);
+    assertThat(plan.blocks()).hasSize(101);
+    assertThat(refused).isEmpty();
+    assertThat(gateway.used(io.relaypinner.common.budget.Resource.MEMORY)).isZero();
+
+    // 2 MiB taken by other CARs: the child does not fit, and is never read.
+    assertThat(gateway.tryReserve(io.relaypinner.common.budget.Resource.MEMORY, 2L << 20))
+        .isTrue();
+    reads.clear();
+    assertThatThrownBy(() -> planner.plan(root, List.of(), root, Scope.ALL, Optional.empty(),
+        true)).isInstanceOf(CarPlanner.MemoryRefusedException.class);
+    assertThat(reads.getOrDefault(child, 0)).isZero();
+    assertThat(refused).containsExactly(gateway);
+    assertThat(gateway.used(io.relaypinner.common.budget.Resource.MEMORY)).isEqualTo(2L << 20);
+
+    // The frontier and the plan's CIDs count too: no room for 100 of them, refused as well.
+    final io.relaypinner.common.budget.Scope tiny = io.relaypinner.common.budget.Scope.root(
+        "gateway", io.relaypinner.common.budget.Limits.NONE.with(
+            io.relaypinner.common.budget.Resource.MEMORY,
+            50L * CarPlanner.CID_HEAP_BYTES), io.relaypinner.common.budget.LimitListener.NONE);
+    assertThatCode(() -> new CarPlanner(counting, CodecLinkResolver.standard(),
+        CarPlanner.Limits.DEFAULT, tiny).plan(root, List.of(), root, Scope.BLOCK,
+            Optional.empty(), true)).doesNotThrowAnyException();
+    assertThatThrownBy(() -> new CarPlanner(counting, CodecLinkResolver.standard(),
+        CarPlanner.Limits.DEFAULT, tiny).plan(root, List.of(), root, Scope.ALL,
+            Optional.empty(), true)).isInstanceOf(CarPlanner.MemoryRefusedException.class);
+    assertThat(tiny.used(io.relaypinner.common.budget.Resource.MEMORY)).isZero();
   }
 
   /** A dag-cbor block of about 2 MB (under the 2 MiB block limit) with no links. */

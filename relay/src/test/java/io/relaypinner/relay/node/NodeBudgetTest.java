@@ -43,4 +43,36 @@ class NodeBudgetTest {
     assertThat(budget.libp2p().used(Resource.CONNECTIONS)).isEqualTo(4);
     assertThat(budget.http().used(Resource.CONNECTIONS)).isZero();
   }
+
+  @Test
+  void importScope_shouldHoldTheSlotsAndStagingBytes_withOneSlotPerClientKey() {
+    final NodeBudget sized = new NodeBudget(HEAP, new NodeBudget.Sizes(10, 3, 5,
+        IpPrefix.DEFAULT, 4, 64L << 20), LimitListener.NONE);
+    assertThat(sized.imports()).isSameAs(sized.memory(NodeBudget.Surface.IMPORT));
+    assertThat(sized.imports().limits().max(Resource.WORK)).isEqualTo(4);
+    assertThat(sized.imports().limits().max(Resource.DISK)).isEqualTo(64L << 20);
+    assertThat(sized.importClients().limits().max(Resource.WORK))
+        .isEqualTo(NodeBudget.IMPORTS_PER_CLIENT);
+    // The defaults: RELAY_IMPORT_SLOTS 2, each may stage 128 MiB.
+    assertThat(budget.imports().limits().max(Resource.WORK)).isEqualTo(2);
+    assertThat(budget.imports().limits().max(Resource.DISK)).isEqualTo(256L << 20);
+  }
+
+  @Test
+  void circuitIps_shouldBeKeyedScopesWithTheRelaysPerIpCaps_madeOnce() {
+    final io.relaypinner.libp2p.protocol.relay.CircuitRelayEngine.IpScopes scopes =
+        budget.circuitIps(io.relaypinner.libp2p.protocol.relay.CircuitRelayConfig.builder()
+            .maxCircuitsPerIp(5).build());
+    assertThat(scopes.circuits().limits().max(Resource.STREAMS)).isEqualTo(5);
+    assertThat(scopes.reservations().limits().max(Resource.WORK)).isEqualTo(64);
+    assertThat(budget.circuitIps(io.relaypinner.libp2p.protocol.relay.CircuitRelayConfig.DEFAULT))
+        .isSameAs(scopes);
+    final KeyedScopes.Handle key = scopes.circuits().open("192.0.2.1/32");
+    for (int i = 0; i < 5; i++) {
+      assertThat(key.scope().tryReserve(Resource.STREAMS, 1)).isTrue();
+    }
+    assertThat(key.scope().tryReserve(Resource.STREAMS, 1)).isFalse();
+    assertThat(budget.hits("circuit_ip", Resource.STREAMS)).isEqualTo(1);
+    assertThat(budget.fixedScopes()).extracting(s -> s.kind()).contains("circuit_relay");
+  }
 }

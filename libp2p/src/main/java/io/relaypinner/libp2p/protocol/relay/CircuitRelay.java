@@ -93,8 +93,23 @@ public final class CircuitRelay implements AutoCloseable {
   public static CircuitRelay start(final Host host, final CircuitRelayConfig config,
       final Clock clock, final Supplier<List<Multiaddr>> addresses,
       final Function<Connection, String> ipKey) {
+    return start(host, new CircuitRelayEngine(config, clock), addresses, ipKey);
+  }
+
+  /**
+   * Starts the relay on {@code host}, its per-IP caps taken from {@code ipScopes} (the node
+   * budget's keyed scopes: their limits are the caps), keyed with {@code ipKey}.
+   */
+  public static CircuitRelay start(final Host host, final CircuitRelayConfig config,
+      final Clock clock, final Supplier<List<Multiaddr>> addresses,
+      final Function<Connection, String> ipKey, final CircuitRelayEngine.IpScopes ipScopes) {
+    return start(host, new CircuitRelayEngine(config, clock, ipScopes), addresses, ipKey);
+  }
+
+  private static CircuitRelay start(final Host host, final CircuitRelayEngine engine,
+      final Supplier<List<Multiaddr>> addresses, final Function<Connection, String> ipKey) {
     final CircuitRelay relay = new CircuitRelay(Objects.requireNonNull(host, "host"),
-        new CircuitRelayEngine(config, clock), Objects.requireNonNull(addresses, "addresses"),
+        engine, Objects.requireNonNull(addresses, "addresses"),
         Objects.requireNonNull(ipKey, "ipKey"));
     host.addListener(new HostListener() {
       @Override

@@ -1,12 +1,19 @@
 package io.relaypinner.libp2p.protocol.relay;
 
+import io.relaypinner.common.budget.KeyedScopes;
+import io.relaypinner.common.budget.LimitListener;
+import io.relaypinner.common.budget.Limits;
+import io.relaypinner.common.budget.Resource;
+import io.relaypinner.common.budget.Scope;
 import io.relaypinner.multiformats.PeerId;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -23,11 +30,67 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>IP keys are what the caller makes of a connection's remote address: by default IPv4 /32
  * and IPv6 /64 ({@code io.relaypinner.common.budget.IpPrefix}), since PeerIds are free and an
  * IPv6 host has a whole /64 of addresses. A null key (a trusted proxy's connection, which
- * carries many clients) is capped only in total and per peer.
+ * carries many clients) is capped only in total and per peer. The per-IP counts are keyed scopes
+ * of the node budget ({@link IpScopes}: circuits are {@link Resource#STREAMS} of a
+ * {@code circuit_ip} scope, reservations {@link Resource#WORK} of a {@code reservation_ip}
+ * scope), so a refusal is also counted there
+ * ({@code relay_resource_limit_hits_total{scope="circuit_ip",resource="streams"}}).
  *
  * <p>Thread-safe: hop streams of every event loop call it; each call is short and never blocks.
  */
 public final class CircuitRelayEngine {
+  /**
+   * Where the per-IP caps come from: one scope per IP key for circuits (their
+   * {@link Resource#STREAMS} limit is the most circuits of one key) and one for reservations
+   * (their {@link Resource#WORK} limit is the most reservations of one key).
+   */
+  public record IpScopes(KeyedScopes circuits, KeyedScopes reservations) {
+    /** Distinct IP keys held at once when the engine makes its own scopes. */
+    public static final int MAX_KEYS = 65_536;
+
+    public IpScopes {
+      Objects.requireNonNull(circuits, "circuits");
+      Objects.requireNonNull(reservations, "reservations");
+    }
+
+    /**
+     * Scopes of their own under {@code parent} with {@code config}'s per-IP caps
+     * ({@link CircuitRelayConfig#maxCircuitsPerIp()}, {@link CircuitRelayConfig#maxReservationsPerIp()}),
+     * refusals told to {@code listener}.
+     */
+    public static IpScopes of(final Scope parent, final CircuitRelayConfig config,
+        final LimitListener listener) {
+      return new IpScopes(
+          new KeyedScopes(parent, "circuit_ip",
+              Limits.NONE.with(Resource.STREAMS, config.maxCircuitsPerIp()), MAX_KEYS, listener),
+          new KeyedScopes(parent, "reservation_ip",
+              Limits.NONE.with(Resource.WORK, config.maxReservationsPerIp()), MAX_KEYS,
+              listener));
+    }
+  }
+
+  /** One IP key's share held by a circuit or a reservation: its key and one unit of it. */
+  private record IpHold(KeyedScopes.Handle key, io.relaypinner.common.budget.Reservation unit) {
+    /** Takes one {@code resource} of {@code ip}'s scope, or null when it is full. */
+    static IpHold take(final KeyedScopes scopes, final String ip, final Resource resource) {
+      final KeyedScopes.Handle key = scopes.open(ip);
+      if (key == null) {
+        return null;
+      }
+      final io.relaypinner.common.budget.Reservation unit = key.scope().reserve(resource, 1);
+      if (unit == null) {
+        key.close();
+        return null;
+      }
+      return new IpHold(key, unit);
+    }
+
+    void release() {
+      unit.close();
+      key.close();
+    }
+  }
+
   /**
    * A held reservation.
    *
@@ -75,9 +138,12 @@ public final class CircuitRelayEngine {
   private final CircuitRelayConfig config;
   private final Clock clock;
   private final Map<PeerId, Reservation> reservations = new HashMap<>();
-  private final Map<String, Integer> reservationsPerIp = new HashMap<>();
+  private final IpScopes ipScopes;
+  /** The IP share each reservation holds (only those counted per IP). */
+  private final Map<PeerId, IpHold> reservationHolds = new HashMap<>();
   private final Map<PeerId, Integer> circuitsPerPeer = new HashMap<>();
-  private final Map<String, Integer> circuitsPerIp = new HashMap<>();
+  /** The IP shares each open circuit holds, by circuit id. */
+  private final Map<Long, List<IpHold>> circuitHolds = new HashMap<>();
   private int circuits;
   private long nextCircuitId;
   private final Map<RelayRefusal, AtomicLong> refusals = new EnumMap<>(RelayRefusal.class);
@@ -89,9 +155,21 @@ public final class CircuitRelayEngine {
   private final AtomicLong circuitsOpened = new AtomicLong();
   private final AtomicLong bytesRelayed = new AtomicLong();
 
+  /** An engine whose per-IP caps are scopes of its own, from {@code config}'s limits. */
   public CircuitRelayEngine(final CircuitRelayConfig config, final Clock clock) {
+    this(config, clock, IpScopes.of(Scope.root("circuit_relay", Limits.NONE, LimitListener.NONE),
+        config, LimitListener.NONE));
+  }
+
+  /**
+   * An engine whose per-IP caps are {@code ipScopes} (the node budget's; their limits replace
+   * {@code config}'s per-IP values).
+   */
+  public CircuitRelayEngine(final CircuitRelayConfig config, final Clock clock,
+      final IpScopes ipScopes) {
     this.config = Objects.requireNonNull(config, "config");
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.ipScopes = Objects.requireNonNull(ipScopes, "ipScopes");
     for (final RelayRefusal reason : RelayRefusal.values()) {
       refusals.put(reason, new AtomicLong());
     }
@@ -115,29 +193,35 @@ public final class CircuitRelayEngine {
     final Instant now = clock.instant();
     expire(now);
     final Reservation existing = reservations.get(peer);
-    if (existing == null) {
-      if (config.maxReservations() > 0 && reservations.size() >= config.maxReservations()) {
-        return refuse(RelayRefusal.RESERVATION_LIMIT);
-      }
-      if (ip != null && reservationsPerIp.getOrDefault(ip, 0) >= config.maxReservationsPerIp()) {
+    if (existing == null && config.maxReservations() > 0
+        && reservations.size() >= config.maxReservations()) {
+      return refuse(RelayRefusal.RESERVATION_LIMIT);
+    }
+    // A refresh from the same IP key keeps its share; a new key needs one of its own.
+    final boolean sameIp = existing != null && Objects.equals(ip, existing.ip());
+    IpHold hold = null;
+    if (ip != null && !sameIp) {
+      hold = IpHold.take(ipScopes.reservations(), ip, Resource.WORK);
+      if (hold == null) {
         return refuse(RelayRefusal.IP_RESERVATION_LIMIT);
       }
-    } else if (ip != null && !ip.equals(existing.ip())
-        && reservationsPerIp.getOrDefault(ip, 0) >= config.maxReservationsPerIp()) {
-      return refuse(RelayRefusal.IP_RESERVATION_LIMIT);
     }
     final Duration ttl = config.reservationTtl();
     final Instant expires = ttl.isZero() ? Instant.MAX : now.plus(ttl);
     final Reservation reservation = new Reservation(peer, holder, ip, expires);
     if (existing != null) {
-      remove(existing);
+      if (sameIp) {
+        reservations.remove(peer);
+      } else {
+        remove(existing);
+      }
       reservationsRefreshed.incrementAndGet();
     } else {
       reservationsMade.incrementAndGet();
     }
     reservations.put(peer, reservation);
-    if (ip != null) {
-      reservationsPerIp.merge(ip, 1, Integer::sum);
+    if (hold != null) {
+      reservationHolds.put(peer, hold);
     }
     final Instant advertised = ttl.isZero() ? now.plus(CircuitRelayConfig.OPEN_ENDED_ADVERTISED_TTL)
         : expires;
@@ -198,25 +282,28 @@ public final class CircuitRelayEngine {
     }
     final String destinationIp = reservation.ip() == null || reservation.ip().equals(sourceIp)
         ? null : reservation.ip();
-    if (ipFull(sourceIp) || ipFull(destinationIp)) {
-      return refuse(RelayRefusal.IP_CIRCUIT_LIMIT);
+    final List<IpHold> holds = new ArrayList<>(2);
+    for (final String ip : new String[] {sourceIp, destinationIp}) {
+      if (ip == null) {
+        continue;
+      }
+      final IpHold hold = IpHold.take(ipScopes.circuits(), ip, Resource.STREAMS);
+      if (hold == null) {
+        holds.forEach(IpHold::release);
+        return refuse(RelayRefusal.IP_CIRCUIT_LIMIT);
+      }
+      holds.add(hold);
     }
     circuits++;
     circuitsPerPeer.merge(source, 1, Integer::sum);
     circuitsPerPeer.merge(destination, 1, Integer::sum);
-    if (sourceIp != null) {
-      circuitsPerIp.merge(sourceIp, 1, Integer::sum);
-    }
-    if (destinationIp != null) {
-      circuitsPerIp.merge(destinationIp, 1, Integer::sum);
-    }
     circuitsOpened.incrementAndGet();
-    return new Circuit(++nextCircuitId, source, destination, reservation.holder(),
+    final long id = ++nextCircuitId;
+    if (!holds.isEmpty()) {
+      circuitHolds.put(id, holds);
+    }
+    return new Circuit(id, source, destination, reservation.holder(),
         config.defaultDataLimit(), config.defaultDurationLimit(), sourceIp, destinationIp);
-  }
-
-  private boolean ipFull(final String ip) {
-    return ip != null && circuitsPerIp.getOrDefault(ip, 0) >= config.maxCircuitsPerIp();
   }
 
   /** A circuit admitted by {@link #openCircuit} ended (or never got going). */
@@ -224,11 +311,9 @@ public final class CircuitRelayEngine {
     circuits--;
     decrement(circuitsPerPeer, circuit.source());
     decrement(circuitsPerPeer, circuit.destination());
-    if (circuit.sourceIp() != null) {
-      decrement(circuitsPerIp, circuit.sourceIp());
-    }
-    if (circuit.destinationIp() != null) {
-      decrement(circuitsPerIp, circuit.destinationIp());
+    final List<IpHold> holds = circuitHolds.remove(circuit.id());
+    if (holds != null) {
+      holds.forEach(IpHold::release);
     }
     ends.get(end).incrementAndGet();
   }
@@ -255,9 +340,7 @@ public final class CircuitRelayEngine {
       final Reservation reservation = it.next();
       if (!reservation.expires().isAfter(now)) {
         it.remove();
-        if (reservation.ip() != null) {
-          decrement(reservationsPerIp, reservation.ip());
-        }
+        releaseIp(reservation.peer());
         reservationsExpired.incrementAndGet();
         removed++;
       }
@@ -267,8 +350,13 @@ public final class CircuitRelayEngine {
 
   private void remove(final Reservation reservation) {
     reservations.remove(reservation.peer());
-    if (reservation.ip() != null) {
-      decrement(reservationsPerIp, reservation.ip());
+    releaseIp(reservation.peer());
+  }
+
+  private void releaseIp(final PeerId peer) {
+    final IpHold hold = reservationHolds.remove(peer);
+    if (hold != null) {
+      hold.release();
     }
   }
 
@@ -288,12 +376,17 @@ public final class CircuitRelayEngine {
 
   /** IP addresses with at least one reservation (bounded by the reservations). */
   public synchronized int reservingIps() {
-    return reservationsPerIp.size();
+    return ipScopes.reservations().size();
   }
 
   /** IP keys with at least one open circuit (bounded by twice the circuits). */
   public synchronized int ipsWithCircuits() {
-    return circuitsPerIp.size();
+    return ipScopes.circuits().size();
+  }
+
+  /** The per-IP scopes (for metrics and tests). */
+  public IpScopes ipScopes() {
+    return ipScopes;
   }
 
   /** Peers with at least one open circuit (bounded by twice the circuits). */

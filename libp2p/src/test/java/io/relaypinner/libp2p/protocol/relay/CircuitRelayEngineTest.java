@@ -206,6 +206,59 @@ class CircuitRelayEngineTest {
     assertThat(engine.reservingIps()).isEqualTo(1);
   }
 
+  /**
+   * With the node budget's scopes: 64 fresh PeerIds from one IP key get that key's 32 circuits
+   * (the scope's streams), each refusal counted by the budget as well as by reason; the scopes
+   * of ended circuits and released reservations are given back (no key left held).
+   */
+  @Test
+  void budgetScopes_shouldCapCircuitsAndReservationsPerIpKey_andCountEachRefusal() {
+    final java.util.List<String> hits = new java.util.ArrayList<>();
+    final io.relaypinner.common.budget.Scope parent = io.relaypinner.common.budget.Scope.root(
+        "circuit_relay", io.relaypinner.common.budget.Limits.NONE,
+        (scope, resource) -> hits.add(scope.kind() + "/" + resource.label()));
+    final CircuitRelayConfig config = CircuitRelayConfig.builder().maxReservationsPerIp(2)
+        .maxCircuitsPerPeer(64).build();
+    final CircuitRelayEngine.IpScopes scopes = CircuitRelayEngine.IpScopes.of(parent, config,
+        io.relaypinner.common.budget.LimitListener.NONE);
+    final CircuitRelayEngine engine = new CircuitRelayEngine(config, clock, scopes);
+    final PeerId target = peer();
+    final PeerId other = peer();
+    engine.reserve(target, connection1, "198.51.100.1/32");
+    engine.reserve(other, connection2, "198.51.100.1/32");
+    assertThat(engine.reserve(peer(), new Object(), "198.51.100.1/32"))
+        .isEqualTo(new Refused(RelayRefusal.IP_RESERVATION_LIMIT));
+    assertThat(hits).containsExactly("reservation_ip/work");
+
+    final java.util.List<Circuit> open = new java.util.ArrayList<>();
+    int refused = 0;
+    for (int i = 0; i < 64; i++) {
+      final CircuitRelayEngine.CircuitOutcome outcome =
+          engine.openCircuit(peer(), "203.0.113.7/32", i % 2 == 0 ? target : other);
+      if (outcome instanceof Circuit circuit) {
+        open.add(circuit);
+      } else {
+        assertThat(outcome).isEqualTo(new Refused(RelayRefusal.IP_CIRCUIT_LIMIT));
+        refused++;
+      }
+    }
+    assertThat(open).hasSize(CircuitRelayConfig.DEFAULT_MAX_CIRCUITS_PER_IP);
+    assertThat(refused).isEqualTo(64 - CircuitRelayConfig.DEFAULT_MAX_CIRCUITS_PER_IP);
+    assertThat(hits.stream().filter("circuit_ip/streams"::equals)).hasSize(refused);
+    assertThat(scopes.circuits().peek("203.0.113.7/32").used(
+        io.relaypinner.common.budget.Resource.STREAMS)).isEqualTo(32);
+    assertThat(parent.used(io.relaypinner.common.budget.Resource.STREAMS)).isEqualTo(64);
+
+    open.forEach(circuit -> engine.circuitEnded(circuit, CircuitEnd.CLOSED));
+    assertThat(engine.connectionClosed(target, connection1)).isTrue();
+    clock.advance(CircuitRelayConfig.DEFAULT_RESERVATION_TTL);
+    assertThat(engine.expire()).isEqualTo(1);
+    assertThat(parent.used(io.relaypinner.common.budget.Resource.STREAMS)).isZero();
+    assertThat(parent.used(io.relaypinner.common.budget.Resource.WORK)).isZero();
+    assertThat(scopes.circuits().size()).isZero();
+    assertThat(scopes.reservations().size()).isZero();
+  }
+
   @Test
   void config_shouldRejectOutOfRangeLimits() {
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> CircuitRelayConfig.builder()
