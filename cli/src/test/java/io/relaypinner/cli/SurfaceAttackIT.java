@@ -172,7 +172,7 @@ class SurfaceAttackIT {
     };
     final HttpResponse<String> response = client.send(HttpRequest.newBuilder(
             relay.url("/pinning/import")).timeout(Duration.ofSeconds(120))
-        .POST(HttpRequest.BodyPublishers.ofInputStream(() -> large.body(staged)))
+        .POST(HttpRequest.BodyPublishers.ofInputStream(large.body(staged)))
         .build(), HttpResponse.BodyHandlers.ofString());
 
     assertThat(response.statusCode()).as(response.body()).isEqualTo(200);

@@ -127,7 +127,7 @@ class ImportAttackIT {
     };
     final HttpResponse<String> response = client.send(HttpRequest.newBuilder(
             uri(node, "/pinning/import")).timeout(Duration.ofSeconds(120))
-        .POST(HttpRequest.BodyPublishers.ofInputStream(() -> large.body(staged)))
+        .POST(HttpRequest.BodyPublishers.ofInputStream(large.body(staged)))
         .build(), HttpResponse.BodyHandlers.ofString());
 
     assertThat(response.statusCode()).as(response.body()).isEqualTo(200);

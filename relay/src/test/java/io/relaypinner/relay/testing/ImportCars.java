@@ -30,6 +30,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 
 /**
@@ -151,10 +152,12 @@ public final class ImportCars {
     }
 
     /**
-     * The CAR as a stream: the database's blocks, the file's root, then the leaves one at a
-     * time; {@code beforeLastLeaf} runs when the last leaf is due (its failure fails the read).
+     * The CAR as a body for {@code BodyPublishers.ofInputStream}: the database's blocks, the
+     * file's root, then the leaves one at a time; {@code beforeLastLeaf} runs when the last leaf
+     * is due (its failure fails the read). One pass over the sections: each stream the supplier
+     * gives goes on where the last one stopped.
      */
-    public InputStream body(final BeforeLastLeaf beforeLastLeaf) {
+    public Supplier<InputStream> body(final BeforeLastLeaf beforeLastLeaf) {
       final Enumeration<InputStream> sections = new Enumeration<>() {
         private int next = -2;
 
@@ -190,7 +193,7 @@ public final class ImportCars {
           return new ByteArrayInputStream(bytes);
         }
       };
-      return new SequenceInputStream(sections);
+      return () -> new SequenceInputStream(sections);
     }
   }
 
