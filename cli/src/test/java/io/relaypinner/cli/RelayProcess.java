@@ -11,9 +11,11 @@ import io.relaypinner.ipfs.pin.CodecLinkResolver;
 import io.relaypinner.ipfs.pin.PinHolder;
 import io.relaypinner.ipfs.pin.PinResult;
 import io.relaypinner.ipfs.pin.PinStore;
+import io.relaypinner.libp2p.crypto.PrivateKey;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multicodec;
 import io.relaypinner.multiformats.Multihash;
+import io.relaypinner.multiformats.PeerId;
 import io.relaypinner.testkit.Sigkill;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -23,11 +25,13 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -97,7 +101,9 @@ public final class RelayProcess implements AutoCloseable {
     private final List<byte[]> seeds = new ArrayList<>();
     private final List<Cid> seeded = new ArrayList<>();
     private final Map<Cid, Map<Cid, byte[]>> dags = new LinkedHashMap<>();
+    private final Map<String, byte[]> entries = new LinkedHashMap<>();
     private Path logDir;
+    private PeerId peerId;
     private int httpPort;
     private int tcpPort;
     private int wsPort;
@@ -144,6 +150,37 @@ public final class RelayProcess implements AutoCloseable {
       return this;
     }
 
+    /**
+     * A datastore entry written in the data directory before the relay starts, like
+     * {@link #seedFile}: state a long run would have left, e.g. the records of followed
+     * databases ({@code /relay/topics/orbitdb/...}), without the work that made it.
+     */
+    public Builder seedDatastore(final String key, final byte[] value) {
+      entries.put(Objects.requireNonNull(key, "key"), value.clone());
+      return this;
+    }
+
+    /**
+     * The relay's key ({@code RELAY_PRIV_KEY}), so that its PeerId and {@link #tcpMultiaddr()}
+     * are known before it starts: e.g. for two relays that dial each other at start.
+     */
+    public Builder identity(final PrivateKey key) {
+      peerId = key.publicKey().peerId();
+      return env("RELAY_PRIV_KEY", HexFormat.of().formatHex(key.marshal()));
+    }
+
+    /**
+     * {@code /ip4/127.0.0.1/tcp/<port>/p2p/<peerId>} of the relay these settings start (its ports
+     * are chosen now if they were not yet); needs {@link #identity}.
+     */
+    public String tcpMultiaddr() throws IOException, InterruptedException {
+      if (peerId == null) {
+        throw new IllegalStateException("no identity: the PeerId is known only after the start");
+      }
+      choosePorts();
+      return "/ip4/127.0.0.1/tcp/" + tcpPort + "/p2p/" + peerId.toBase58();
+    }
+
     /** Where the runs' stdout and stderr go; default: the data directory's parent. */
     public Builder logDir(final Path dir) {
       this.logDir = dir.toAbsolutePath();
@@ -168,20 +205,25 @@ public final class RelayProcess implements AutoCloseable {
      * come up ({@link RelayProcess#awaitExit}); {@link RelayProcess#peerId()} is unknown then.
      */
     public RelayProcess launch() throws IOException, InterruptedException {
-      LauncherWarmUp.once();
-      if (httpPort == 0) {
-        httpPort = freePort();
-        tcpPort = freePort();
-        wsPort = freePort();
-      }
+      choosePorts();
       Files.createDirectories(dataDir);
       Files.createDirectories(logDir);
       seed();
       return new RelayProcess(this, ++runs);
     }
 
+    /** Free ports for this relay, once the launcher's warm-up is over (it takes ports too). */
+    private void choosePorts() throws IOException, InterruptedException {
+      LauncherWarmUp.once();
+      if (httpPort == 0) {
+        httpPort = freePort();
+        tcpPort = freePort();
+        wsPort = freePort();
+      }
+    }
+
     private void seed() {
-      if (seeds.isEmpty() && dags.isEmpty()) {
+      if (seeds.isEmpty() && dags.isEmpty() && entries.isEmpty()) {
         return;
       }
       final FlatFsBlockstore blocks = new FlatFsBlockstore(dataDir.resolve("blocks"));
@@ -199,11 +241,13 @@ public final class RelayProcess implements AutoCloseable {
           assertThat(pins.pin(dag.getKey(), PinHolder.of("test", "seeded")))
               .isInstanceOf(PinResult.Pinned.class);
         }
+        entries.forEach(datastore::put);
       } finally {
         blocks.close();
       }
       seeds.clear();
       dags.clear();
+      entries.clear();
     }
 
     Map<String, String> environment() {
@@ -237,7 +281,10 @@ public final class RelayProcess implements AutoCloseable {
     final HttpRequest request = HttpRequest.newBuilder(url("/health"))
         .timeout(Duration.ofSeconds(2)).build();
     await().atMost(START_TIMEOUT).pollInterval(Duration.ofMillis(100))
-        .ignoreException(ConnectException.class)
+        // Not listening yet; or, on a busy machine, slower than the request's 2 s to answer its
+        // first /health: not a failed start, START_TIMEOUT decides.
+        .ignoreExceptionsMatching(e -> e instanceof ConnectException
+            || e instanceof HttpTimeoutException)
         .until(() -> {
           assertThat(process.isAlive()).as("relay process alive").isTrue();
           final HttpResponse<String> response =

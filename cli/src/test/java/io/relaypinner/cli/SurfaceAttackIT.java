@@ -1,55 +1,40 @@
 package io.relaypinner.cli;
 
+import static io.relaypinner.relay.testing.ImportCars.car;
+import static io.relaypinner.relay.testing.ImportCars.database;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.relaypinner.ipfs.blockstore.FlatFsBlockstore;
-import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
-import io.relaypinner.ipfs.car.CarWriter;
 import io.relaypinner.ipfs.dagcbor.DagCbor;
 import io.relaypinner.ipfs.dagcbor.DagCborValue;
-import io.relaypinner.ipfs.dagpb.DagPb;
-import io.relaypinner.ipfs.dagpb.PbLink;
-import io.relaypinner.ipfs.dagpb.PbNode;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multicodec;
 import io.relaypinner.multiformats.Multihash;
-import io.relaypinner.orbitdb.JavaWriter;
-import io.relaypinner.orbitdb.OrbitDbAddress;
-import io.relaypinner.orbitdb.log.Entry;
 import io.relaypinner.relay.export.ExportRoutes;
-import io.relaypinner.relay.export.ImportStaging;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
+import io.relaypinner.relay.testing.ImportCars;
+import io.relaypinner.relay.testing.ImportCars.Database;
+import io.relaypinner.relay.testing.ImportCars.LargeCar;
+import io.relaypinner.relay.testing.SocketFlood;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.io.SequenceInputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.SocketException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.ByteBuffer;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
-import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Enumeration;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
@@ -85,7 +70,6 @@ class SurfaceAttackIT {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int CAR_LINKS = 100;
   private static final int CHILD_FILLER = 2_000_000;
-  private static final int LEAF = 1 << 20;
   private static final int IMPORT_LEAVES = 120;
   private static final int ATTACK_SOCKETS = 1_100;
   private static final int PER_IP = 64;
@@ -175,71 +159,31 @@ class SurfaceAttackIT {
   @Test
   @Order(2)
   void aCarOf120MiB_isStagedOnDisk_andTheHeapStaysBounded() throws Exception {
-    final List<Cid> leafCids = new ArrayList<>();
-    final List<PbLink> links = new ArrayList<>();
-    for (int i = 0; i < IMPORT_LEAVES; i++) {
-      final Cid cid = Cid.v1(Multicodec.RAW, Multihash.sha2_256(leaf(i)));
-      leafCids.add(cid);
-      links.add(PbLink.of(cid, "", LEAF));
-    }
-    final byte[] rootBlock = DagPb.encode(PbNode.of(new byte[] {8, 2}, links));
-    final Cid root = DagPb.cidOf(rootBlock);
-    final Database db = database("large-import", root);
+    final LargeCar large = LargeCar.of(IMPORT_LEAVES);
+    final List<Cid> leafCids = large.leafCids();
 
     // Generated as it is sent, one 1 MiB leaf at a time: the test never holds the CAR. Before
     // the last leaf, the relay has the rest on disk, not in its heap.
-    final byte[] head = car(db);
-    final AtomicLong sent = new AtomicLong();
     final AtomicLong heapWhileStaged = new AtomicLong();
-    final Enumeration<InputStream> sections = new Enumeration<>() {
-      private int next = -2;
-
-      @Override
-      public boolean hasMoreElements() {
-        return next < IMPORT_LEAVES;
-      }
-
-      @Override
-      public InputStream nextElement() {
-        final byte[] bytes;
-        if (next == -2) {
-          bytes = head;
-        } else if (next == -1) {
-          bytes = section(root, rootBlock);
-        } else {
-          if (next == IMPORT_LEAVES - 1) {
-            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
-                .until(() -> stagedOnDisk() >= 100L << 20);
-            try {
-              heapWhileStaged.set(relay.heapAfterGcBytes());
-            } catch (final IOException e) {
-              throw new IllegalStateException(e);
-            } catch (final InterruptedException e) {
-              Thread.currentThread().interrupt();
-              throw new IllegalStateException(e);
-            }
-          }
-          bytes = section(leafCids.get(next), leaf(next));
-        }
-        next++;
-        sent.addAndGet(bytes.length);
-        return new ByteArrayInputStream(bytes);
-      }
+    final ImportCars.BeforeLastLeaf staged = () -> {
+      await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+          .until(() -> stagedOnDisk() >= 100L << 20);
+      heapWhileStaged.set(relay.heapAfterGcBytes());
     };
     final HttpResponse<String> response = client.send(HttpRequest.newBuilder(
             relay.url("/pinning/import")).timeout(Duration.ofSeconds(120))
-        .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new SequenceInputStream(sections)))
+        .POST(HttpRequest.BodyPublishers.ofInputStream(large.body(staged)))
         .build(), HttpResponse.BodyHandlers.ofString());
 
     assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
-    assertThat(sent.get()).isGreaterThan(120L << 20).isLessThan(ExportRoutes.MAX_IMPORT_BYTES);
+    assertThat(large.sent()).isGreaterThan(120L << 20).isLessThan(ExportRoutes.MAX_IMPORT_BYTES);
     assertThat(JSON.readTree(response.body()).get("media").asInt()).isEqualTo(1);
     // With 119 MiB of the body received, the relay's heap held none of it.
     assertThat(heapWhileStaged.get()).isPositive().isLessThan(HEAP_AFTER_ATTACK);
     // The media is served from the relay's stores (its first leaf), the staging area is empty.
     final HttpResponse<byte[]> leaf = relay.getBytes("/ipfs/" + leafCids.get(0));
     assertThat(leaf.statusCode()).isEqualTo(200);
-    assertThat(leaf.body()).isEqualTo(leaf(0));
+    assertThat(leaf.body()).isEqualTo(ImportCars.leaf(0));
     assertThat(stagedOnDisk()).isZero();
     assertThat(series("relay_imports_total{outcome=\"imported\"}")).isEqualTo(1.0);
     assertSurvived();
@@ -254,7 +198,7 @@ class SurfaceAttackIT {
     // 127.0.0.2 starts an import it never finishes: one byte a second, far within the 60 s
     // stall; RELAY_IMPORT_TIMEOUT_MS (4 s here) cuts it.
     final Socket slow = connect("127.0.0.2");
-    head(slow, 100_000, false);
+    ImportCars.importHead(slow, 100_000, false);
     final AtomicBoolean trickling = new AtomicBoolean(true);
     final Thread trickle = new Thread(() -> {
       try {
@@ -284,7 +228,7 @@ class SurfaceAttackIT {
     assertThat(JSON.readTree(imported.body()).get("entries").asInt()).isEqualTo(3);
 
     // The trickler is answered at the deadline, its connection closed, its slot freed.
-    final String[] cut = answer(slow);
+    final String[] cut = ImportCars.answer(slow);
     trickling.set(false);
     assertThat(cut[0]).startsWith("HTTP/1.1 408");
     assertThat(JSON.readTree(cut[1]).get("code").asText()).isEqualTo("import_timeout");
@@ -327,26 +271,20 @@ class SurfaceAttackIT {
   @Test
   @Order(5)
   void halfOpenFloodFromOneIp_holdsOnlyItsShare_whileAnHonestPeerDials() throws Exception {
-    final Attacker attacker = new Attacker(new InetSocketAddress("127.0.0.2", 0),
-        new InetSocketAddress("127.0.0.1", relay.tcpPort()));
-    final Thread loop = new Thread(attacker::run, "half-open-attacker");
-    loop.setDaemon(true);
-    try {
+    try (SocketFlood attacker = new SocketFlood(new InetSocketAddress("127.0.0.2", 0),
+        new InetSocketAddress("127.0.0.1", relay.tcpPort()))) {
       attacker.openAll(ATTACK_SOCKETS);
-      loop.start();
+      attacker.start();
       // Every one beyond the IP's share is closed at accept (and re-opened, and closed again).
       await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).until(() ->
           series("libp2p_limit_hits_total{limit=\"max_connections_per_ip\"}")
               >= ATTACK_SOCKETS - PER_IP);
-      assertThat(attacker.opened.get()).isGreaterThanOrEqualTo(ATTACK_SOCKETS);
+      assertThat(attacker.opened()).isGreaterThanOrEqualTo(ATTACK_SOCKETS);
       // Meanwhile, from 127.0.0.1: /health, the /ipfs GET and a libp2p dial and ping.
       HonestClient.assertServed(relay);
       assertThat(series("libp2p_limit_hits_total{limit=\"max_connections\"}")).isZero();
       assertThat(relay.metrics()).containsPattern(
           "relay_resource_limit_hits_total\\{[^}]*scope=\"ip\"[^}]*\\} [1-9]");
-    } finally {
-      attacker.stop();
-      loop.join(5_000);
     }
     assertSurvived();
   }
@@ -362,64 +300,7 @@ class SurfaceAttackIT {
   }
 
   private long stagedOnDisk() throws IOException {
-    final Path staging = relay.dataDir().resolve(ImportStaging.DIRECTORY);
-    if (!Files.isDirectory(staging)) {
-      return 0;
-    }
-    try (Stream<Path> files = Files.list(staging)) {
-      return files.mapToLong(file -> {
-        try {
-          return Files.size(file);
-        } catch (final IOException e) {
-          return 0;
-        }
-      }).sum();
-    }
-  }
-
-  /** A one-writer database; its one entry names {@code media} if given, else three entries. */
-  private record Database(OrbitDbAddress address, Entry head, MemoryBlockstore store) {}
-
-  private static Database database(final String name, final Cid media) {
-    final JavaWriter writer = new JavaWriter();
-    final MemoryBlockstore store = new MemoryBlockstore();
-    store.put(writer.identityCid(), writer.identityBlock());
-    final OrbitDbAddress address = JavaWriter.database(store, name, List.of(writer.id()));
-    if (media == null) {
-      return new Database(address, writer.chain(store, address, 3).get(2), store);
-    }
-    final byte[] block = writer.entry(address, 1, List.of(), List.of(),
-        DagCborValue.map(Map.of("cid", DagCborValue.of(media.toString()))));
-    final Entry entry = Entry.decode(block);
-    store.put(entry.cid(), block);
-    return new Database(address, entry, store);
-  }
-
-  private static byte[] car(final Database db) throws IOException {
-    final ByteArrayOutputStream out = new ByteArrayOutputStream();
-    try (CarWriter writer = new CarWriter(out, List.of(db.address().manifest(),
-        db.head().cid()))) {
-      final List<Cid> all = new ArrayList<>();
-      db.store().forEachKey(all::add);
-      for (final Cid cid : all) {
-        writer.write(cid, db.store().get(cid).orElseThrow());
-      }
-    }
-    return out.toByteArray();
-  }
-
-  private static byte[] leaf(final int i) {
-    final byte[] data = new byte[LEAF];
-    new Random(i).nextBytes(data);
-    return data;
-  }
-
-  private static byte[] section(final Cid cid, final byte[] data) {
-    final byte[] prefix = CarWriter.sectionPrefix(cid, data.length);
-    final byte[] out = new byte[prefix.length + data.length];
-    System.arraycopy(prefix, 0, out, 0, prefix.length);
-    System.arraycopy(data, 0, out, prefix.length, data.length);
-    return out;
+    return ImportCars.stagedBytes(relay.dataDir());
   }
 
   /** A connection to the relay's HTTP port from {@code source} (e.g. 127.0.0.2). */
@@ -430,125 +311,5 @@ class SurfaceAttackIT {
     socket.connect(new InetSocketAddress("127.0.0.1", relay.httpPort()), 5_000);
     socket.setSoTimeout(60_000);
     return socket;
-  }
-
-  private static void head(final Socket socket, final long length, final boolean close)
-      throws IOException {
-    socket.getOutputStream().write(("POST /pinning/import HTTP/1.1\r\nHost: relay\r\n"
-        + "Content-Length: " + length + "\r\n" + (close ? "Connection: close\r\n" : "")
-        + "\r\n").getBytes(StandardCharsets.US_ASCII));
-    socket.getOutputStream().flush();
-  }
-
-  /** The status line and the body of the one answer on {@code socket}, read until it closes. */
-  private static String[] answer(final Socket socket) throws IOException {
-    final ByteArrayOutputStream received = new ByteArrayOutputStream();
-    final byte[] buffer = new byte[8192];
-    try {
-      for (int n = socket.getInputStream().read(buffer); n >= 0;
-          n = socket.getInputStream().read(buffer)) {
-        received.write(buffer, 0, n);
-      }
-    } catch (final SocketException e) {
-      if (received.size() == 0) {
-        throw e;
-      }
-    }
-    final String text = received.toString(StandardCharsets.UTF_8);
-    return new String[] {text.substring(0, text.indexOf("\r\n")),
-        text.substring(text.indexOf("\r\n\r\n") + 4)};
-  }
-
-  /**
-   * Keeps {@code n} silent TCP connections from one local address open; one the relay closes is
-   * opened again half a second later (not at once: a tight loop would only exhaust the
-   * machine's ephemeral ports).
-   */
-  private static final class Attacker {
-    private static final long REOPEN_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
-    private final InetSocketAddress from;
-    private final InetSocketAddress to;
-    private final Selector selector;
-    private final ArrayDeque<Long> reopenAt = new ArrayDeque<>();
-    private final Map<SocketChannel, Boolean> open = new HashMap<>();
-    final AtomicLong opened = new AtomicLong();
-    private volatile boolean running = true;
-
-    Attacker(final InetSocketAddress from, final InetSocketAddress to) throws IOException {
-      this.from = from;
-      this.to = to;
-      this.selector = Selector.open();
-    }
-
-    void openAll(final int n) throws IOException {
-      for (int i = 0; i < n; i++) {
-        openOne();
-      }
-    }
-
-    private void openOne() throws IOException {
-      final SocketChannel channel = SocketChannel.open();
-      channel.bind(from);
-      channel.connect(to);
-      channel.configureBlocking(false);
-      channel.register(selector, SelectionKey.OP_READ);
-      open.put(channel, Boolean.TRUE);
-      opened.incrementAndGet();
-    }
-
-    void run() {
-      final ByteBuffer buffer = ByteBuffer.allocate(1024);
-      try {
-        while (running) {
-          selector.select(50);
-          for (final SelectionKey key : selector.selectedKeys()) {
-            final SocketChannel channel = (SocketChannel) key.channel();
-            buffer.clear();
-            int read;
-            try {
-              read = channel.read(buffer);
-            } catch (final IOException e) {
-              read = -1;
-            }
-            if (read < 0) {
-              key.cancel();
-              channel.close();
-              open.remove(channel);
-              reopenAt.add(System.nanoTime() + REOPEN_AFTER_NANOS);
-            }
-          }
-          selector.selectedKeys().clear();
-          final long now = System.nanoTime();
-          while (running && !reopenAt.isEmpty() && reopenAt.peek() - now <= 0) {
-            reopenAt.poll();
-            try {
-              openOne();
-            } catch (final IOException e) {
-              reopenAt.add(now + REOPEN_AFTER_NANOS);
-            }
-          }
-        }
-      } catch (final IOException e) {
-        throw new IllegalStateException(e);
-      } finally {
-        try {
-          selector.close();
-        } catch (final IOException ignored) {
-          // closing anyway
-        }
-        for (final SocketChannel channel : open.keySet()) {
-          try {
-            channel.close();
-          } catch (final IOException ignored) {
-            // closing anyway
-          }
-        }
-      }
-    }
-
-    void stop() {
-      running = false;
-      selector.wakeup();
-    }
   }
 }

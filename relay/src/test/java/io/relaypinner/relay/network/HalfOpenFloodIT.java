@@ -19,26 +19,18 @@ import io.relaypinner.relay.RelayNode;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.identity.NodeIdentity;
 import io.relaypinner.relay.testing.PrometheusTextParser;
-import java.io.IOException;
+import io.relaypinner.relay.testing.SocketFlood;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.ByteBuffer;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
-import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -57,20 +49,19 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class HalfOpenFloodIT {
   private static final int ATTACK_SOCKETS = 1_100;
-  private static final long REOPEN_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
   private final SecureRandom random = new SecureRandom();
   private final EventLoops loops = EventLoops.create(1, "flood-clients");
   private final HttpClient http = HttpClient.newHttpClient();
   private RelayNode node;
-  private Attacker attacker;
+  private SocketFlood attacker;
   @TempDir
   Path dataDir;
 
   @AfterEach
   void close() throws Exception {
     if (attacker != null) {
-      attacker.stop();
+      attacker.close();
     }
     if (node != null) {
       node.close();
@@ -94,15 +85,13 @@ class HalfOpenFloodIT {
     final InetSocketAddress tcp = new InetSocketAddress("127.0.0.1",
         Integer.parseInt(target.toString().split("/")[4]));
 
-    attacker = new Attacker(new InetSocketAddress("127.0.0.2", 0), tcp);
+    attacker = new SocketFlood(new InetSocketAddress("127.0.0.2", 0), tcp);
     attacker.openAll(ATTACK_SOCKETS);
-    final Thread loop = new Thread(attacker::run, "half-open-attacker");
-    loop.setDaemon(true);
-    loop.start();
+    attacker.start();
     // Every one beyond the IP's share is refused at accept (and re-opened, and refused again).
     await().atMost(Duration.ofSeconds(20)).until(() ->
         relay.limitCounters().get(Limit.MAX_CONNECTIONS_PER_IP) >= ATTACK_SOCKETS - 64);
-    assertThat(attacker.opened.get()).isGreaterThanOrEqualTo(ATTACK_SOCKETS);
+    assertThat(attacker.opened()).isGreaterThanOrEqualTo(ATTACK_SOCKETS);
 
     // Meanwhile: honest peers from 127.0.0.1 connect, and their connections work.
     try (Host first = client(); Host second = client()) {
@@ -134,100 +123,5 @@ class HalfOpenFloodIT {
   private Host client() {
     return new Host(Keys.generate(KeyType.ED25519, random), HostConfig.DEFAULT, loops,
         Clock.systemUTC());
-  }
-
-  /**
-   * Keeps {@code n} TCP connections from one local address open and silent: a connection the
-   * relay closes is opened again half a second later (not at once: a tight loop would only
-   * exhaust the machine's ephemeral ports).
-   */
-  private static final class Attacker {
-    private final InetSocketAddress from;
-    private final InetSocketAddress to;
-    private final Selector selector;
-    private final ArrayDeque<Long> reopenAt = new ArrayDeque<>();
-    private final Map<SocketChannel, Boolean> open = new HashMap<>();
-    final AtomicLong opened = new AtomicLong();
-    final AtomicInteger closedByRelay = new AtomicInteger();
-    private volatile boolean running = true;
-
-    Attacker(final InetSocketAddress from, final InetSocketAddress to) throws IOException {
-      this.from = from;
-      this.to = to;
-      this.selector = Selector.open();
-    }
-
-    void openAll(final int n) throws IOException {
-      for (int i = 0; i < n; i++) {
-        openOne();
-      }
-    }
-
-    private void openOne() throws IOException {
-      final SocketChannel channel = SocketChannel.open();
-      channel.bind(from);
-      channel.connect(to);
-      channel.configureBlocking(false);
-      channel.register(selector, SelectionKey.OP_READ);
-      open.put(channel, Boolean.TRUE);
-      opened.incrementAndGet();
-    }
-
-    void run() {
-      final ByteBuffer buffer = ByteBuffer.allocate(1024);
-      try {
-        while (running) {
-          selector.select(50);
-          for (final SelectionKey key : selector.selectedKeys()) {
-            final SocketChannel channel = (SocketChannel) key.channel();
-            buffer.clear();
-            int read;
-            try {
-              read = channel.read(buffer);
-            } catch (final IOException e) {
-              read = -1;
-            }
-            if (read < 0) {
-              key.cancel();
-              channel.close();
-              open.remove(channel);
-              closedByRelay.incrementAndGet();
-              reopenAt.add(System.nanoTime() + REOPEN_AFTER_NANOS);
-            }
-          }
-          selector.selectedKeys().clear();
-          final long now = System.nanoTime();
-          while (running && !reopenAt.isEmpty() && reopenAt.peek() - now <= 0) {
-            reopenAt.poll();
-            try {
-              openOne();
-            } catch (final IOException e) {
-              // A refused connect is the relay's answer too: try again later.
-              reopenAt.add(now + REOPEN_AFTER_NANOS);
-            }
-          }
-        }
-      } catch (final IOException e) {
-        throw new IllegalStateException(e);
-      } finally {
-        try {
-          selector.close();
-        } catch (final IOException ignored) {
-          // closing anyway
-        }
-        for (final SocketChannel channel : open.keySet()) {
-          try {
-            channel.close();
-          } catch (final IOException ignored) {
-            // closing anyway
-          }
-        }
-      }
-    }
-
-    void stop() throws IOException {
-      running = false;
-      selector.wakeup();
-    }
   }
 }

@@ -3,32 +3,19 @@ package io.relaypinner.libp2p.protocol.relay;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.google.protobuf.ByteString;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.relaypinner.libp2p.crypto.KeyType;
 import io.relaypinner.libp2p.crypto.Keys;
 import io.relaypinner.libp2p.host.Connection;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostConfig;
-import io.relaypinner.libp2p.host.RawExchange;
 import io.relaypinner.libp2p.netty.EventLoops;
-import io.relaypinner.libp2p.protocol.relay.pb.CircuitProtos.HopMessage;
-import io.relaypinner.libp2p.protocol.relay.pb.CircuitProtos.Peer;
 import io.relaypinner.libp2p.protocol.relay.pb.CircuitProtos.Status;
-import io.relaypinner.libp2p.protocol.relay.pb.CircuitProtos.StopMessage;
 import io.relaypinner.multiformats.Multiaddr;
-import io.relaypinner.multiformats.PeerId;
-import io.relaypinner.multiformats.Uvarint;
-import java.io.ByteArrayOutputStream;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -43,8 +30,9 @@ import org.junit.jupiter.api.Test;
  * 127.0.0.2), so that their connections come from that address; which side dialled does not
  * matter to the hop service.
  *
- * <p>To move onto the process harness (a relay JVM with the launcher's memory settings) once it
- * is merged.
+ * <p>The same attack against the launcher's relay JVM (heap after GC bounded, the refusals read
+ * from {@code /metrics}) is {@code Libp2pAttackIT} in the cli module; this one stays for the
+ * engine's own counts with {@link CircuitRelayConfig#DEFAULT}, without a relay node.
  */
 class CircuitRelayPerIpIT {
   private static final SecureRandom RANDOM = new SecureRandom();
@@ -76,25 +64,11 @@ class CircuitRelayPerIpIT {
         .agentVersion("relay-pinner/per-ip-test").build(), loops, Clock.systemUTC());
   }
 
-  /** A client on {@code ip} that accepts every stop (keeping the stream open). */
+  /** A client on {@code ip} that accepts every circuit (keeping the stream open). */
   private Host client(final String ip) throws Exception {
     final Host client = host(ip);
     clients.add(client);
-    client.protocols().register(CircuitRelay.STOP_PROTOCOL_ID, (stream, protocol) ->
-        stream.pipeline().addLast(new ChannelInboundHandlerAdapter() {
-          private boolean answered;
-
-          @Override
-          public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
-            ((ByteBuf) msg).release();
-            if (!answered) {
-              answered = true;
-              ctx.writeAndFlush(Unpooled.wrappedBuffer(RawExchange.framed(StopMessage
-                  .newBuilder().setType(StopMessage.Type.STATUS).setStatus(Status.OK).build()
-                  .toByteArray())));
-            }
-          }
-        }));
+    HopClient.acceptCircuits(client);
     client.start().get(5, TimeUnit.SECONDS);
     return client;
   }
@@ -113,51 +87,6 @@ class CircuitRelayPerIpIT {
         .get(10, TimeUnit.SECONDS);
   }
 
-  private static Status reserve(final Connection connection) throws Exception {
-    return HopMessage.parseFrom(RawExchange.unframed(RawExchange.exchange(connection,
-        CircuitRelay.HOP_PROTOCOL_ID, RawExchange.framed(HopMessage.newBuilder()
-            .setType(HopMessage.Type.RESERVE).build().toByteArray())))).getStatus();
-  }
-
-  /** Sends CONNECT to {@code destination} and returns the relay's status; the stream stays. */
-  private static Status connect(final Connection connection, final PeerId destination)
-      throws Exception {
-    final CompletableFuture<HopMessage> answer = new CompletableFuture<>();
-    final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    connection.newStream(List.of(CircuitRelay.HOP_PROTOCOL_ID), (channel, p) ->
-        channel.pipeline().addLast(new ChannelInboundHandlerAdapter() {
-          @Override
-          public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
-            final ByteBuf buf = (ByteBuf) msg;
-            final byte[] copy = new byte[buf.readableBytes()];
-            buf.readBytes(copy);
-            buf.release();
-            if (answer.isDone()) {
-              return;
-            }
-            bytes.writeBytes(copy);
-            final byte[] all = bytes.toByteArray();
-            final long length = Uvarint.decode(all).value();
-            if (all.length >= Uvarint.size(length) + length) {
-              try {
-                answer.complete(HopMessage.parseFrom(RawExchange.unframed(all)));
-              } catch (final Exception e) {
-                answer.completeExceptionally(e);
-              }
-            }
-          }
-
-          @Override
-          public void channelInactive(final ChannelHandlerContext ctx) {
-            answer.completeExceptionally(new IllegalStateException("hop stream closed"));
-          }
-        })).get(5, TimeUnit.SECONDS).channel().writeAndFlush(Unpooled.wrappedBuffer(
-            RawExchange.framed(HopMessage.newBuilder().setType(HopMessage.Type.CONNECT)
-                .setPeer(Peer.newBuilder().setId(ByteString.copyFrom(destination.bytes())))
-                .build().toByteArray())));
-    return answer.get(20, TimeUnit.SECONDS).getStatus();
-  }
-
   @Test
   void manyPeerIdsFromOneIp_shouldHoldOnlyTheIpsCircuits_whileAnHonestPairGetsOne()
       throws Exception {
@@ -169,12 +98,12 @@ class CircuitRelayPerIpIT {
       connections.add(connectionFromRelay(attacker));
     }
     for (final Connection connection : connections) {
-      assertThat(reserve(connection)).isEqualTo(Status.OK);
+      assertThat(HopClient.reserve(connection)).isEqualTo(Status.OK);
     }
     int admitted = 0;
     int refused = 0;
     for (int i = 0; i < ATTACKERS; i++) {
-      final Status status = connect(connections.get(i),
+      final Status status = HopClient.connect(connections.get(i),
           attackers.get((i + 1) % ATTACKERS).peerId());
       if (status == Status.OK) {
         admitted++;
@@ -193,8 +122,9 @@ class CircuitRelayPerIpIT {
     // An honest pair from 127.0.0.1: the destination reserves, the source gets its circuit.
     final Host destination = client("127.0.0.1");
     final Host source = client("127.0.0.1");
-    assertThat(reserve(connectionToRelay(destination))).isEqualTo(Status.OK);
-    assertThat(connect(connectionToRelay(source), destination.peerId())).isEqualTo(Status.OK);
+    assertThat(HopClient.reserve(connectionToRelay(destination))).isEqualTo(Status.OK);
+    assertThat(HopClient.connect(connectionToRelay(source), destination.peerId()))
+        .isEqualTo(Status.OK);
     assertThat(relay.engine().openCircuits())
         .isEqualTo(CircuitRelayConfig.DEFAULT_MAX_CIRCUITS_PER_IP + 1);
   }
