@@ -41,8 +41,11 @@ class CircuitRelayHostileInputIT {
   @BeforeEach
   void start() throws Exception {
     relayHost = host();
+    // A hop timeout of 2 s: short for the silent-stream case, long enough that the flood's 50
+    // streams (each must send its RESERVE within it) survive a loaded machine (500 ms failed
+    // with "truncated varint" at load 15-20).
     relay = CircuitRelay.start(relayHost, CircuitRelayConfig.builder()
-        .hopTimeout(Duration.ofMillis(500)).maxReservationsPerIp(4).build(), Clock.systemUTC(),
+        .hopTimeout(Duration.ofSeconds(2)).maxReservationsPerIp(4).build(), Clock.systemUTC(),
         relayHost::listenAddresses);
     relayHost.start().get(5, TimeUnit.SECONDS);
   }
