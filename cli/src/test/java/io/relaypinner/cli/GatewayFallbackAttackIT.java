@@ -3,6 +3,7 @@ package io.relaypinner.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.relaypinner.ipfs.bitswap.Bitswap;
 import io.relaypinner.ipfs.bitswap.BitswapConfig;
@@ -38,6 +39,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -211,7 +213,8 @@ class GatewayFallbackAttackIT {
     try {
       await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(250))
           .ignoreExceptions().until(() -> blocksOnDisk() <= CACHE + DISK_SLACK);
-    } catch (final org.awaitility.core.ConditionTimeoutException e) {
+    } catch (final ConditionTimeoutException e) {
+      // What is stored beyond the cache, for the failure message.
       final StringBuilder why = new StringBuilder("on disk " + blocksOnDisk());
       for (final String line : relay.metrics().split("\n")) {
         if (line.matches("^(relay_storage_used|relay_gateway_cache|relay_gc|relay_ipfs_fallback"
@@ -294,8 +297,11 @@ class GatewayFallbackAttackIT {
         .timeout(Duration.ofSeconds(90)).build(), HttpResponse.BodyHandlers.ofInputStream());
   }
 
+  /** The JSON error's code; with its message when it is not {@code fallback_busy}. */
   private static String code(final InputStream body) throws IOException {
-    return JSON.readTree(body.readAllBytes()).path("code").asText();
+    final JsonNode json = JSON.readTree(body.readAllBytes());
+    final String code = json.path("code").asText();
+    return "fallback_busy".equals(code) ? code : code + ": " + json.path("error").asText();
   }
 
   private static long millis(final long nanos) {
