@@ -79,18 +79,23 @@ public final class CachingNetworkContent implements NetworkContent {
   /**
    * Fetches the DAG, then admits what is held of it to the cache: all of it, or when the fetch
    * failed (a limit, the node-wide fallback total, the time) the blocks it stored before, so
-   * that the cache's budget and its evictions bound them too instead of GC's grace period.
+   * that the cache's budget and its evictions bound them too instead of GC's grace period. The
+   * root is held in the cache ({@link GatewayCache#hold}) until then.
    */
   @Override
   public CompletableFuture<?> dag(final Cid root, final Duration timeout) {
-    return roomFor(root).thenCompose(ok -> delegate.dag(root, timeout)
-        .handleAsync((done, failure) -> {
+    // The root stays (cached or not) until the DAG is admitted: the admission walks from it.
+    cache.hold(root.multihash());
+    final CompletableFuture<?> admitted = roomFor(root).thenCompose(ok -> delegate.dag(root,
+        timeout).handleAsync((done, failure) -> {
           admit(List.of(root), maxBlocks);
           if (failure != null) {
             throw new CompletionException(Failures.unwrap(failure));
           }
           return done;
         }, storage));
+    admitted.whenComplete((done, failure) -> cache.release(root.multihash()));
+    return admitted;
   }
 
   /** Fails at once when the quota is reached and {@code cid} is not held already. */

@@ -1,6 +1,7 @@
 package io.relaypinner.relay.storage;
 
 import io.relaypinner.multiformats.Multihash;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -31,6 +32,8 @@ public final class GatewayCache {
   /** Access order: the eldest is the least recently used. */
   private final LinkedHashMap<Multihash, Integer> blocks = new LinkedHashMap<>(16, 0.75f, true);
   private Set<Multihash> evicted = new HashSet<>();
+  /** Blocks a fetch in progress relies on ({@link #hold}), with how many holds each has. */
+  private final Map<Multihash, Integer> inUse = new HashMap<>();
   private long bytes;
   private long evictions;
 
@@ -87,9 +90,30 @@ public final class GatewayCache {
     return any;
   }
 
-  /** Whether the cache keeps this block (does not count as a use). */
+  /**
+   * Whether the cache keeps this block (does not count as a use): it is cached, or a fetch in
+   * progress holds it ({@link #hold}). GC deletes neither.
+   */
   public synchronized boolean holds(final Multihash multihash) {
-    return blocks.containsKey(multihash);
+    return blocks.containsKey(multihash) || inUse.containsKey(multihash);
+  }
+
+  /**
+   * Keeps {@code multihash} from GC while a fetch that relies on it runs, cached or evicted: the
+   * root of a DAG the network fallback is fetching was often cached on its own a while before
+   * (path resolution), and other requests' admissions could evict it meanwhile; once GC deleted
+   * it, the request answered 404 after fetching the whole DAG, and the DAG's admission walk (from
+   * the root) found nothing, so the blocks under it stayed uncached and unbounded by the budget
+   * until GC's grace period (issue 36, GatewayFallbackAttackIT). Holds count: each is given back
+   * with one {@link #release}. Not counted against the budget (one block per fetch in progress).
+   */
+  public synchronized void hold(final Multihash multihash) {
+    inUse.merge(multihash, 1, Integer::sum);
+  }
+
+  /** Gives back one {@link #hold} of {@code multihash}. */
+  public synchronized void release(final Multihash multihash) {
+    inUse.computeIfPresent(multihash, (key, count) -> count == 1 ? null : count - 1);
   }
 
   /** The blocks evicted since the last call, for GC to delete if no pin reaches them. */

@@ -196,6 +196,36 @@ class StorageGcTest {
   }
 
   @Test
+  void aHeldBlock_staysWhenEvicted_untilItsLastHoldIsReleased_thenGoesAfterTheGrace() {
+    // Issue 36: the root of a DAG the gateway fetches, cached on its own before, evicted by
+    // other requests' admissions while the fetch runs.
+    final GatewayCache cache = new GatewayCache(1_500);
+    final StorageGc gc = gc(cache, quota(0), GcPolicy.ALWAYS);
+    final Cid root = raw(blocks, 1000);
+    cache.admit(sizes(root));
+    cache.hold(root.multihash());
+    cache.hold(root.multihash());   // two fetches rely on it
+    assertThat(cache.admit(sizes(raw(blocks, 1000)))).as("evicts the root").isTrue();
+    assertThat(cache.bytes()).isLessThanOrEqualTo(1_500);
+    gc.runOnce();
+    assertThat(blocks.has(root)).as("evicted, held by a fetch in progress").isTrue();
+    cache.release(root.multihash());
+    clock.advance(GRACE.multipliedBy(2));
+    gc.runOnce();
+    assertThat(blocks.has(root)).as("one hold left").isTrue();
+
+    cache.release(root.multihash());
+    assertThat(cache.holds(root.multihash())).isFalse();
+    gc.runOnce();
+    assertThat(blocks.has(root)).as("unpinned, uncached: seen for the first time").isTrue();
+    clock.advance(GRACE);
+    gc.runOnce();
+    assertThat(blocks.has(root)).isFalse();
+    cache.release(root.multihash());   // one release too many: nothing happens
+    assertThat(cache.holds(root.multihash())).isFalse();
+  }
+
+  @Test
   void thePolicy_canSkipRuns_andNothingIsDeleted() {
     final AtomicBoolean leader = new AtomicBoolean(false);
     final StorageGc gc = gc(new GatewayCache(1 << 20), quota(0), leader::get);
