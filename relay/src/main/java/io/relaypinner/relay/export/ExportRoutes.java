@@ -79,6 +79,7 @@ public final class ExportRoutes {
   public static final String IMPORT_TIMEOUT = "import_timeout";
 
   private final DatabaseExporter exporter;
+  private final Scope carMemory;
   private final DatabaseImporter importer;
   private final Blockstore blockstore;
   private final Executor storage;
@@ -105,13 +106,16 @@ public final class ExportRoutes {
    * @param clients one scope per client key below {@code imports} (one import each)
    * @param addresses who a request's client is (its key in {@code clients})
    * @param imported told the address of each imported database (the relay queues a sync)
+   * @param carMemory the node budget's gateway memory: an export's plan is held from it until
+   *     its CAR is sent
    */
   public ExportRoutes(final DatabaseExporter exporter, final DatabaseImporter importer,
       final ImportStaging staging, final Blockstore blockstore, final Executor storage,
       final HttpResponses responses, final GatewayMetrics gatewayMetrics,
       final PrometheusRegistry registry, final Optional<String> apiToken, final Scope imports,
       final KeyedScopes clients, final ClientAddresses addresses,
-      final Consumer<OrbitDbAddress> imported) {
+      final Consumer<OrbitDbAddress> imported, final Scope carMemory) {
+    this.carMemory = Objects.requireNonNull(carMemory, "carMemory");
     this.exporter = Objects.requireNonNull(exporter, "exporter");
     this.importer = Objects.requireNonNull(importer, "importer");
     this.blockstore = Objects.requireNonNull(blockstore, "blockstore");
@@ -167,10 +171,19 @@ public final class ExportRoutes {
           return responses.error(HttpResponseStatus.BAD_REQUEST, "car_too_large",
               e.getMessage());
         }
+        // The plan is held until the CAR is sent: its CIDs stay reserved until then.
+        final Reservation held;
+        try {
+          held = CarPlanner.hold(carMemory, plan);
+        } catch (final CarPlanner.MemoryRefusedException e) {
+          gatewayMetrics.limited(GatewayMetrics.LIMIT_CAR_MEMORY);
+          return responses.error(HttpResponseStatus.SERVICE_UNAVAILABLE, ErrorCodes.CAR_BUSY,
+              e.getMessage());
+        }
         final StreamedResponse response = new StreamedResponse(HttpResponseStatus.OK,
-            plan.length(), (resume, fileRegions) -> new SliceInput(
-                () -> new CarSections(blockstore, CarSections.NO_FILES, plan),
-                plan.length(), storage, resume, gatewayMetrics));
+            plan.length(), StreamedResponse.Body.releasing((resume, fileRegions) ->
+                new SliceInput(() -> new CarSections(blockstore, CarSections.NO_FILES, plan),
+                    plan.length(), storage, resume, gatewayMetrics), held::close));
         response.headers()
             .set(HttpHeaderNames.CONTENT_TYPE, "application/vnd.ipld.car; version=1")
             .set(HttpHeaderNames.CONTENT_DISPOSITION,

@@ -198,6 +198,28 @@ public final class CarPlanner {
   }
 
   /**
+   * Reserves what a finished plan keeps while its CAR is streamed ({@link #CID_HEAP_BYTES} per
+   * block) from this planner's memory scope; close it once the response is sent or discarded
+   * ({@link io.relaypinner.relay.http.StreamedResponse.Body#releasing}).
+   *
+   * @throws MemoryRefusedException when the scope has no room
+   */
+  public Reservation hold(final Plan plan) {
+    return hold(memory, plan);
+  }
+
+  /** {@link #hold(Plan)} from {@code memory} (the export's plans, made without a planner). */
+  public static Reservation hold(final io.relaypinner.common.budget.Scope memory,
+      final Plan plan) {
+    final long bytes = (long) plan.blocks().size() * CID_HEAP_BYTES;
+    final Reservation held = memory.reserve(Resource.MEMORY, bytes);
+    if (held == null) {
+      throw new MemoryRefusedException(bytes);
+    }
+    return held;
+  }
+
+  /**
    * Plans the CAR for {@code terminal} reached through {@code pathBlocks}, with
    * {@code requested} as the header's root.
    *

@@ -4,6 +4,7 @@ import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.relaypinner.common.budget.Reservation;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.unixfs.UnixFsException;
 import io.relaypinner.ipfs.unixfs.UnixFsReader;
@@ -171,11 +172,19 @@ final class TrustlessGateway {
     if (!plan.complete()) {
       LOG.debug("CAR for {} ends early: a block of the DAG is missing", cid);
     }
+    // The plan is held until the CAR is sent: its CIDs stay reserved until then.
+    final Reservation held;
+    try {
+      held = planner.hold(plan);
+    } catch (final CarPlanner.MemoryRefusedException e) {
+      metrics.limited(GatewayMetrics.LIMIT_CAR_MEMORY);
+      return error(HttpResponseStatus.SERVICE_UNAVAILABLE, ErrorCodes.CAR_BUSY, e.getMessage());
+    }
     // Plain connections send large blocks straight from their files; TLS ones read them.
     final StreamedResponse response = new StreamedResponse(HttpResponseStatus.OK, plan.length(),
-        (resume, fileRegions) -> new SliceInput(() -> new CarSections(blockstore,
-            fileRegions ? blockFiles : CarSections.NO_FILES, plan),
-            plan.length(), storage, resume, metrics));
+        StreamedResponse.Body.releasing((resume, fileRegions) -> new SliceInput(
+            () -> new CarSections(blockstore, fileRegions ? blockFiles : CarSections.NO_FILES,
+                plan), plan.length(), storage, resume, metrics), held::close));
     response.headers().set(HttpHeaderNames.CONTENT_TYPE, carType(request));
     common(response.headers(), etag);
     response.headers().set(HttpHeaderNames.CONTENT_DISPOSITION,

@@ -60,6 +60,48 @@ public final class StreamedResponse extends DefaultFullHttpResponse {
      *     marker: the dispatcher ends the HTTP message
      */
     ChunkedInput<?> open(Runnable resume, boolean fileRegions);
+
+    /** Called instead of {@link #open} when the body is never sent ({@code HEAD}, gone). */
+    default void discard() {}
+
+    /**
+     * {@code body}, with {@code release} run once: when the opened input is closed (the
+     * {@link io.netty.handler.stream.ChunkedWriteHandler} closes it at the end, on failure and
+     * when the connection closes) or when the body is discarded unopened. For what a response
+     * holds until it is sent (a CAR plan's reservation of the node budget).
+     */
+    static Body releasing(final Body body, final Runnable release) {
+      Objects.requireNonNull(body, "body");
+      final java.util.concurrent.atomic.AtomicBoolean done =
+          new java.util.concurrent.atomic.AtomicBoolean();
+      final Runnable once = () -> {
+        if (done.compareAndSet(false, true)) {
+          release.run();
+        }
+      };
+      return new Body() {
+        @Override
+        public ChunkedInput<?> open(final Runnable resume, final boolean fileRegions) {
+          final ChunkedInput<?> input;
+          try {
+            input = body.open(resume, fileRegions);
+          } catch (final RuntimeException | Error e) {
+            once.run();
+            throw e;
+          }
+          return new ReleasingInput<>(input, once);
+        }
+
+        @Override
+        public void discard() {
+          try {
+            body.discard();
+          } finally {
+            once.run();
+          }
+        }
+      };
+    }
   }
 
   private final long contentLength;
@@ -112,6 +154,9 @@ public final class StreamedResponse extends DefaultFullHttpResponse {
 
   /** For answers whose body is never sent ({@code HEAD}, a connection already gone). */
   void discardBody() {
+    if (body != null) {
+      body.discard();
+    }
     if (fileBody != null) {
       try {
         fileBody.file().close();

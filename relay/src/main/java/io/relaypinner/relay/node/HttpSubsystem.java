@@ -233,7 +233,8 @@ public final class HttpSubsystem extends Subsystem {
         staging, storage.blockstore(), storage.executor(), responses, gatewayMetrics, registry,
         config.http().apiToken(), budget.imports(), budget.importClients(),
         connections.clients(),
-        address -> replication.syncEngine().enqueue(address.toString(), SyncTrigger.HTTP));
+        address -> replication.syncEngine().enqueue(address.toString(), SyncTrigger.HTTP),
+        budget.memory(NodeBudget.Surface.GATEWAY));
   }
 
   /**

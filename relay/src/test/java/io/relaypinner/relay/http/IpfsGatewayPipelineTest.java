@@ -12,6 +12,9 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.relaypinner.common.budget.LimitListener;
+import io.relaypinner.common.budget.Resource;
+import io.relaypinner.common.budget.Scope;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
 import io.relaypinner.ipfs.datastore.Datastore;
@@ -183,4 +186,57 @@ class IpfsGatewayPipelineTest {
     });
   }
 
+  /**
+   * A CAR's plan is held from the gateway memory until the CAR is sent, and given back whether
+   * it was sent ({@code GET}) or never opened ({@code HEAD}): many slow readers of large DAGs
+   * cannot hold plans beyond the budget, and nothing leaks from it.
+   */
+  @Test
+  void car_shouldGiveItsPlansMemoryBack_onceSent_andWhenNeverOpened() throws IOException {
+    final Scope memory = Scope.root("gateway",
+        io.relaypinner.common.budget.Limits.NONE.with(Resource.MEMORY, 1 << 20),
+        LimitListener.NONE);
+    final PinStore pins = new PinStore(new MemoryDatastore(), blocks,
+        CodecLinkResolver.standard());
+    final IpfsGatewayRoute route = new IpfsGatewayRoute(pins, new UnixFsReader(blocks), INLINE,
+        responses, new GatewayMetrics(registry), cid -> Optional.empty(), GatewayFallback.off(),
+        blocks, CarPlanner.Limits.DEFAULT, memory);
+
+    final RawHttpResponse car = get(route, "/ipfs/" + file + "?format=car");
+    assertThat(car.status()).isEqualTo(200);
+    assertThat(memory.used(Resource.MEMORY)).isZero();
+    channel.finishAndReleaseAll();
+
+    final Router router = Router.builder().getPrefix(IpfsGatewayRoute.PREFIX, route).build();
+    channel = new EmbeddedChannel(new HttpServerInitializer(RelayConfig.DEFAULT.http(),
+        new CorsPolicy(RelayConfig.DEFAULT.cors()), router, responses,
+        new HttpMetrics(new PrometheusRegistry())));
+    channel.writeInbound(Unpooled.copiedBuffer("HEAD /ipfs/" + file
+        + "?format=car HTTP/1.1\r\nHost: a\r\n\r\n", StandardCharsets.ISO_8859_1));
+    channel.runPendingTasks();
+    assertThat(memory.used(Resource.MEMORY)).isZero();
+  }
+
+  @Test
+  void releasingBody_shouldReleaseOnce_whenTheOpenedInputCloses_orWhenDiscarded()
+      throws Exception {
+    final java.util.concurrent.atomic.AtomicInteger released =
+        new java.util.concurrent.atomic.AtomicInteger();
+    final StreamedResponse.Body opened = StreamedResponse.Body.releasing(
+        (resume, fileRegions) -> new io.netty.handler.stream.ChunkedStream(
+            new ByteArrayInputStream(new byte[3])), released::incrementAndGet);
+    final io.netty.handler.stream.ChunkedInput<?> input = opened.open(() -> { }, false);
+    assertThat(released).hasValue(0);
+    input.close();
+    input.close();
+    assertThat(released).hasValue(1);
+
+    final StreamedResponse.Body discarded = StreamedResponse.Body.releasing(
+        (resume, fileRegions) -> {
+          throw new AssertionError("never opened");
+        }, released::incrementAndGet);
+    discarded.discard();
+    discarded.discard();
+    assertThat(released).hasValue(2);
+  }
 }
