@@ -1,5 +1,10 @@
 package io.relaypinner.relay.export;
 
+import io.relaypinner.common.budget.LimitListener;
+import io.relaypinner.common.budget.Limits;
+import io.relaypinner.common.budget.Reservation;
+import io.relaypinner.common.budget.Resource;
+import io.relaypinner.common.budget.Scope;
 import io.relaypinner.ipfs.blockstore.Blocks;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.car.CarWriter;
@@ -49,6 +54,7 @@ public final class DatabaseExporter {
   private final LinkResolver resolver;
   private final Function<DagCborValue, Set<Cid>> mediaOf;
   private final CarPlanner.Limits limits;
+  private final Scope memory;
 
   /**
    * @param mediaOf the media CIDs an entry's payload names (the relay's media extractor)
@@ -56,6 +62,19 @@ public final class DatabaseExporter {
   public DatabaseExporter(final Blockstore blockstore, final Datastore datastore,
       final LinkResolver resolver, final Function<DagCborValue, Set<Cid>> mediaOf,
       final CarPlanner.Limits limits) {
+    this(blockstore, datastore, resolver, mediaOf, limits, Scope.root("gateway", Limits.NONE,
+        LimitListener.NONE));
+  }
+
+  /**
+   * @param memory where a plan reserves what it holds while it is made
+   *     ({@link CarPlanner#CID_HEAP_BYTES} per block: its list, its seen set and walk stacks),
+   *     the node budget's {@code gateway} memory
+   */
+  public DatabaseExporter(final Blockstore blockstore, final Datastore datastore,
+      final LinkResolver resolver, final Function<DagCborValue, Set<Cid>> mediaOf,
+      final CarPlanner.Limits limits, final Scope memory) {
+    this.memory = Objects.requireNonNull(memory, "memory");
     this.blockstore = Objects.requireNonNull(blockstore, "blockstore");
     this.datastore = Objects.requireNonNull(datastore, "datastore");
     this.resolver = Objects.requireNonNull(resolver, "resolver");
@@ -89,10 +108,11 @@ public final class DatabaseExporter {
     final List<Cid> roots = new ArrayList<>();
     roots.add(address.manifest());
     roots.addAll(heads);
-    final Collector out = new Collector();
-    database(out, address, heads, media, true);
-    return new CarPlanner.Plan(List.copyOf(roots), List.copyOf(out.blocks), out.sizes(),
-        CarWriter.headerLength(roots) + out.length, out.complete);
+    try (Collector out = new Collector()) {
+      database(out, address, heads, media, true);
+      return new CarPlanner.Plan(List.copyOf(roots), List.copyOf(out.blocks), out.sizes(),
+          CarWriter.headerLength(roots) + out.length, out.complete);
+    }
   }
 
   private void database(final Collector out, final OrbitDbAddress address, final List<Cid> heads,
@@ -159,7 +179,9 @@ public final class DatabaseExporter {
   }
 
   /** The blocks in order, each once, within the limits. */
-  private final class Collector {
+  private final class Collector implements AutoCloseable {
+    /** What the walk holds, reserved before it is held; given back when planning ends. */
+    private final Reservation reserved = memory.reserve(Resource.MEMORY, 0);
     private final Set<Cid> seen = new HashSet<>();
     private final List<Cid> blocks = new ArrayList<>();
     private final List<Long> sizes = new ArrayList<>();
@@ -188,6 +210,9 @@ public final class DatabaseExporter {
         throw new CarPlanner.TooLargeException(CarPlanner.Limit.BYTES,
             "the export would be larger than " + limits.maxBytes() + " bytes");
       }
+      if (!reserved.grow(CarPlanner.CID_HEAP_BYTES)) {
+        throw new CarPlanner.MemoryRefusedException(reserved.held());
+      }
       blocks.add(cid);
       sizes.add((long) block.get().length);
       return true;
@@ -195,6 +220,11 @@ public final class DatabaseExporter {
 
     long[] sizes() {
       return sizes.stream().mapToLong(Long::longValue).toArray();
+    }
+
+    @Override
+    public void close() {
+      reserved.close();
     }
   }
 }

@@ -170,6 +170,10 @@ public final class ExportRoutes {
         } catch (final CarPlanner.TooLargeException e) {
           return responses.error(HttpResponseStatus.BAD_REQUEST, "car_too_large",
               e.getMessage());
+        } catch (final CarPlanner.MemoryRefusedException e) {
+          gatewayMetrics.limited(GatewayMetrics.LIMIT_CAR_MEMORY);
+          return responses.error(HttpResponseStatus.SERVICE_UNAVAILABLE, ErrorCodes.CAR_BUSY,
+              e.getMessage());
         }
         // The plan is held until the CAR is sent: its CIDs stay reserved until then.
         final Reservation held;

@@ -100,7 +100,7 @@ public final class CarPlanner {
   public static final class MemoryRefusedException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    MemoryRefusedException(final long held) {
+    public MemoryRefusedException(final long held) {
       super("the gateway's memory budget is taken (this plan held " + held
           + " bytes); retry later", null, false, false);
     }
@@ -141,7 +141,7 @@ public final class CarPlanner {
    * {@code dups=n} set refer to the same CIDs): a conservative estimate of a {@link Cid}, its
    * multihash and the list slot.
    */
-  static final int CID_HEAP_BYTES = 160;
+  public static final int CID_HEAP_BYTES = 160;
 
   /**
    * Blocks one plan holds in heap at once: one. A block is read when the walk reaches it (to

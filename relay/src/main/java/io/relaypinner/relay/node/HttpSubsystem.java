@@ -222,7 +222,7 @@ public final class HttpSubsystem extends Subsystem {
         new DatabaseExporter(storage.blockstore(), storage.datastore(),
             CodecLinkResolver.standard(),
             payload -> replication.mediaExtractor().extract(payload).cids(),
-            tuning.carPlanner()),
+            tuning.carPlanner(), budget.memory(NodeBudget.Surface.GATEWAY)),
         new DatabaseImporter(storage.blockstore(), storage.datastore(), storage.pins(),
             CodecLinkResolver.standard(),
             payload -> replication.mediaExtractor().extract(payload).cids(),

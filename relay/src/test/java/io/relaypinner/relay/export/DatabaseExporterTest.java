@@ -3,6 +3,9 @@ package io.relaypinner.relay.export;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.relaypinner.common.budget.Limits;
+import io.relaypinner.common.budget.Resource;
+import io.relaypinner.common.budget.Scope;
 import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
 import io.relaypinner.ipfs.car.CarReader;
 import io.relaypinner.ipfs.car.CarWriter;
@@ -89,5 +92,28 @@ class DatabaseExporterTest {
     assertThatThrownBy(() -> exporter.plan(address, false))
         .isInstanceOf(DatabaseExporter.UnknownDatabaseException.class)
         .hasMessageContaining("no readable heads");
+  }
+
+  /** The walk reserves what it holds from the gateway memory, and gives it all back. */
+  @Test
+  void plan_shouldReserveWhatItsWalkHolds_andStopWhenTheMemoryHasNoRoom() {
+    final List<String> hits = new ArrayList<>();
+    final Scope roomy = Scope.root("gateway", Limits.NONE.with(Resource.MEMORY, 1 << 20),
+        (scope, resource) -> hits.add(scope.kind()));
+    final DatabaseExporter budgeted = new DatabaseExporter(blockstore, datastore,
+        CodecLinkResolver.standard(), payload -> Set.of(), CarPlanner.Limits.DEFAULT, roomy);
+    assertThat(budgeted.plan(address, false).blocks()).hasSizeGreaterThan(3);
+    assertThat(roomy.used(Resource.MEMORY)).isZero();
+
+    // Room for two blocks' CIDs: the walk stops at the third, refused and counted.
+    final Scope tight = Scope.root("gateway",
+        Limits.NONE.with(Resource.MEMORY, 2L * CarPlanner.CID_HEAP_BYTES),
+        (scope, resource) -> hits.add(scope.kind()));
+    final DatabaseExporter starved = new DatabaseExporter(blockstore, datastore,
+        CodecLinkResolver.standard(), payload -> Set.of(), CarPlanner.Limits.DEFAULT, tight);
+    assertThatThrownBy(() -> starved.plan(address, false))
+        .isInstanceOf(CarPlanner.MemoryRefusedException.class);
+    assertThat(hits).containsExactly("gateway");
+    assertThat(tight.used(Resource.MEMORY)).isZero();
   }
 }
