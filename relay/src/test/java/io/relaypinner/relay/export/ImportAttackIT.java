@@ -19,7 +19,6 @@ import io.relaypinner.relay.testing.ImportCars;
 import io.relaypinner.relay.testing.ImportCars.Database;
 import io.relaypinner.relay.testing.ImportCars.LargeCar;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
@@ -172,22 +171,7 @@ class ImportAttackIT {
     final Socket slow = connect(node, "127.0.0.2");
     ImportCars.importHead(slow, 100_000, false);
     final AtomicBoolean trickling = new AtomicBoolean(true);
-    final Thread trickle = new Thread(() -> {
-      try {
-        final OutputStream out = slow.getOutputStream();
-        for (int i = 0; i < 100 && trickling.get(); i++) {
-          out.write(car[i]);
-          out.flush();
-          Thread.sleep(1_000);
-        }
-      } catch (final IOException e) {
-        // The relay closed the connection: what the test waits for.
-      } catch (final InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }, "slow-import");
-    trickle.setDaemon(true);
-    trickle.start();
+    final Thread trickle = ImportCars.trickle(slow, car, trickling);
     await().atMost(Duration.ofSeconds(20))
         .until(() -> metric(node, "relay_import_slots_used") == 1.0);
 

@@ -214,6 +214,32 @@ public final class ImportCars {
     }
   }
 
+  /**
+   * Starts a daemon thread that sends {@code car}'s first 100 bytes to {@code socket} one a
+   * second while {@code going} holds (the slow import of issue 36); it stops quietly when the
+   * relay closes the connection.
+   */
+  public static Thread trickle(final Socket socket, final byte[] car,
+      final java.util.concurrent.atomic.AtomicBoolean going) {
+    final Thread trickle = new Thread(() -> {
+      try {
+        final java.io.OutputStream out = socket.getOutputStream();
+        for (int i = 0; i < 100 && going.get(); i++) {
+          out.write(car[i]);
+          out.flush();
+          Thread.sleep(1_000);
+        }
+      } catch (final IOException e) {
+        // The relay closed the connection: what the test waits for.
+      } catch (final InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }, "slow-import");
+    trickle.setDaemon(true);
+    trickle.start();
+    return trickle;
+  }
+
   /** Writes the head of {@code POST /pinning/import} declaring {@code length} body bytes. */
   public static void importHead(final Socket socket, final long length, final boolean close)
       throws IOException {
