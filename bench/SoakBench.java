@@ -38,6 +38,13 @@ public final class SoakBench {
    * gives them, after which idle ones make room for new ones. {@code -Dsoak.warmup=<seconds>}.
    */
   private static final long WARM_UP_SECONDS = Long.getLong("soak.warmup", 300);
+  /**
+   * How many databases the honest peers write to, taking turns ({@code -Dsoak.databases}):
+   * each peer appends to the next one, as an app's users keep writing to their databases, so
+   * the relay follows a fixed set inside its capacity. 0: each peer makes a new database (the
+   * followed databases then grow to the heap's bound and idle ones make room).
+   */
+  private static final int DATABASES = Integer.getInteger("soak.databases", 200);
 
   public static void main(final String[] args) throws Exception {
     final int port = Integer.parseInt(args[0]);
@@ -49,8 +56,9 @@ public final class SoakBench {
     Files.createDirectories(out);
     final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     final Multiaddr relay = relayAddress(http, port);
-    System.out.printf(Locale.ROOT, "soak: relay %s (pid %d), %d s, %d honest peers per round,"
-        + " %d hostile peers%n", relay, pid, seconds, honest, hostile);
+    System.out.printf(Locale.ROOT, "soak: relay %s (pid %d), %d s, %d honest peers per round"
+        + " writing to %s, %d hostile peers%n", relay, pid, seconds, honest,
+        DATABASES == 0 ? "a new database each" : DATABASES + " databases", hostile);
 
     final List<double[]> samples = new ArrayList<>();
     final long start = System.nanoTime();
@@ -87,11 +95,13 @@ public final class SoakBench {
     int rounds = 0;
     int incomplete = 0;
     final EventLoops loops = EventLoops.create(2, "soak");
+    final HostileLoad.DatabasePool pool = DATABASES == 0 ? null
+        : new HostileLoad.DatabasePool(Math.max(DATABASES, honest));
     try (HostileLoad load = new HostileLoad(relay, loops)) {
       load.startHostile(hostile, Duration.ofMillis(100));
       while (System.nanoTime() - start < TimeUnit.SECONDS.toNanos(seconds)) {
         final HostileLoad.Round round = load.honestRound(honest, 20, 256 * 1024,
-            Duration.ofMinutes(5));
+            Duration.ofMinutes(5), pool);
         rounds++;
         final long missing = round.peers().stream().filter(p -> !p.complete()).count();
         incomplete += (int) missing;

@@ -76,6 +76,43 @@ public final class HostileLoad implements AutoCloseable {
   private final AtomicLong dialRetries = new AtomicLong();
   private ScheduledFuture<?> attacking;
 
+  /**
+   * Databases that honest peers take turns writing to, as an app's users keep writing to the
+   * databases they made ({@link #honestRound(int, int, int, Duration, DatabasePool)}): the relay
+   * follows a fixed set, so a long run (the soak) stays inside the relay's capacity instead of
+   * adding a database per peer until the heap's bound. Each database keeps its log here (the
+   * blocks, about 500 B an entry; not the files), and each writer that takes its turn starts
+   * with the whole log in its blockstore and appends to the last head.
+   */
+  public static final class DatabasePool {
+    private final List<Pooled> databases = new ArrayList<>();
+    private final AtomicLong turn = new AtomicLong();
+
+    /** {@code size} databases, each with its own writer identity; made when first written. */
+    public DatabasePool(final int size) {
+      for (int i = 0; i < size; i++) {
+        databases.add(new Pooled());
+      }
+    }
+
+    public int size() {
+      return databases.size();
+    }
+
+    private Pooled next() {
+      return databases.get((int) (turn.getAndIncrement() % databases.size()));
+    }
+  }
+
+  /** One pooled database: its writer, its log's blocks and its last head. */
+  private static final class Pooled {
+    private final MemoryBlockstore log = new MemoryBlockstore();
+    private JavaWriter keys;
+    private OrbitDbAddress address;
+    private Cid head;
+    private long length;
+  }
+
   /** What one honest peer got, and how long it took. */
   public record Honest(String database, int entries, int entriesReceived, boolean fileReceived,
       Duration replication) {
@@ -162,6 +199,18 @@ public final class HostileLoad implements AutoCloseable {
    */
   public Round honestRound(final int peers, final int entries, final int fileBytes,
       final Duration timeout) throws Exception {
+    return honestRound(peers, entries, fileBytes, timeout, null);
+  }
+
+  /**
+   * {@code peers} honest peers at once, each appending {@code entries} entries (the first naming
+   * a new file) to the next database of {@code pool} in turn (a new database each when
+   * {@code pool} is null); returns when every reader has every new entry and the file, or
+   * {@code timeout} has passed. Give a pool of at least {@code peers} databases, so no two
+   * peers of a round write the same one.
+   */
+  public Round honestRound(final int peers, final int entries, final int fileBytes,
+      final Duration timeout, final DatabasePool pool) throws Exception {
     final ExecutorService runners = Executors.newFixedThreadPool(peers);
     try {
       final List<Future<Honest>> futures = new ArrayList<>();
@@ -169,7 +218,7 @@ public final class HostileLoad implements AutoCloseable {
         futures.add(runners.submit(() -> {
           final long start = System.nanoTime();
           try {
-            return honest(entries, fileBytes, timeout);
+            return honest(entries, fileBytes, timeout, pool == null ? null : pool.next());
           } catch (final Exception e) {
             // Could not even connect or subscribe (the relay overloaded): an incomplete peer.
             return new Honest("(failed: " + e + ")", entries, 0, false,
@@ -244,33 +293,54 @@ public final class HostileLoad implements AutoCloseable {
     return new Peer(host, bitswap, topics, blocks, closer);
   }
 
-  private Honest honest(final int entries, final int fileBytes, final Duration timeout)
-      throws Exception {
+  private Honest honest(final int entries, final int fileBytes, final Duration timeout,
+      final Pooled pooled) throws Exception {
+    if (pooled == null) {
+      return honest(entries, fileBytes, timeout, new Pooled());
+    }
+    synchronized (pooled) {
+      return honestTurn(entries, fileBytes, timeout, pooled);
+    }
+  }
+
+  private Honest honestTurn(final int entries, final int fileBytes, final Duration timeout,
+      final Pooled pooled) throws Exception {
     // Timed from before the dials: connecting under attack is part of the time.
     final long start = System.nanoTime();
     final long deadline = start + timeout.toNanos();
     final Peer writer = peer(true, deadline);
     final Peer reader = peer(false, deadline);
-    final JavaWriter keys = new JavaWriter();
-    writer.blocks().put(keys.identityCid(), keys.identityBlock());
-    final OrbitDbAddress address = JavaWriter.database(writer.blocks(), "honest",
-        List.of(keys.id()));
+    if (pooled.keys == null) {
+      pooled.keys = new JavaWriter();
+      pooled.log.put(pooled.keys.identityCid(), pooled.keys.identityBlock());
+      pooled.address = JavaWriter.database(pooled.log, "honest", List.of(pooled.keys.id()));
+      honestDatabases.add(pooled.address.toString());
+    }
+    final JavaWriter keys = pooled.keys;
+    final OrbitDbAddress address = pooled.address;
+    final Cid previous = pooled.head;
+    // The writer holds the whole log (identity, manifest, access controller, earlier entries).
+    pooled.log.forEachKey(cid -> writer.blocks().put(cid, pooled.log.get(cid).orElseThrow()));
     final byte[] file = new byte[fileBytes];
     new SecureRandom().nextBytes(file);
     final Cid fileCid = Cid.v1(Multicodec.RAW, Multihash.sha2_256(file));
     writer.blocks().put(fileCid, file);
     final List<Entry> log = new ArrayList<>();
     for (int i = 0; i < entries; i++) {
-      final List<Cid> next = i == 0 ? List.of() : List.of(log.get(i - 1).cid());
+      final List<Cid> next = i > 0 ? List.of(log.get(i - 1).cid())
+          : previous == null ? List.of() : List.of(previous);
       final DagCborValue value = i == 0
           ? DagCborValue.map(Map.of("i", DagCborValue.of(i), "file", new DagCborValue.Link(fileCid)))
           : DagCborValue.map(Map.of("i", DagCborValue.of(i)));
-      final Entry entry = Entry.decode(keys.entry(address, i + 1, next, List.of(), value));
+      final Entry entry = Entry.decode(keys.entry(address, pooled.length + i + 1, next,
+          List.of(), value));
       writer.blocks().put(entry.cid(), entry.block());
+      pooled.log.put(entry.cid(), entry.block());
       log.add(entry);
     }
     final Entry head = log.get(entries - 1);
-    honestDatabases.add(address.toString());
+    pooled.head = head.cid();
+    pooled.length += entries;
     honestBlocks.add(fileCid);
     honestBlocks.add(head.cid());
 
@@ -281,7 +351,8 @@ public final class HostileLoad implements AutoCloseable {
     boolean fileReceived = false;
     try {
       Cid wanted = head.cid();
-      while (wanted != null && System.nanoTime() < deadline) {
+      // The new entries only: the relay has the earlier ones since earlier turns.
+      while (wanted != null && !wanted.equals(previous) && System.nanoTime() < deadline) {
         final byte[] block = want(reader, wanted);
         if (block == null) {
           continue;
