@@ -12,7 +12,6 @@ import io.relaypinner.orbitdb.OrbitDbAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -251,7 +250,7 @@ class LogStoreTest {
         stored.put(otherPrefix + "r/relay2/entries/" + scopedListed, new byte[0]);
         final int at = convertAt;
         final int[] asked = {0};
-        final Datastore racing = new Forwarding(stored) {
+        final Datastore racing = new ForwardingDatastore(stored) {
           @Override
           public List<Entry> scan(final String scanned, final String after, final int limit) {
             if (asked[0]++ == at) {
@@ -296,7 +295,7 @@ class LogStoreTest {
     }
     final int[] pages = {0};
     final int[] largest = {0};
-    final Datastore paged = new Forwarding(datastore) {
+    final Datastore paged = new ForwardingDatastore(datastore) {
       @Override
       public List<Entry> scan(final String scanned) {
         throw new AssertionError("the whole keyspace under " + scanned + " in the heap");
@@ -340,43 +339,5 @@ class LogStoreTest {
         List.of(listed.entries().get(listed.entries().size() - 1)), List.of(), null, false,
         Set.of(), Set.of()));
     store.deleteListed(listed);
-  }
-
-  /** A datastore forwarding every call to another, for tests to intercept some. */
-  private static class Forwarding implements Datastore {
-    private final Datastore to;
-
-    Forwarding(final Datastore to) {
-      this.to = to;
-    }
-
-    @Override
-    public Optional<byte[]> get(final String key) {
-      return to.get(key);
-    }
-
-    @Override
-    public void put(final String key, final byte[] value) {
-      to.put(key, value);
-    }
-
-    @Override
-    public boolean delete(final String key) {
-      return to.delete(key);
-    }
-
-    @Override
-    public List<Entry> scan(final String scanned) {
-      return to.scan(scanned);
-    }
-
-    @Override
-    public List<Entry> scan(final String scanned, final String after, final int limit) {
-      return to.scan(scanned, after, limit);
-    }
-
-    @Override
-    public void close() {
-    }
   }
 }
