@@ -17,6 +17,7 @@ import io.relaypinner.multiformats.Multibase;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.log.Entry;
 import io.relaypinner.relay.storage.GatewayCache;
+import io.relaypinner.relay.storage.LogMembers;
 import io.relaypinner.relay.storage.StorageGc;
 import io.relaypinner.relay.storage.StorageQuota;
 import io.relaypinner.relay.sync.SyncHistory;
@@ -38,7 +39,9 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import org.awaitility.Awaitility;
@@ -169,6 +172,20 @@ class SharedStoresIT {
     // Written through the other relay, its pin not made yet (an import or a media pin running).
     final Cid writing = new UnixFsImporter(other.storage().blockstore(),
         UnixFsImporter.Options.HELIA).importBytes(writingBytes);
+    // An entry the other relay verified, waiting for its media pin: only its marker, under the
+    // other relay's scope, keeps it. Behind 5,000 records of another scope: the leader's GC
+    // finds it on the second page of its paged read of the shared datastore.
+    final byte[] entryBytes = new byte[1_000];
+    random.nextBytes(entryBytes);
+    final Cid waitingEntry = new UnixFsImporter(other.storage().blockstore(),
+        UnixFsImporter.Options.HELIA).importBytes(entryBytes);
+    final String log = "/orbitdb/logs/zdpuGcMembers/";
+    final Map<String, byte[]> markers = new LinkedHashMap<>();
+    for (int i = 0; i < 5_000; i++) {
+      markers.put(log + "r/relay1/e/not-a-cid-" + i, new byte[0]);
+    }
+    markers.put(log + "r/relay2/e/" + waitingEntry, new byte[0]);
+    other.storage().datastore().write(markers, List.of());
 
     // The relays' own GC: the one without the lease skips; the leader deletes nothing it sees
     // for the first time.
@@ -196,6 +213,8 @@ class SharedStoresIT {
 
     assertThat(leader.storage().blockstore().has(garbage)).isFalse();
     assertThat(leader.storage().blockstore().has(late)).isTrue();
+    assertThat(leader.storage().blockstore().has(waitingEntry)).isTrue();
+    other.storage().datastore().write(Map.of(), markers.keySet());
     for (final RelayNode relay : List.of(one, two)) {
       assertThat(get(relay, "/ipfs/" + pinned).body()).isEqualTo(pinnedBytes);
       assertThat(get(relay, "/ipfs/" + writing).body()).isEqualTo(writingBytes);
@@ -204,12 +223,15 @@ class SharedStoresIT {
     assertThat(notLeading.removedBlocks()).isZero();
   }
 
-  /** A GC of {@code relay}'s stores as the relay builds it, on {@code clock}. */
+  /**
+   * A GC of {@code relay}'s stores as the relay builds it (keeping the replicated logs'
+   * members), on {@code clock}.
+   */
   private static StorageGc gc(final RelayNode relay, final Duration grace,
       final MutableClock clock) {
     return new StorageGc(relay.storage().pins(), new GatewayCache(1 << 20),
         new StorageQuota(0, () -> 0L, () -> { }), clock, grace,
-        relay.storage().coordination().gcPolicy());
+        relay.storage().coordination().gcPolicy(), new LogMembers(relay.storage().datastore()));
   }
 
   /**

@@ -62,6 +62,14 @@ public final class LogStore {
   static final int BATCH = 10_000;
   /** Markers read at once by a pass over a log's entries. */
   static final int SCAN_PAGE = 1_000;
+  /**
+   * Records read at once by {@link #forEachMember}: ≈ 1 MiB of markers (a key of ≈ 130
+   * characters, an empty value, the entry: ≈ 250 B each). A record of the layout before the
+   * markers ({@code batches/}) lists up to {@link #BATCH} CIDs (≈ 0.5 MiB); only a store written
+   * by a build before the markers has them, until each log's first open converts it (reading
+   * them all at once).
+   */
+  static final int MEMBER_PAGE = 4_096;
   private static final byte[] MARKER = new byte[0];
   private static final String MARKERS = "e/";
   private static final String INCOMPLETE = "i/";
@@ -157,48 +165,111 @@ public final class LogStore {
   /**
    * Hands every entry the stored log of {@code address} lists as its member to {@code action}:
    * the verified entries of every node's state of it (shared datastores), and those listed by
-   * the earlier layouts. An entry may be handed more than once (several nodes verified it).
-   * Unreadable records are skipped.
+   * the earlier layouts. An entry may be handed more than once (several nodes verified it, or
+   * its log was converted during the read). Unreadable records are skipped.
    *
-   * <p>The records are read in one {@link Datastore#scan(String)}, a consistent snapshot, not
-   * page by page: a log converted from an earlier layout while the pages are read (markers
-   * written before the reader's position, the listed records deleted after it) would hide its
-   * entries from garbage collection.
+   * <p>Read a page of {@link #MEMBER_PAGE} records at a time, in two passes (see
+   * {@link #forEachMember(Datastore, Consumer)}), so only one page is in the heap.
    */
   public static void forEachMember(final Datastore datastore, final OrbitDbAddress address,
       final Consumer<Cid> action) {
-    members(datastore, logPrefix(address), action);
+    members(datastore, logPrefix(address), MEMBER_PAGE, action);
   }
 
   /**
    * As {@link #forEachMember(Datastore, OrbitDbAddress, Consumer)} for every log stored in
    * {@code datastore}: the entry blocks some replicated log holds (what garbage collection
    * keeps).
+   *
+   * <p>Memory: the records are read a page of {@link #MEMBER_PAGE} at a time
+   * ({@link Datastore#scan(String, String, int)}), each handed on before the next is read, so
+   * the heap holds one page however many entries the logs have (a marker, the only record of
+   * today's layout that names members, is a key of ≈ 130 characters and an empty value).
+   *
+   * <p>Why two passes: pages are not one snapshot, and a log converted from the layout before
+   * the markers while the pages are read could otherwise hide its entries: its markers
+   * ({@code e/}) written behind the reader's position, its listed records ({@code entries/},
+   * which sort after {@code e/}) deleted ahead of it. So the first pass reads the earlier
+   * layouts' records of every log, and the second, started after the first has ended, the
+   * markers. That is correct because of how logs are written, by any node sharing the
+   * datastore: a conversion writes the markers (one datastore write) before it deletes the
+   * listed records ({@link OrbitDbLog}'s load: {@link #write} then {@link #deleteListed}),
+   * nothing writes records of the earlier layouts any more, and no marker is ever deleted. An
+   * entry whose listed record the first pass found gone was therefore converted before then,
+   * and its marker is there for the whole second pass. (Entries listed by neither pass were
+   * not members when the read started or were verified after it: as for blocks written during
+   * a GC run, the grace period keeps them.) No lock is needed, so it holds across the nodes of
+   * a shared store as well. The cost: the log records' keys are read twice.
    */
   public static void forEachMember(final Datastore datastore, final Consumer<Cid> action) {
-    members(datastore, ROOT, action);
+    members(datastore, ROOT, MEMBER_PAGE, action);
   }
 
-  private static void members(final Datastore datastore, final String under,
+  /** As {@link #forEachMember(Datastore, Consumer)}, with pages of {@code page} records. */
+  static void forEachMember(final Datastore datastore, final int page,
       final Consumer<Cid> action) {
-    for (final Datastore.Entry record : datastore.scan(under)) {
-      member(record, action);
+    members(datastore, ROOT, page, action);
+  }
+
+  private static void members(final Datastore datastore, final String under, final int page,
+      final Consumer<Cid> action) {
+    // The earlier layouts' records, then the markers: see forEachMember(Datastore, Consumer).
+    pages(datastore, under, page, record -> {
+      if (isListed(record.key())) {
+        member(record, action);
+      }
+    });
+    pages(datastore, under, page, record -> {
+      if (!isListed(record.key())) {
+        member(record, action);
+      }
+    });
+  }
+
+  /** Every record under {@code under}, read {@code page} at a time, in key order. */
+  private static void pages(final Datastore datastore, final String under, final int page,
+      final Consumer<Datastore.Entry> action) {
+    String after = null;
+    while (true) {
+      final List<Datastore.Entry> records = datastore.scan(under, after, page);
+      for (final Datastore.Entry record : records) {
+        action.accept(record);
+      }
+      if (records.size() < page) {
+        return;
+      }
+      after = records.get(records.size() - 1).key();
     }
+  }
+
+  /** Whether a record under {@link #ROOT} is of the layout before the markers. */
+  private static boolean isListed(final String key) {
+    final int at = kindAt(key);
+    return at > 0 && (key.startsWith(LEGACY_ENTRIES, at) || key.startsWith(LEGACY_BATCHES, at));
+  }
+
+  /**
+   * Where the kind of record starts in a key {@code <ROOT><manifest>/[r/<scope>/]<kind>...},
+   * or 0 when the key has none.
+   */
+  private static int kindAt(final String key) {
+    int at = key.indexOf('/', ROOT.length()) + 1;
+    if (at == 0) {
+      return 0;
+    }
+    if (key.startsWith(SCOPES, at)) {
+      at = key.indexOf('/', at + SCOPES.length()) + 1;
+    }
+    return at;
   }
 
   /** The members a record lists: none unless it is a marker or an earlier layout's list. */
   private static void member(final Datastore.Entry record, final Consumer<Cid> action) {
     // <manifest>/[r/<scope>/]<kind>...
     final String key = record.key();
-    int at = key.indexOf('/', ROOT.length()) + 1;
+    final int at = kindAt(key);
     if (at == 0) {
       return;
-    }
-    if (key.startsWith(SCOPES, at)) {
-      at = key.indexOf('/', at + SCOPES.length()) + 1;
-      if (at == 0) {
-        return;
-      }
     }
     if (key.startsWith(MARKERS, at)) {
       parse(key.substring(at + MARKERS.length())).ifPresent(action);
@@ -300,7 +371,11 @@ public final class LogStore {
     return new Listed(entries, keys);
   }
 
-  /** Deletes the records of a converted log of the layout before the markers. */
+  /**
+   * Deletes the records of a converted log of the layout before the markers: only once its
+   * markers are written ({@link #write}), which {@link #forEachMember(Datastore, Consumer)}'s
+   * paged read relies on.
+   */
   void deleteListed(final Listed listed) {
     datastore.write(Map.of(), listed.keys());
   }

@@ -485,6 +485,8 @@ public final class OrbitDbLog {
     synchronized (lock) {
       // The block was garbage-collected or lost: a later join fetches it again.
       lost = graph.relink(listed.entries(), store.pending(), blockstore::get);
+      // Markers first, the listed records after: GC's paged read of members relies on it
+      // (LogStore.forEachMember).
       persist();
       store.deleteListed(listed);
     }

@@ -12,7 +12,6 @@ import io.relaypinner.orbitdb.OrbitDbAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -223,44 +222,122 @@ class LogStoreTest {
     assertThat(ofAddress).containsExactlyInAnyOrder(a, b, c, batched);
   }
 
+  /**
+   * A log of the layout before the markers (and another node's state in that layout) converted
+   * just before each page the read asks for, pages of one and of two records: no member is ever
+   * hidden. (A single paged pass would miss the entries of a log converted while the reader is
+   * between its {@code e/} and its {@code entries/} records.)
+   */
   @Test
-  void members_shouldBeReadFromOneSnapshot_notPageByPage() {
-    datastore.put(prefix + "e/" + a, new byte[0]);
-    final Datastore snapshotsOnly = new Datastore() {
-      @Override
-      public Optional<byte[]> get(final String key) {
-        return datastore.get(key);
-      }
+  void members_shouldHideNone_whenALogIsConvertedBeforeAnyPageOfTheRead() {
+    final OrbitDbAddress other = new OrbitDbAddress(cid("other manifest"));
+    final Cid ofOther = cid("of other");
+    final Cid scopedListed = cid("scoped listed");
+    final List<Cid> expected = List.of(a, b, c, d, ofOther, scopedListed);
+    for (final int page : new int[] {1, 2}) {
+      // Converted before page 0, 1, ...: the last is the read's last page when none is.
+      int calls = Integer.MAX_VALUE;
+      for (int convertAt = 0; convertAt < calls; convertAt++) {
+        final MemoryDatastore stored = new MemoryDatastore();
+        stored.put(prefix + "entries/" + a, new byte[0]);
+        stored.put(prefix + "entries/" + b, new byte[0]);
+        stored.put(prefix + "batches/" + c, list(c, d));
+        stored.put(prefix + "heads", list(d));
+        new LogStore(stored, other, "").write(new LogStore.Write(List.of(ofOther), 1,
+            List.of(ofOther), List.of(), null, false, Set.of(), Set.of()));
+        final String otherPrefix = "/orbitdb/logs/"
+            + other.manifest().toString(Multibase.Base.BASE58BTC) + "/";
+        stored.put(otherPrefix + "r/relay2/entries/" + scopedListed, new byte[0]);
+        final int at = convertAt;
+        final int[] asked = {0};
+        final Datastore racing = new ForwardingDatastore(stored) {
+          @Override
+          public List<Entry> scan(final String scanned, final String after, final int limit) {
+            if (asked[0]++ == at) {
+              convert(stored, address, "");
+              convert(stored, other, "relay2");
+            }
+            return stored.scan(scanned, after, limit);
+          }
+        };
 
-      @Override
-      public void put(final String key, final byte[] value) {
-        datastore.put(key, value);
-      }
+        final List<Cid> all = new ArrayList<>();
+        LogStore.forEachMember(racing, page, all::add);
 
-      @Override
-      public boolean delete(final String key) {
-        return datastore.delete(key);
+        assertThat(all).as("pages of %d, converted before page %d", page, at)
+            .containsAll(expected);
+        if (asked[0] <= at) {
+          // Never converted: the read ended before that page.
+          calls = at;
+          assertThat(at).as("pages asked for").isGreaterThanOrEqualTo(10);
+        }
       }
+    }
+  }
 
+  /**
+   * The read holds one page: it never asks for the whole keyspace, no page is longer than asked
+   * ({@link LogStore#MEMBER_PAGE} in the node; 100 here), and each member is handed on before
+   * the next page is read.
+   */
+  @Test
+  void members_shouldBeReadAPageAtATime_handedOnBeforeTheNextPage() {
+    final int page = 100;
+    final List<Cid> written = new ArrayList<>();
+    for (final String manifest : List.of("first manifest", "second manifest")) {
+      final List<Cid> entries = new ArrayList<>();
+      for (int i = 0; i < page + page / 2; i++) {
+        entries.add(cid(manifest + " entry " + i));
+      }
+      new LogStore(datastore, new OrbitDbAddress(cid(manifest)), "").write(new LogStore.Write(
+          entries, entries.size(), List.of(), List.of(), null, false, Set.of(), Set.of()));
+      written.addAll(entries);
+    }
+    final int[] pages = {0};
+    final int[] largest = {0};
+    final Datastore paged = new ForwardingDatastore(datastore) {
       @Override
       public List<Entry> scan(final String scanned) {
-        return datastore.scan(scanned);
+        throw new AssertionError("the whole keyspace under " + scanned + " in the heap");
       }
 
       @Override
       public List<Entry> scan(final String scanned, final String after, final int limit) {
-        throw new AssertionError("a page: a log converted meanwhile could hide its entries");
-      }
-
-      @Override
-      public void close() {
+        final List<Entry> records = datastore.scan(scanned, after, limit);
+        pages[0]++;
+        largest[0] = Math.max(largest[0], records.size());
+        return records;
       }
     };
 
-    final List<Cid> all = new ArrayList<>();
-    LogStore.forEachMember(snapshotsOnly, all::add);
-    LogStore.forEachMember(snapshotsOnly, address, all::add);
+    final List<Cid> members = new ArrayList<>();
+    final List<Integer> pagesReadAtEach = new ArrayList<>();
+    LogStore.forEachMember(paged, page, cid -> {
+      members.add(cid);
+      pagesReadAtEach.add(pages[0]);
+    });
 
-    assertThat(all).containsExactly(a, a);
+    assertThat(members).containsExactlyInAnyOrderElementsOf(written);
+    assertThat(largest[0]).isEqualTo(page);
+    // Two passes over 2 × (150 markers, count, heads) = 304 records: 4 pages each.
+    assertThat(pages[0]).isEqualTo(8);
+    // The second pass hands each page's members on before it reads the next.
+    assertThat(pagesReadAtEach.get(0)).isEqualTo(5);
+    assertThat(pagesReadAtEach.get(pagesReadAtEach.size() - 1)).isEqualTo(8);
+    assertThat(LogStore.MEMBER_PAGE).isBetween(1_000, 10_000);
+  }
+
+  /** A conversion as the log's load does it: markers written, then listed records deleted. */
+  private static void convert(final Datastore stored, final OrbitDbAddress log,
+      final String scope) {
+    final LogStore store = new LogStore(stored, log, scope);
+    final LogStore.Listed listed = store.readListed();
+    if (listed.entries().isEmpty()) {
+      return;
+    }
+    store.write(new LogStore.Write(listed.entries(), listed.entries().size(),
+        List.of(listed.entries().get(listed.entries().size() - 1)), List.of(), null, false,
+        Set.of(), Set.of()));
+    store.deleteListed(listed);
   }
 }

@@ -14,6 +14,8 @@ import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.RejectReason;
 import io.relaypinner.testkit.MutableClock;
 import java.time.Instant;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
@@ -375,6 +377,68 @@ class OrbitDbLogCompletenessTest {
     assertThat(datastore.scan(prefix + "e/")).hasSize(5);
     assertThat(OrbitDbLog.hasStoredEntries(datastore, address)).isTrue();
     assertThat(log(address).size()).isEqualTo(5);
+  }
+
+  /**
+   * GC's paged read of the members ({@link LogStore#forEachMember}) while the log's own load
+   * converts it from the earlier layout, before each page of the read in turn (pages of one
+   * record): every entry is read as a member every time. Pins the order the read relies on:
+   * the load writes the markers before it deletes the listed records.
+   */
+  @Test
+  void earlierLayout_convertedWhileGcReadsTheMembers_shouldHideNoEntry() throws Exception {
+    final OrbitDbAddress address = database("earlier-during-gc", writer);
+    final List<Entry> chain = writer.chain(local, address, 4);
+    final String prefix = "/orbitdb/logs/"
+        + address.manifest().toString(io.relaypinner.multiformats.Multibase.Base.BASE58BTC) + "/";
+    final List<Cid> entries = chain.stream().map(Entry::cid).toList();
+    // The log's own writes: a listed record is deleted only once every entry has its marker.
+    final Datastore markersFirst = new ForwardingDatastore(datastore) {
+      @Override
+      public void write(final Map<String, byte[]> puts, final Collection<String> deletes) {
+        if (deletes.stream().anyMatch(k -> k.contains("/entries/") || k.contains("/batches/"))) {
+          assertThat(entries).allMatch(e -> datastore.get(prefix + "e/" + e).isPresent());
+        }
+        super.write(puts, deletes);
+      }
+    };
+    int pages = Integer.MAX_VALUE;
+    for (int convertAt = 0; convertAt < pages; convertAt++) {
+      for (final Datastore.Entry e : datastore.scan("/orbitdb/logs/")) {
+        datastore.delete(e.key());
+      }
+      // Two entries listed one by one, two in a batch: both layouts before the markers.
+      datastore.put(prefix + "entries/" + entries.get(0), new byte[0]);
+      datastore.put(prefix + "entries/" + entries.get(1), new byte[0]);
+      datastore.put(prefix + "batches/" + entries.get(2), LogStore.encodeCids(entries.subList(2,
+          4)));
+      datastore.put(prefix + "heads", LogStore.encodeCids(List.of(entries.get(3))));
+      final int at = convertAt;
+      final int[] asked = {0};
+      final Datastore gcView = new ForwardingDatastore(datastore) {
+        @Override
+        public List<Entry> scan(final String scanned, final String after, final int limit) {
+          if (asked[0]++ == at) {
+            final OrbitDbLog converted = new OrbitDbLog(address,
+                TestVerifiers.of(address, remote, local, fetcher, Runnable::run), local, fetcher,
+                markersFirst, LogConfig.DEFAULT, new LogMemory(), Runnable::run, clock);
+            assertThat(converted.size()).isEqualTo(4);
+          }
+          return super.scan(scanned, after, limit);
+        }
+      };
+
+      final Set<Cid> members = new HashSet<>();
+      LogStore.forEachMember(gcView, 1, members::add);
+
+      assertThat(members).as("converted before page %d", at).containsAll(entries);
+      if (asked[0] <= at) {
+        pages = at;
+      } else {
+        assertThat(datastore.scan(prefix + "entries/")).as("converted").isEmpty();
+      }
+    }
+    assertThat(pages).isGreaterThan(4);
   }
 
   @Test

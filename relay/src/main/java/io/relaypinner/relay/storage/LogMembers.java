@@ -12,8 +12,10 @@ import java.util.function.Consumer;
  * until then only the log's membership says it belongs. What a stored log lists, in every
  * layout and every relay's state of it on shared stores, is read through
  * {@link LogStore#forEachMember(Datastore, java.util.function.Consumer)}, which owns the log's
- * datastore layout. Only the entry blocks are kept, not what they link (their identities are
- * pinned when the entry is accepted, their media by its own pin).
+ * datastore layout, a page of records at a time (so the heap holds one page, however many
+ * entries are replicated), in an order that a log converted between layouts meanwhile cannot
+ * hide its entries from. Only the entry blocks are kept, not what they link (their identities
+ * are pinned when the entry is accepted, their media by its own pin).
  */
 public final class LogMembers implements KeptBlocks {
   private final Datastore datastore;

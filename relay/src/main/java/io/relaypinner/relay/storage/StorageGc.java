@@ -57,8 +57,9 @@ import org.slf4j.LoggerFactory;
  * ({@link PinStore#gc(java.util.function.Predicate)}) are kept in a {@link GcScratch}: on disk
  * in the relay ({@code <DATASTORE_PATH>/gc}), so a run's heap is bounded by the scratch's page
  * caches, not by how many blocks are stored or pinned. (What {@code alsoKeep} reads to visit
- * its blocks is its own affair: {@link LogMembers} reads the logs' records in one snapshot.) A crash loses the sightings only (every
- * unpinned block gets a whole grace period again, as after any restart).
+ * its blocks is its own affair: {@link LogMembers} reads the logs' records a page at a time.) A
+ * crash loses the sightings only (every unpinned block gets a whole grace period again, as after
+ * any restart).
  */
 public final class StorageGc {
   /**
