@@ -58,7 +58,8 @@ import java.util.regex.Pattern;
  *       .seedFile("hello".getBytes(UTF_8))       // a pinned raw block, before the start
  *       .start()) {                              // returns once /health answers 200
  *     ... attack relay.url("/ipfs/..."), relay.tcpMultiaddr() ...
- *     HonestClient.assertServed(relay);          // /health, the seeded /ipfs GET, a libp2p dial
+ *     HonestClient.assertServed(relay, HonestJsClient.shared()); // /health, the seeded /ipfs
+ *                                                // GET, a libp2p dial; a JS writer's round
  *     assertThat(relay.heapAfterGcBytes()).isLessThan(96L << 20);
  *   }                                            // close(): SIGKILL to the process tree
  * </pre>
@@ -602,7 +603,8 @@ public final class RelayProcess implements AutoCloseable {
       return true;
     }
     try {
-      final String stat = Files.readString(Path.of("/proc", Long.toString(handle.pid()), "stat"));
+      final String stat =
+          Files.readString(Path.of("/proc", Long.toString(handle.pid()), "stat"));
       // "<pid> (<command>) <state> ...": the command may hold spaces and parentheses.
       final int end = stat.lastIndexOf(')');
       return end > 0 && stat.length() > end + 2 && stat.charAt(end + 2) == 'Z';
