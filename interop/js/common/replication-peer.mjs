@@ -18,6 +18,14 @@
 //     Fresh stores; opens each database by address, waits until it holds <count> entries
 //     (events: entries, documents: documents), cats each file, and prints {"event":"done", dbs:
 //     [{address, entries, intruder}], files: [{cid, sha256, bytes}], ms}.
+//   replication-peer.mjs honest [--dial <relay>]
+//     The honest user of cli's attack tests (HonestJsClient), one Node for many rounds against
+//     any relays: prints {"event":"ready", peerId} and waits. Each stdin line `check <relay>
+//     <bytes>` is a round: close the previous round's database (so a relay sees one topic of
+//     this peer's), hang up on that relay and dial it again, add a file of <bytes> random bytes,
+//     open a new `events` database and write one entry naming the file (no explicit sync); once
+//     the relay subscribed to the database's topic (at most 30 s) it prints {"event":"checked",
+//     address, file: {cid, sha256, bytes}, ms}, else {"event":"error"}.
 // Diagnostics go to stderr.
 import { pathToFileURL } from 'node:url'
 import { join } from 'node:path'
@@ -84,11 +92,13 @@ const orbits = []
 process.stdin.on('end', () => stop(0))
 process.stdin.resume()
 
-await libp2p.dial(deps.multiaddr(relay))
+// `honest` may start before any relay is up: it dials each relay at its round.
+if (relay) await libp2p.dial(deps.multiaddr(relay))
 
 try {
   if (role === 'alice') await alice()
   else if (role === 'bob') await bob()
+  else if (role === 'honest') await honest()
   else throw new Error(`unknown role ${role}`)
 } catch (err) {
   console.error(err)
@@ -207,6 +217,49 @@ async function alice () {
     writeMs,
     intruders
   })
+}
+
+async function honest () {
+  const orbitdb = await deps.createOrbitDB({ ipfs: helia, id: 'honest', directory: join(directory, 'honest') })
+  orbits.push(orbitdb)
+  let previous = null
+  const { createInterface } = await import('node:readline')
+  createInterface({ input: process.stdin }).on('line', async (line) => {
+    const [cmd, address, size] = line.trim().split(/\s+/)
+    if (cmd !== 'check') return
+    const started = Date.now()
+    try {
+      if (previous) await previous.close()
+      previous = null
+      const target = deps.multiaddr(address)
+      await libp2p.hangUp(target)
+      const connection = await libp2p.dial(target)
+      const relayPeer = connection.remotePeer.toString()
+      const bytes = new Uint8Array(randomBytes(Number(size)))
+      const cid = await fs.addBytes(bytes, {
+        rawLeaves: true, cidVersion: 1, chunker: deps.fixedSize({ chunkSize: 256 * 1024 })
+      })
+      const db = await orbitdb.open(`honest-${randomBytes(4).toString('hex')}`, { type: 'events' })
+      previous = db
+      db.events.on('error', (err) => console.error(`${db.name}: ${err?.stack ?? err}`))
+      await db.add({ text: 'an honest entry', imageCid: cid.toString() })
+      const topic = db.address.toString()
+      const by = Date.now() + 30_000
+      while (!libp2p.services.pubsub.getSubscribers(topic).some((p) => p.toString() === relayPeer)) {
+        if (Date.now() > by) throw new Error(`${relayPeer} did not subscribe to ${topic} in 30 s`)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      out({
+        event: 'checked',
+        address: topic,
+        file: { cid: cid.toString(), sha256: sha256(bytes), bytes: bytes.length },
+        ms: Date.now() - started
+      })
+    } catch (err) {
+      out({ event: 'error', message: String(err && err.message ? err.message : err) })
+    }
+  })
+  out({ event: 'ready', stack: deps.stack, peerId: libp2p.peerId.toString() })
 }
 
 async function bob () {

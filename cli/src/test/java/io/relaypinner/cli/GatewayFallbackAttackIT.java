@@ -57,7 +57,8 @@ import org.junit.jupiter.api.io.TempDir;
  * 8 are 6.25 times the node-wide total of fallback bytes in flight (the same size): before issue
  * 36 they were all fetched and stored. The relay must keep what the fallback has in flight within
  * the total and what it stores near the cache, answer the rest 503 {@code fallback_busy}
- * (counted), stay alive within its heap, and serve an honest client afterwards.
+ * (counted), stay alive within its heap, and serve an honest client afterwards (Java and JS,
+ * {@link HonestClient#assertServed(RelayProcess, HonestJsClient)}).
  *
  * <p>By default a quarter of the issue's sizes (8 x 50 MiB, a 64 MiB cache): the full sizes cost
  * about four times as much (1.6 GB hashed here, ~570 MiB sent over Noise, 2026-11: 2.9 s and
@@ -83,6 +84,7 @@ class GatewayFallbackAttackIT {
   private final HttpClient client = HttpClient.newBuilder()
       .version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
   private final ExecutorService peerStorage = Executors.newFixedThreadPool(2);
+  private final HonestJsClient js = HonestJsClient.shared();
   private EventLoops loops;
   private Host peer;
   private Bitswap peerBitswap;
@@ -234,7 +236,7 @@ class GatewayFallbackAttackIT {
         .isLessThanOrEqualTo(CACHE);
 
     assertThat(relay.isAlive()).as("relay alive; stderr:\n%s", relay.stderr()).isTrue();
-    HonestClient.assertServed(relay);
+    HonestClient.assertServed(relay, js);
     final long heap = relay.heapAfterGcBytes();
     System.out.printf("GatewayFallbackAttackIT: heap after GC %d MiB%n", heap / MIB);
     assertThat(heap).isLessThan(SurfaceAttackIT.HEAP_AFTER_ATTACK);

@@ -23,8 +23,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * What an honest client of a {@link RelayProcess} expects while (or after) an attack runs: the
  * relay answers {@code /health}, serves every seeded file from {@code /ipfs/<cid>}, and accepts a
- * libp2p dial from a fresh PeerId (TCP, Noise, Yamux, then a ping). Each check is bounded, so a
- * starved relay fails the test instead of hanging it.
+ * libp2p dial from a fresh PeerId (TCP, Noise, Yamux, then a ping); after an attack also an
+ * honest JS OrbitDB user ({@link #assertServed(RelayProcess, HonestJsClient)}: a dial, a sync,
+ * an /ipfs GET). Each check is bounded, so a starved relay fails the test instead of hanging it.
  */
 public final class HonestClient {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -40,6 +41,18 @@ public final class HonestClient {
     assertHealthy(relay);
     assertSeededFilesServed(relay);
     assertDialable(relay);
+  }
+
+  /**
+   * What every attack test asserts once its attack is over (issue 36, "Must show"): the three
+   * checks of {@link #assertServed(RelayProcess)}, then a round of the honest JS client
+   * {@code js} ({@link HonestJsClient#assertServed}: it dials the relay again, writes a new
+   * database naming a new file, and the relay replicates it, syncs it and serves the file).
+   */
+  public static void assertServed(final RelayProcess relay, final HonestJsClient js)
+      throws Exception {
+    assertServed(relay);
+    js.assertServed(relay);
   }
 
   /** {@code GET /health} answers 200 with status ok. */

@@ -2,6 +2,7 @@ package io.relaypinner.cli;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -23,7 +24,8 @@ final class LauncherWarmUp {
     final Process process = new ProcessBuilder(LAUNCHER.toString(), "--version")
         .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
     if (!process.waitFor(180, TimeUnit.SECONDS)) {
-      process.destroyForcibly();
+      // With its children: a Maven build of the jar or the archive's training relay.
+      RelayProcess.killTree(process.toHandle(), Duration.ofSeconds(20));
       throw new IllegalStateException("./relay-pinner --version did not end in 180 s");
     }
     done = true;

@@ -38,6 +38,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalDouble;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -56,20 +58,39 @@ import java.util.regex.Pattern;
  *       .seedFile("hello".getBytes(UTF_8))       // a pinned raw block, before the start
  *       .start()) {                              // returns once /health answers 200
  *     ... attack relay.url("/ipfs/..."), relay.tcpMultiaddr() ...
- *     HonestClient.assertServed(relay);          // /health, the seeded /ipfs GET, a libp2p dial
+ *     HonestClient.assertServed(relay, HonestJsClient.shared()); // /health, the seeded /ipfs
+ *                                                // GET, a libp2p dial; a JS writer's round
  *     assertThat(relay.heapAfterGcBytes()).isLessThan(96L << 20);
- *   }                                            // close(): SIGKILL if still running
+ *   }                                            // close(): SIGKILL to the process tree
  * </pre>
  *
  * <p>Each start picks free ports for HTTP, TCP and WebSocket and keeps them across
  * {@link #restart()}; stdout and stderr of every run go to {@code <logDir>/relay-<n>.stdout.txt}
  * and {@code .stderr.txt} ({@link #stderr()}).
+ *
+ * <p>No relay outlives its test: {@link #close()} kills the launcher's whole process tree (before
+ * its {@code exec} the launcher may be running a Maven build of a stale jar or the start-up
+ * archive's training relay), a start that fails closes what it started, and a JVM shutdown hook
+ * kills every relay not closed yet when the test JVM ends first.
  */
 public final class RelayProcess implements AutoCloseable {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
+  /** How long {@link #close()} waits for each killed process to be gone. */
+  private static final Duration KILL_TIMEOUT = Duration.ofSeconds(20);
+  /**
+   * Relays started and not closed yet: what the shutdown hook kills when the test JVM ends
+   * before a test closed its relay (an {@code @AfterAll} that never ran, a fork ended by
+   * failsafe's timeout).
+   */
+  private static final Set<RelayProcess> OPEN = ConcurrentHashMap.newKeySet();
   /** One heap space of {@code GC.heap_info}: "def new generation total 14784K, used 563K". */
   private static final Pattern HEAP_SPACE = Pattern.compile("total (\\d+)K, used (\\d+)K");
+
+  static {
+    Runtime.getRuntime().addShutdownHook(
+        new Thread(RelayProcess::closeAll, "relay-process-reaper"));
+  }
 
   private final Builder settings;
   private final int run;
@@ -81,11 +102,19 @@ public final class RelayProcess implements AutoCloseable {
   private RelayProcess(final Builder settings, final int run) throws IOException {
     this.settings = settings;
     this.run = run;
-    final ProcessBuilder builder = new ProcessBuilder(LauncherWarmUp.LAUNCHER.toString(), "run");
+    final ProcessBuilder builder = new ProcessBuilder(settings.launcher.toString(), "run");
     builder.environment().putAll(settings.environment());
     builder.redirectOutput(log("stdout").toFile());
     builder.redirectError(log("stderr").toFile());
     this.process = builder.start();
+    OPEN.add(this);
+  }
+
+  /** Closes every relay not closed yet: the shutdown hook's last resort. */
+  static void closeAll() {
+    for (final RelayProcess relay : List.copyOf(OPEN)) {
+      relay.close();
+    }
   }
 
   /** Settings for a relay whose data directory is {@code dataDir} (created when missing). */
@@ -103,6 +132,8 @@ public final class RelayProcess implements AutoCloseable {
     private final Map<Cid, Map<Cid, byte[]>> dags = new LinkedHashMap<>();
     private final Map<String, byte[]> entries = new LinkedHashMap<>();
     private Path logDir;
+    private Path launcher = LauncherWarmUp.LAUNCHER;
+    private Duration startTimeout = START_TIMEOUT;
     private PeerId peerId;
     private int httpPort;
     private int tcpPort;
@@ -187,15 +218,38 @@ public final class RelayProcess implements AutoCloseable {
       return this;
     }
 
-    /** Starts a relay with these settings and waits until {@code /health} answers 200. */
+    /**
+     * Another launcher than {@code ./relay-pinner} (run with {@code run}, these settings'
+     * environment), for tests of this harness; no warm-up of the real launcher then.
+     */
+    Builder launcher(final Path script) {
+      this.launcher = script.toAbsolutePath();
+      return this;
+    }
+
+    /** How long {@link #start()} waits for {@code /health}; default 90 s. */
+    Builder startTimeout(final Duration timeout) {
+      this.startTimeout = Objects.requireNonNull(timeout, "timeout");
+      return this;
+    }
+
+    /**
+     * Starts a relay with these settings and waits until {@code /health} answers 200. A start
+     * that fails (no 200 in time, the process ended, interrupted) leaves no process behind.
+     */
     public RelayProcess start() throws IOException, InterruptedException {
       final RelayProcess relay = launch();
+      boolean started = false;
       try {
         relay.awaitHealth();
+        started = true;
       } catch (final RuntimeException | Error e) {
-        relay.close();
         throw new IllegalStateException(
             "relay did not start; stderr:\n" + relay.stderrTail(), e);
+      } finally {
+        if (!started) {
+          relay.close();
+        }
       }
       return relay;
     }
@@ -214,7 +268,9 @@ public final class RelayProcess implements AutoCloseable {
 
     /** Free ports for this relay, once the launcher's warm-up is over (it takes ports too). */
     private void choosePorts() throws IOException, InterruptedException {
-      LauncherWarmUp.once();
+      if (launcher.equals(LauncherWarmUp.LAUNCHER)) {
+        LauncherWarmUp.once();
+      }
       if (httpPort == 0) {
         httpPort = freePort();
         tcpPort = freePort();
@@ -280,9 +336,9 @@ public final class RelayProcess implements AutoCloseable {
   private void awaitHealth() {
     final HttpRequest request = HttpRequest.newBuilder(url("/health"))
         .timeout(Duration.ofSeconds(2)).build();
-    await().atMost(START_TIMEOUT).pollInterval(Duration.ofMillis(100))
+    await().atMost(settings.startTimeout).pollInterval(Duration.ofMillis(100))
         // Not listening yet; or, on a busy machine, slower than the request's 2 s to answer its
-        // first /health: not a failed start, START_TIMEOUT decides.
+        // first /health: not a failed start, the start timeout decides.
         .ignoreExceptionsMatching(e -> e instanceof ConnectException
             || e instanceof HttpTimeoutException)
         .until(() -> {
@@ -450,7 +506,7 @@ public final class RelayProcess implements AutoCloseable {
 
   /** SIGKILL (no shutdown hook runs, like an OutOfMemoryError exit); its exit status. */
   public int kill9() throws InterruptedException {
-    assertThat(Sigkill.killAndWait(process, Duration.ofSeconds(20))).isTrue();
+    assertThat(Sigkill.killAndWait(process, KILL_TIMEOUT)).isTrue();
     return process.exitValue();
   }
 
@@ -490,15 +546,70 @@ public final class RelayProcess implements AutoCloseable {
     return all.length() > 8_000 ? all.substring(all.length() - 8_000) : all;
   }
 
-  /** SIGKILL when still running. */
+  /**
+   * SIGKILL to the process and to every process it started, then waits (up to 20 s) until all
+   * have ended. A test's relay holds nothing a clean stop must save ({@link #stop()} is the
+   * clean stop), and SIGKILL cannot be ignored or delayed. Descendants count even when the
+   * launcher {@code exec}s the JVM: before the {@code exec} it may have started a Maven build or
+   * a training relay.
+   */
   @Override
   public void close() {
-    if (process.isAlive()) {
+    try {
+      killTree(process.toHandle(), KILL_TIMEOUT);
+    } finally {
+      OPEN.remove(this);
+    }
+  }
+
+  /**
+   * SIGKILL to {@code root} and all its descendants, then waits up to {@code timeout} until all
+   * have ended; true when they have. The descendants are listed before {@code root} dies (then they are
+   * re-parented and no longer its descendants); each one's own descendants are listed again
+   * before it is killed.
+   */
+  static boolean killTree(final ProcessHandle root, final Duration timeout) {
+    final List<ProcessHandle> tree = new ArrayList<>();
+    tree.add(root);
+    root.descendants().forEach(tree::add);
+    root.destroyForcibly();
+    for (int i = 1; i < tree.size(); i++) {
+      final ProcessHandle child = tree.get(i);
+      child.descendants().filter(d -> !tree.contains(d)).forEach(tree::add);
+      child.destroyForcibly();
+    }
+    final long deadline = System.nanoTime() + timeout.toNanos();
+    while (!tree.stream().allMatch(RelayProcess::ended)) {
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
       try {
-        Sigkill.killAndWait(process, Duration.ofSeconds(20));
+        Thread.sleep(10);
       } catch (final InterruptedException e) {
         Thread.currentThread().interrupt();
+        return false;
       }
+    }
+    return true;
+  }
+
+  /**
+   * Whether {@code handle}'s process ended: gone, or a zombie (state {@code Z} in
+   * {@code /proc/<pid>/stat}). A killed orphan stays a zombie until the machine's init reaps it
+   * (seen: a second in a container), yet it runs nothing any more.
+   */
+  static boolean ended(final ProcessHandle handle) {
+    if (!handle.isAlive()) {
+      return true;
+    }
+    try {
+      final String stat =
+          Files.readString(Path.of("/proc", Long.toString(handle.pid()), "stat"));
+      // "<pid> (<command>) <state> ...": the command may hold spaces and parentheses.
+      final int end = stat.lastIndexOf(')');
+      return end > 0 && stat.length() > end + 2 && stat.charAt(end + 2) == 'Z';
+    } catch (final IOException e) {
+      return !handle.isAlive();
     }
   }
 }

@@ -52,7 +52,8 @@ import org.junit.jupiter.api.io.TempDir;
  * with {@code packaging/jvm.options}, -Xmx160m and ExitOnOutOfMemoryError), with the shipped
  * defaults except a short {@code RELAY_IMPORT_TIMEOUT_MS} and one denied database. After each
  * attack an honest client is served ({@link HonestClient}: /health, a seeded /ipfs GET, a
- * libp2p dial and ping) and the heap after a full collection stays under
+ * libp2p dial and ping, and a round of the honest JS client: a dial, a new database replicated
+ * and synced, its file served) and the heap after a full collection stays under
  * {@link #HEAP_AFTER_ATTACK}. The attacks share the relay (a start costs seconds) and run in
  * order, the connection flood last: none leaves anything the next one depends on.
  */
@@ -76,6 +77,7 @@ class SurfaceAttackIT {
   private final HttpClient client = HttpClient.newBuilder()
       .version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
   private final List<Socket> sockets = new ArrayList<>();
+  private final HonestJsClient js = HonestJsClient.shared();
   private RelayProcess relay;
   private Cid carRoot;
   private Database denied;
@@ -123,7 +125,7 @@ class SurfaceAttackIT {
   /** Honest client served, heap bounded, no OutOfMemoryError exit (the relay is this run). */
   private void assertSurvived() throws Exception {
     assertThat(relay.isAlive()).as("relay alive; stderr:\n%s", relay.stderr()).isTrue();
-    HonestClient.assertServed(relay);
+    HonestClient.assertServed(relay, js);
     assertThat(relay.heapAfterGcBytes()).isLessThan(HEAP_AFTER_ATTACK);
     assertThat(relay.metric("relay_unclean_exits_total")).hasValue(0);
   }
@@ -264,8 +266,9 @@ class SurfaceAttackIT {
           series("libp2p_limit_hits_total{limit=\"max_connections_per_ip\"}")
               >= ATTACK_SOCKETS - PER_IP);
       assertThat(attacker.opened()).isGreaterThanOrEqualTo(ATTACK_SOCKETS);
-      // Meanwhile, from 127.0.0.1: /health, the /ipfs GET and a libp2p dial and ping.
-      HonestClient.assertServed(relay);
+      // Meanwhile, from 127.0.0.1: /health, the /ipfs GET, a libp2p dial and ping, and the JS
+      // client's round (its dial, a database replicated and synced, its file served).
+      HonestClient.assertServed(relay, js);
       assertThat(series("libp2p_limit_hits_total{limit=\"max_connections\"}")).isZero();
       assertThat(relay.metrics()).containsPattern(
           "relay_resource_limit_hits_total\\{[^}]*scope=\"ip\"[^}]*\\} [1-9]");
