@@ -9,9 +9,11 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * at once, or from none of them: the first full scope on the way up refuses it, tells the
  * {@link LimitListener} which scope and resource it was, and nothing stays reserved.
  *
- * <p>Lock-free: each level is an atomic add, undone when a level above refuses. A refused
- * reservation can make a concurrent one at a lower level see the scope fuller than it ends up
- * for a moment; it is then refused too, never granted beyond a limit.
+ * <p>Lock-free: each level is a compare-and-set that never takes a scope past its limit, undone
+ * at the levels below when a level above refuses. So {@link #used} never reads above a limit
+ * except through {@link #force} (before, a refused reservation added, then took back, its
+ * amount: a sampled gauge saw the scope over its limit for a moment, and a concurrent
+ * reservation that fitted could be refused).
  */
 public class Scope {
   private final String kind;
@@ -89,10 +91,8 @@ public class Scope {
     }
     final int i = resource.ordinal();
     for (Scope s = this; s != null; s = s.parent) {
-      final long max = s.limits.max(resource);
-      final long now = s.used.addAndGet(i, amount);
-      if (max != Limits.UNLIMITED && now > max) {
-        for (Scope undo = this; undo != s.parent; undo = undo.parent) {
+      if (!s.tryAdd(i, s.limits.max(resource), amount)) {
+        for (Scope undo = this; undo != s; undo = undo.parent) {
           undo.used.addAndGet(i, -amount);
         }
         listener.limitHit(s, resource);
@@ -100,6 +100,23 @@ public class Scope {
       }
     }
     return true;
+  }
+
+  /** Adds {@code amount} to this scope's use of resource {@code i} unless it would pass max. */
+  private boolean tryAdd(final int i, final long max, final long amount) {
+    if (max == Limits.UNLIMITED) {
+      used.addAndGet(i, amount);
+      return true;
+    }
+    while (true) {
+      final long now = used.get(i);
+      if (now + amount > max) {
+        return false;
+      }
+      if (used.compareAndSet(i, now, now + amount)) {
+        return true;
+      }
+    }
   }
 
   /**

@@ -39,6 +39,54 @@ class ScopeTest {
   }
 
   @Test
+  void concurrentReservations_shouldNeverShowAScopeOverItsLimit_norRefuseWhatFits()
+      throws Exception {
+    final java.util.concurrent.atomic.AtomicLong refused = new java.util.concurrent.atomic.AtomicLong();
+    final Scope root = Scope.root("system", Limits.NONE.with(Resource.DISK, 10),
+        (scope, resource) -> refused.incrementAndGet());
+    final Scope child = root.child("fallback", "fallback", Limits.NONE.with(Resource.DISK, 9));
+    final java.util.concurrent.atomic.AtomicLong over = new java.util.concurrent.atomic.AtomicLong();
+    final java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+    final Thread sampler = new Thread(() -> {
+      while (!stop.get()) {
+        if (child.used(Resource.DISK) > 9 || root.used(Resource.DISK) > 10) {
+          over.incrementAndGet();
+        }
+      }
+    });
+    sampler.start();
+    // Three threads at 3 each: 9 fits the child exactly, so no reservation is ever refused
+    // while one at a time over the limit (the old add-then-undo) would show 12.
+    final List<Thread> threads = new ArrayList<>();
+    for (int t = 0; t < 3; t++) {
+      threads.add(new Thread(() -> {
+        for (int n = 0; n < 200_000; n++) {
+          if (child.tryReserve(Resource.DISK, 3)) {
+            child.release(Resource.DISK, 3);
+          }
+        }
+      }));
+    }
+    // And a fourth that does not fit while the three hold theirs.
+    threads.add(new Thread(() -> {
+      for (int n = 0; n < 200_000; n++) {
+        if (child.tryReserve(Resource.DISK, 3)) {
+          child.release(Resource.DISK, 3);
+        }
+      }
+    }));
+    threads.forEach(Thread::start);
+    for (final Thread t : threads) {
+      t.join();
+    }
+    stop.set(true);
+    sampler.join();
+    assertThat(over.get()).as("samples over a limit").isZero();
+    assertThat(child.used(Resource.DISK)).isZero();
+    assertThat(root.used(Resource.DISK)).isZero();
+  }
+
+  @Test
   void fullParent_shouldRefuse_countTheParent_andUndoTheChild() {
     final Scope a = system.child("gateway", "gateway", Limits.NONE.with(Resource.MEMORY, 80));
     final Scope b = system.child("import", "import", Limits.NONE.with(Resource.MEMORY, 80));
