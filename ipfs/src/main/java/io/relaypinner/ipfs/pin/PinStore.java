@@ -8,6 +8,7 @@ import io.relaypinner.multiformats.MultiformatException;
 import io.relaypinner.multiformats.Multihash;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -20,6 +21,7 @@ import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 import org.h2.mvstore.MVMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -372,7 +374,21 @@ public final class PinStore {
    * The roots are read a datastore page at a time, each walked before the next page is read.
    */
   public GcResult gc(final Predicate<Multihash> sweepable) {
+    return gc(sweepable, List::of);
+  }
+
+  /**
+   * As {@link #gc(Predicate)}, marking also what is held of the DAGs under {@code held}, roots
+   * that are not pins but whose blocks must stay while they are in use (a gateway response
+   * streaming a cached DAG), asked for under GC's lock, after the pins' mark. Best effort, since
+   * anyone may make these DAGs: their missing blocks are not reported, a block whose links cannot
+   * be read is kept without its links, and past {@code maxMarkBlocks} the rest is left unmarked
+   * instead of failing the run.
+   */
+  public GcResult gc(final Predicate<Multihash> sweepable,
+      final Supplier<? extends Collection<Cid>> held) {
     Objects.requireNonNull(sweepable, "sweepable");
+    Objects.requireNonNull(held, "held");
     gcLock.writeLock().lock();
     try (GcScratch.Space space = scratch.open("gc-mark")) {
       final MVMap<byte[], Boolean> snapshot = space.map("snapshot");
@@ -383,6 +399,7 @@ public final class PinStore {
         LOG.warn("GC: {} block(s) of pinned DAGs are missing, e.g. {}", mark.missingCount,
             mark.missing.get(0));
       }
+      mark.walkHeld(held.get());
       long removed = 0;
       final long scanned = snapshot.sizeAsLong();
       final Iterator<byte[]> keys = snapshot.keyIterator(null);
@@ -419,6 +436,8 @@ public final class PinStore {
     final List<Cid> missing = new ArrayList<>();
     long missingCount;
     long spilledTop;
+    /** Walking held roots, not pins: best effort. */
+    boolean held;
 
     Mark(final GcScratch.Space space) {
       visited = space.map("visited");
@@ -435,6 +454,19 @@ public final class PinStore {
         drain();
       });
       return roots[0];
+    }
+
+    /** Walks roots that are not pins, best effort ({@link #gc(Predicate, Supplier)}). */
+    void walkHeld(final Collection<Cid> roots) {
+      held = true;
+      try {
+        for (final Cid root : roots) {
+          push(root);
+          drain();
+        }
+      } catch (final DagLimitExceededException e) {
+        LOG.debug("GC: held DAGs beyond the mark's limit are not kept: {}", e.getMessage());
+      }
     }
 
     private void push(final Cid cid) {
@@ -466,6 +498,9 @@ public final class PinStore {
               "GC mark exceeds " + maxMarkBlocks + " blocks");
         }
         final Optional<byte[]> block = blockstore.get(cid);
+        if (block.isEmpty() && held) {
+          continue;
+        }
         if (block.isEmpty()) {
           missingCount++;
           if (missing.size() < MAX_LISTED_MISSING) {
@@ -476,7 +511,16 @@ public final class PinStore {
         if (!Blocks.isIdentity(cid)) {
           reached.put(cid.multihash().bytes(), Boolean.TRUE);
         }
-        for (final Cid link : resolver.links(cid, block.get())) {
+        final List<Cid> links;
+        try {
+          links = resolver.links(cid, block.get());
+        } catch (final RuntimeException e) {
+          if (!held) {
+            throw e;
+          }
+          continue;
+        }
+        for (final Cid link : links) {
           if (!visited.containsKey(link.toV1().bytes())) {
             push(link);
           }

@@ -330,6 +330,38 @@ class PinStoreTest {
     assertThat(blocks.count()).isEqualTo(4);
   }
 
+  /**
+   * Issue 36: roots held for a while (a gateway response streaming a cached DAG) are marked like
+   * pins, best effort: what is present of them stays, a missing block is not reported, and one
+   * whose links cannot be read, or a mark past its limit, keeps less instead of failing the run.
+   */
+  @Test
+  void gc_shouldKeepWhatIsHeldOfHeldDags_bestEffort_withoutFailingOrReporting() {
+    final Cid lost = dag.leaf("lost");
+    final Cid held = dag.node("held", lost, dag.node("inner", dag.leaf("deep")));
+    final Cid stray = dag.leaf("stray");
+    dag.putAll(blocks);
+    blocks.delete(lost);
+
+    final GcResult result = pins.gc(multihash -> true, () -> List.of(held));
+    assertThat(result.removed()).isEqualTo(1);
+    assertThat(result.pinnedMissing()).isEmpty();
+    assertThat(blocks.has(stray)).isFalse();
+    assertThat(blocks.count()).isEqualTo(3);
+
+    // Links a standard resolver cannot read: the root stays, the run does not fail.
+    final PinStore blind = new PinStore(datastore, blocks, CodecLinkResolver.standard());
+    assertThat(blind.gc(multihash -> true, () -> List.of(held)).removed()).isEqualTo(2);
+    assertThat(blocks.has(held)).isTrue();
+    // Past the mark's limit: the rest is not kept, nothing fails.
+    dag.putAll(blocks);
+    final PinStore tight = new PinStore(datastore, blocks, TestListCodec.resolver(), 10, 2);
+    assertThat(tight.gc(multihash -> true, () -> List.of(held)).removed()).isPositive();
+    // Released: an ordinary unpinned DAG.
+    assertThat(pins.gc(multihash -> true, List::of).removed()).isPositive();
+    assertThat(blocks.count()).isZero();
+  }
+
   @Test
   void pin_shouldRefuse_whenTheDagExceedsMaxPinBlocks() {
     final Cid root = dag.node("root", dag.leaf("a"), dag.leaf("b"), dag.leaf("c"));

@@ -12,6 +12,7 @@ import io.relaypinner.ipfs.dagcbor.DagCborValue;
 import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.ipfs.pin.LinkResolver;
 import io.relaypinner.multiformats.Cid;
+import io.relaypinner.multiformats.Multicodec;
 import io.relaypinner.orbitdb.Manifest;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.access.AccessControllerRef;
@@ -37,7 +38,9 @@ import java.util.function.Function;
  * identity block each names, and, when asked, the DAGs of the media CIDs the entries' payloads
  * name. Reads the blockstore and the log's persisted heads; blocks that are not held are left out
  * (a database the relay holds only in part exports that part). Bounded by
- * {@link CarPlanner.Limits}. No Netty; runs on the storage executor.
+ * {@link CarPlanner.Limits}. Blocks whose bytes the plan does not need (raw leaves, identity
+ * blocks) are sized through {@link Blockstore#size}, not read. No Netty; runs on the storage
+ * executor.
  */
 public final class DatabaseExporter {
   /** The database is not followed here (no readable persisted heads, or no manifest block). */
@@ -142,7 +145,8 @@ public final class DatabaseExporter {
         continue;
       }
       final Entry entry = Entry.decode(cid, block.get());
-      out.add(entry.identity(), blockstore.get(entry.identity()));
+      // Only its size is needed: looked up, not read.
+      out.addSized(entry.identity(), blockstore.size(entry.identity()));
       if (media) {
         mediaRoots.addAll(mediaOf.apply(entry.payload()));
       }
@@ -165,6 +169,12 @@ public final class DatabaseExporter {
     while (!stack.isEmpty()) {
       final Cid cid = stack.pop();
       if (Blocks.isIdentity(cid) || out.has(cid)) {
+        continue;
+      }
+      if (cid.codec() == Multicodec.RAW.code()) {
+        // A raw block links nothing: its size is all the plan needs (a file's stat, an S3
+        // HEAD), not its bytes; the body reads it when it is sent.
+        out.addSized(cid, blockstore.size(cid));
         continue;
       }
       final Optional<byte[]> block = blockstore.get(cid);
@@ -194,7 +204,12 @@ public final class DatabaseExporter {
 
     /** Adds a held block once; false when it is not held (the walk skips it). */
     boolean add(final Cid cid, final Optional<byte[]> block) {
-      if (block.isEmpty()) {
+      return addSized(cid, block.map(bytes -> bytes.length));
+    }
+
+    /** As {@link #add}, for a block whose size is known without reading it. */
+    boolean addSized(final Cid cid, final Optional<Integer> size) {
+      if (size.isEmpty()) {
         complete = false;
         return false;
       }
@@ -205,7 +220,7 @@ public final class DatabaseExporter {
         throw new CarPlanner.TooLargeException(CarPlanner.Limit.BLOCKS,
             "the export would hold more than " + limits.maxBlocks() + " blocks");
       }
-      length += CarWriter.sectionLength(cid, block.get().length);
+      length += CarWriter.sectionLength(cid, size.get());
       if (length > limits.maxBytes()) {
         throw new CarPlanner.TooLargeException(CarPlanner.Limit.BYTES,
             "the export would be larger than " + limits.maxBytes() + " bytes");
@@ -214,7 +229,7 @@ public final class DatabaseExporter {
         throw new CarPlanner.MemoryRefusedException(reserved.held());
       }
       blocks.add(cid);
-      sizes.add((long) block.get().length);
+      sizes.add((long) size.get());
       return true;
     }
 

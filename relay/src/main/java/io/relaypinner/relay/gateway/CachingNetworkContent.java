@@ -98,6 +98,22 @@ public final class CachingNetworkContent implements NetworkContent {
     return admitted;
   }
 
+  /**
+   * Holds the DAG in the cache ({@link GatewayCache#holdDag}): GC keeps what is held of it, even
+   * evicted, until the release runs (once).
+   */
+  @Override
+  public Runnable holdDag(final Cid root) {
+    cache.holdDag(root);
+    final java.util.concurrent.atomic.AtomicBoolean released =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    return () -> {
+      if (released.compareAndSet(false, true)) {
+        cache.releaseDag(root);
+      }
+    };
+  }
+
   /** Fails at once when the quota is reached and {@code cid} is not held already. */
   private CompletableFuture<Void> roomFor(final Cid cid) {
     if (quota.full() && !Blocks.isIdentity(cid)) {

@@ -99,6 +99,16 @@ public final class GatewayFallback {
   }
 
   /**
+   * Keeps what is held of the DAG under {@code root} (the request's CID: its path and target
+   * included) from garbage collection until the returned release runs (once): for a response
+   * that streams content the fallback fetched or found cached, taken before the fetch and
+   * released when the body ends, fails or is discarded. Holds nothing when the fallback is off.
+   */
+  public Runnable holdDag(final Cid root) {
+    return network == null ? () -> { } : network.holdDag(root);
+  }
+
+  /**
    * Completes once what {@code cid} and {@code path} name is as present as the network can make
    * it for {@code need}: at once when the fallback is off or no peer can be asked; when the path
    * does not resolve for a reason other than a missing block, with only the blocks fetched up to

@@ -221,12 +221,15 @@ public final class IpfsGatewayRoute implements RouteHandler {
     if (!pinned) {
       return notFound(cid + " is not pinned on this node");
     }
-    return serveLocal(cid, path, rangeHeader, head);
+    return serveLocal(cid, path, rangeHeader, head, ResponseHold.none());
   }
 
-  /** On the storage executor: the answer from the blockstore (pinned, or fetched just now). */
+  /**
+   * On the storage executor: the answer from the blockstore (pinned, or fetched just now), a
+   * streamed body carrying {@code hold}.
+   */
   private FullHttpResponse serveLocal(final Cid cid, final String path, final String rangeHeader,
-      final boolean head) {
+      final boolean head, final ResponseHold hold) {
     if (path.isEmpty() && !head && cid.codec() == Multicodec.RAW.code()) {
       // A raw block is its own content: serve its file without reading it into memory first.
       final Optional<FileChannel> opened = openBlockFile(cid);
@@ -234,7 +237,7 @@ public final class IpfsGatewayRoute implements RouteHandler {
         final long size = sizeOf(opened.get());
         if (size >= 0) {
           return answer(new UnixFsEntry(cid, UnixFsEntry.Kind.RAW, size),
-              ByteRange.parse(rangeHeader, size), false, opened);
+              ByteRange.parse(rangeHeader, size), false, opened, hold);
         }
       }
     }
@@ -260,7 +263,8 @@ public final class IpfsGatewayRoute implements RouteHandler {
     if (!entry.kind().isFile()) {
       return notFound("not a file: " + entry.kind().name().toLowerCase(Locale.ROOT));
     }
-    return answer(entry, ByteRange.parse(rangeHeader, entry.size()), head, Optional.empty());
+    return answer(entry, ByteRange.parse(rangeHeader, entry.size()), head, Optional.empty(),
+        hold);
   }
 
   /** Whether {@code cid} is pinned (on the storage executor); a failed check counts as no. */
@@ -279,12 +283,29 @@ public final class IpfsGatewayRoute implements RouteHandler {
 
   /**
    * Content not pinned here: the {@link GatewayFallback} makes the file present (or finds nobody
-   * to ask), then it is served like pinned content.
+   * to ask), then it is served like pinned content. What is held under {@code cid} stays from
+   * before the fetch until the body ends ({@link GatewayFallback#holdDag}): other requests'
+   * admissions may evict the file's cached blocks while it streams, and GC then deleted them,
+   * cutting the body short.
    */
   private CompletableFuture<FullHttpResponse> fromNetwork(final Cid cid, final String path,
       final String range, final boolean head) {
+    final ResponseHold hold = new ResponseHold(fallback.holdDag(cid));
+    final CompletableFuture<FullHttpResponse> answer;
+    try {
+      answer = fetchAndServe(cid, path, range, head, hold);
+    } catch (final RuntimeException | Error e) {
+      hold.settle();
+      throw e;
+    }
+    answer.whenComplete((response, failure) -> hold.settle());
+    return answer;
+  }
+
+  private CompletableFuture<FullHttpResponse> fetchAndServe(final Cid cid, final String path,
+      final String range, final boolean head, final ResponseHold hold) {
     return fallback.fetch(cid, path, GatewayFallback.Need.UNIXFS)
-        .thenApplyAsync(done -> serveLocal(cid, path, range, head), storage)
+        .thenApplyAsync(done -> serveLocal(cid, path, range, head, hold), storage)
         .exceptionally(failure -> {
           final ErrorMapping.Answer answer = ErrorMapping.content(failure, failures)
               .orElseThrow(() -> ErrorMapping.passOn(failure));
@@ -301,9 +322,11 @@ public final class IpfsGatewayRoute implements RouteHandler {
    * The 200/206/416 answer for a file.
    *
    * @param opened the file's block file when already open (closed here on a 416)
+   * @param hold carried by a body streamed from blocks (a file body needs none: an open block
+   *     file stays readable when GC deletes it)
    */
   private FullHttpResponse answer(final UnixFsEntry entry, final ByteRange range,
-      final boolean head, final Optional<FileChannel> opened) {
+      final boolean head, final Optional<FileChannel> opened, final ResponseHold hold) {
     final long size = entry.size();
     if (range.kind() == ByteRange.Kind.UNSATISFIABLE) {
       opened.ifPresent(IpfsGatewayRoute::closeQuietly);
@@ -324,9 +347,9 @@ public final class IpfsGatewayRoute implements RouteHandler {
     final StreamedResponse response = blockFile.isPresent()
         ? StreamedResponse.ofFile(status,
             new StreamedResponse.FileBody(blockFile.get(), start, length, metrics::bytes))
-        : new StreamedResponse(status, length, (resume, fileRegions) -> new SliceInput(
-            () -> BodyPiece.of(reader.slices(file, start, length)), length, storage, resume,
-            metrics));
+        : new StreamedResponse(status, length, hold.carry((resume, fileRegions) ->
+            new SliceInput(() -> BodyPiece.of(reader.slices(file, start, length)), length,
+                storage, resume, metrics)));
     response.headers()
         .set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_OCTET_STREAM)
         .set(HttpHeaderNames.CACHE_CONTROL, CACHE_CONTROL)

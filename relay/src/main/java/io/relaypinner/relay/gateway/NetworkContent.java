@@ -18,4 +18,13 @@ public interface NetworkContent {
 
   /** Makes every block of the DAG under {@code root} present in the blockstore. */
   CompletableFuture<?> dag(Cid root, Duration timeout);
+
+  /**
+   * Keeps what is held of the DAG under {@code root} (fetched or cached) in the blockstore until
+   * the returned release runs, once, for a response that streams it; this default keeps nothing
+   * (content that is not fetched into a cache).
+   */
+  default Runnable holdDag(final Cid root) {
+    return () -> { };
+  }
 }

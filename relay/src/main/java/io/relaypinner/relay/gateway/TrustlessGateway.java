@@ -96,14 +96,26 @@ final class TrustlessGateway {
       return done(error(HttpResponseStatus.BAD_REQUEST, "invalid_path",
           "raw blocks are served by CID only: /ipfs/<cid>?format=raw, no path"));
     }
+    // A CAR streams blocks that may be cached, not pinned: what is held under the CID stays
+    // from before the fetch until the CAR is sent (GatewayFallback.holdDag), so other requests'
+    // admissions and GC cannot delete it mid-body.
+    final ResponseHold hold = request.kind() == TrustlessRequest.Kind.RAW ? ResponseHold.none()
+        : new ResponseHold(fallback.holdDag(cid));
+    final CompletableFuture<FullHttpResponse> answer;
     try {
       final CompletableFuture<?> ready = ensure(request, cid, path);
-      return ready.thenApplyAsync(done -> request.kind() == TrustlessRequest.Kind.RAW
-              ? raw(cid, etag) : car(request, cid, path, etag), storage)
+      answer = ready.thenApplyAsync(done -> request.kind() == TrustlessRequest.Kind.RAW
+              ? raw(cid, etag) : car(request, cid, path, etag, hold), storage)
           .exceptionally(this::failure);
     } catch (final RejectedExecutionException e) {
+      hold.settle();
       return done(busy());
+    } catch (final RuntimeException | Error e) {
+      hold.settle();
+      throw e;
     }
+    answer.whenComplete((response, failure) -> hold.settle());
+    return answer;
   }
 
   /**
@@ -143,7 +155,7 @@ final class TrustlessGateway {
   }
 
   private FullHttpResponse car(final TrustlessRequest request, final Cid cid, final String path,
-      final String etag) {
+      final String etag, final ResponseHold hold) {
     final List<Cid> pathBlocks = new ArrayList<>();
     final Cid terminal;
     try {
@@ -182,9 +194,9 @@ final class TrustlessGateway {
     }
     // Plain connections send large blocks straight from their files; TLS ones read them.
     final StreamedResponse response = new StreamedResponse(HttpResponseStatus.OK, plan.length(),
-        StreamedResponse.Body.releasing((resume, fileRegions) -> new SliceInput(
+        hold.carry(StreamedResponse.Body.releasing((resume, fileRegions) -> new SliceInput(
             () -> new CarSections(blockstore, fileRegions ? blockFiles : CarSections.NO_FILES,
-                plan), plan.length(), storage, resume, metrics), held::close));
+                plan), plan.length(), storage, resume, metrics), held::close)));
     response.headers().set(HttpHeaderNames.CONTENT_TYPE, carType(request));
     common(response.headers(), etag);
     response.headers().set(HttpHeaderNames.CONTENT_DISPOSITION,

@@ -43,10 +43,11 @@ import org.slf4j.LoggerFactory;
  *       {@link Limits#maxPending()} admissions run at once; a peer's first takes any free slot,
  *       its further ones (up to {@link Limits#maxPendingPerPeer()}) only while more than half
  *       the slots are free. A subscription that cannot start waits in its peer's own queue
- *       ({@link #MAX_QUEUED_PER_PEER}, {@link #MAX_DEFERRED} in all; beyond, refused and
- *       counted); the queues are served round-robin, one check per peer and turn, peers with
- *       no failed check first: peers holding thousands of made-up topics cannot delay another
- *       peer's database by more than one round of checks. A peer with
+ *       ({@link #MAX_QUEUED_PER_PEER}, {@link #MAX_DEFERRED} in all, each holding
+ *       {@link #QUEUED_SUBSCRIPTION_BYTES} of the replication memory while it waits; beyond,
+ *       refused and counted); the queues are served round-robin, one check per peer and turn,
+ *       peers with no failed check first: peers holding thousands of made-up topics cannot delay
+ *       another peer's database by more than one round of checks. A peer with
  *       {@link #MAX_FAILED_PER_PEER} subscriptions whose database did not resolve gets no further
  *       checks until one of its subscriptions is admitted. Only an admitted topic
  *       is subscribed, persisted ({@code /relay/topics/...}, resubscribed at restart) and
@@ -72,7 +73,8 @@ import org.slf4j.LoggerFactory;
  * {@link #FOLLOWED_DATABASE_BYTES} of the node budget's replication memory (when one is given):
  * what its replica, session and bookkeeping keep in the heap. With the launcher's heap that,
  * not {@link #MAX_TOPICS}, is the bound, and it is met the same way (evict an idle one, or
- * refuse: {@code full}, and the budget counts the refusal). Persisted topics that are not database
+ * refuse: {@code full}, and the budget counts the refusal; one log line a minute at most says
+ * how many were refused). Persisted topics that are not database
  * addresses (written before the rule was one) are skipped at start, with one log line. Timeouts
  * and retries run on a {@link SyncEngine.Timer}, probation on the {@link Clock}. Thread-safe;
  * pubsub calls arrive on event loops and only queue work.
@@ -123,6 +125,21 @@ public final class OrbitDbTopics {
    * round of checks.
    */
   static final int MAX_QUEUED_PER_PEER = 16;
+  /**
+   * Heap one waiting subscription keeps, reserved from the replication memory while it waits
+   * (when a budget is given): its topic (about 60 characters), its {@code Deferred}, its slots
+   * in its peer's queue and in the queued-topics index; about 180 B, rounded up. A refusal is
+   * answered as {@link #MAX_DEFERRED} is ({@code pending-full}).
+   */
+  static final long QUEUED_SUBSCRIPTION_BYTES = 256;
+  /**
+   * Heap one peer's queue keeps while it holds a subscription (its map entry, the deque and its
+   * array of {@link #MAX_QUEUED_PER_PEER}), reserved with the queue's first subscription and
+   * given back with its last.
+   */
+  static final long PEER_QUEUE_BYTES = 256;
+  /** At most one log line per this about databases refused at the followed-database bound. */
+  static final Duration FULL_LOG_INTERVAL = Duration.ofMinutes(1);
   /** Wait before the second check; the third waits twice as long. */
   static final Duration ADMISSION_RETRY_DELAY = Duration.ofSeconds(2);
 
@@ -290,6 +307,10 @@ public final class OrbitDbTopics {
   /** Restored topics the memory had no room for at start (one log line, not one each). */
   private int restoredRefused;
   private boolean restoring;
+  /** Databases refused at the bound since the last log line about it. Guarded by this. */
+  private int fullSinceLog;
+  /** When the next log line about refused databases may be written (clock millis). */
+  private long fullLogDue = Long.MIN_VALUE;
 
   /**
    * @param storage runs datastore writes (they may fsync); never an event loop
@@ -476,7 +497,7 @@ public final class OrbitDbTopics {
       }
       if ((followed.size() + pending.size() + activating.size() >= limits.maxFollowed()
           || memoryShort(pending.size() + 1)) && evictable() == null) {
-        count("full");
+        refusedFull(topic);
         return;
       }
       if (unrequestedPerPeer.getOrDefault(peer, 0) >= limits.maxUnrequestedPerPeer()) {
@@ -493,7 +514,8 @@ public final class OrbitDbTopics {
         final java.util.ArrayDeque<Deferred> queue = queues.get(peer);
         if (queue != null && queue.size() >= MAX_QUEUED_PER_PEER) {
           count("peer-pending-full");
-        } else if (queuedTopics.size() >= MAX_DEFERRED) {
+        } else if (queuedTopics.size() >= MAX_DEFERRED
+            || !reserveQueued(QUEUED_SUBSCRIPTION_BYTES + (queue == null ? PEER_QUEUE_BYTES : 0))) {
           count("pending-full");
         } else {
           queues.computeIfAbsent(peer, p -> new java.util.ArrayDeque<>())
@@ -616,6 +638,7 @@ public final class OrbitDbTopics {
           queues.put(next, queue);
         }
         queuedTopics.remove(head.topic());
+        releaseQueued(QUEUED_SUBSCRIPTION_BYTES + (queue.isEmpty() ? PEER_QUEUE_BYTES : 0));
         if (followed.contains(head.topic()) || !pubsub.peers(head.topic()).contains(next)) {
           continue;
         }
@@ -841,13 +864,11 @@ public final class OrbitDbTopics {
       if (atCount || !reserveMemory()) {
         evict = evictable();
         if (evict == null) {
-          count("full");
           if (restoring) {
+            count("full");
             restoredRefused++;
           } else {
-            LOG.warn("not following {}: already following {} databases{}", topic,
-                followed.size() + activating.size(), atCount ? "" : ", the replication memory"
-                    + " holds no more");
+            refusedFull(topic);
           }
           return CompletableFuture.completedFuture(false);
         }
@@ -899,6 +920,40 @@ public final class OrbitDbTopics {
       releaseMemory();
     }
     count(counter);
+  }
+
+  /**
+   * Counts a database refused at the bound of followed databases ({@code full}) and writes at
+   * most one log line per {@link #FULL_LOG_INTERVAL} about it, saying how many were refused
+   * since the last line: at the bound, every subscription to a new database is refused, and a
+   * line each would flood the log. Guarded by this.
+   */
+  private void refusedFull(final String topic) {
+    count("full");
+    fullSinceLog++;
+    final long now = clock.millis();
+    if (now < fullLogDue) {
+      return;
+    }
+    LOG.info("not following {} databases since the last such line (the last: {}): the bound of"
+        + " followed databases is reached ({} followed, at most {}; replication memory {}),"
+        + " and none nobody asked for has been idle {}", fullSinceLog, topic,
+        followed.size() + activating.size(), limits.maxFollowed(),
+        memory == null ? "unbounded" : memory.used(Resource.MEMORY) + " of "
+            + memory.limits().max(Resource.MEMORY) + " bytes used", limits.probation());
+    fullSinceLog = 0;
+    fullLogDue = now + FULL_LOG_INTERVAL.toMillis();
+  }
+
+  /** Takes a waiting subscription's memory from the budget; true without a budget. */
+  private boolean reserveQueued(final long bytes) {
+    return memory == null || memory.tryReserve(Resource.MEMORY, bytes);
+  }
+
+  private void releaseQueued(final long bytes) {
+    if (memory != null) {
+      memory.release(Resource.MEMORY, bytes);
+    }
   }
 
   /** Takes one followed database's memory from the budget; true without a budget. */

@@ -1,10 +1,12 @@
 package io.relaypinner.relay.storage;
 
+import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multihash;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -34,6 +36,8 @@ public final class GatewayCache {
   private Set<Multihash> evicted = new HashSet<>();
   /** Blocks a fetch in progress relies on ({@link #hold}), with how many holds each has. */
   private final Map<Multihash, Integer> inUse = new HashMap<>();
+  /** Roots of DAGs responses are streaming ({@link #holdDag}), with how many holds each has. */
+  private final Map<Cid, Integer> dagsInUse = new HashMap<>();
   private long bytes;
   private long evictions;
 
@@ -114,6 +118,28 @@ public final class GatewayCache {
   /** Gives back one {@link #hold} of {@code multihash}. */
   public synchronized void release(final Multihash multihash) {
     inUse.computeIfPresent(multihash, (key, count) -> count == 1 ? null : count - 1);
+  }
+
+  /**
+   * Keeps what is held of the DAG under {@code root} from GC while a response streams it:
+   * other requests' admissions may evict its blocks meanwhile, and GC deleted evicted blocks at
+   * once, cutting the body short (issue 36). GC marks from the held roots as from pins
+   * ({@link StorageGc}), at every run while the hold lasts. Holds count: each is given back
+   * with one {@link #releaseDag}. Not counted against the budget: an evicted block a response
+   * kept goes after GC's grace period once the response ended.
+   */
+  public synchronized void holdDag(final Cid root) {
+    dagsInUse.merge(root, 1, Integer::sum);
+  }
+
+  /** Gives back one {@link #holdDag} of {@code root}. */
+  public synchronized void releaseDag(final Cid root) {
+    dagsInUse.computeIfPresent(root, (key, count) -> count == 1 ? null : count - 1);
+  }
+
+  /** The roots {@link #holdDag} holds now, for GC to mark from. */
+  public synchronized List<Cid> heldDags() {
+    return List.copyOf(dagsInUse.keySet());
   }
 
   /** The blocks evicted since the last call, for GC to delete if no pin reaches them. */

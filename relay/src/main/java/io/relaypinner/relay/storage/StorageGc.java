@@ -27,7 +27,8 @@ import org.slf4j.LoggerFactory;
  * marks from every pin and, of the blocks no pin reaches, deletes:
  * <ul>
  *   <li>never a block the gateway cache keeps, nor one {@code alsoKeep} names (entries of
- *       replicated logs that wait for their media pin, {@link LogMembers});
+ *       replicated logs that wait for their media pin, {@link LogMembers}), nor one of a DAG a
+ *       gateway response is streaming ({@link GatewayCache#holdDag}: marked like a pin's);
  *   <li>a block the cache evicted, at once;
  *   <li>any other unpinned block only once it has been seen unpinned for the <em>grace
  *       period</em> ({@code RELAY_GC_GRACE_MS}): blocks a pin, a replication join or a gateway
@@ -200,7 +201,7 @@ public final class StorageGc {
       try {
         alsoKeep.forEach(multihash -> kept.put(multihash.bytes(), Boolean.TRUE));
         result = pins.gc(multihash -> sweepable(multihash, now, evicted, kept, before, seen,
-            shared, stopped));
+            shared, stopped), cache::heldDags);
       } catch (final RuntimeException e) {
         sightings.drop(seen);
         throw e;

@@ -6,13 +6,17 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.relaypinner.common.budget.Limits;
 import io.relaypinner.common.budget.Resource;
 import io.relaypinner.common.budget.Scope;
+import io.relaypinner.ipfs.blockstore.Blocks;
+import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
 import io.relaypinner.ipfs.car.CarReader;
 import io.relaypinner.ipfs.car.CarWriter;
 import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.ipfs.datastore.MemoryDatastore;
 import io.relaypinner.ipfs.pin.CodecLinkResolver;
+import io.relaypinner.ipfs.pin.DagWalker;
 import io.relaypinner.ipfs.pin.PinStore;
+import io.relaypinner.ipfs.unixfs.UnixFsImporter;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.JavaWriter;
 import io.relaypinner.orbitdb.OrbitDbAddress;
@@ -115,5 +119,72 @@ class DatabaseExporterTest {
         .isInstanceOf(CarPlanner.MemoryRefusedException.class);
     assertThat(hits).containsExactly("gateway");
     assertThat(tight.used(Resource.MEMORY)).isZero();
+  }
+
+  /**
+   * Issue 36: planning an export read every raw leaf of the media only to learn its size (a
+   * whole S3 GET per leaf). Raw leaves (and identity blocks) are sized through the blockstore,
+   * not read; the plan is the same.
+   */
+  @Test
+  void plan_shouldSizeRawLeavesWithoutReadingThem() {
+    final byte[] media = new byte[5 * 1024 + 17];
+    new java.util.Random(36).nextBytes(media);
+    final Cid file = new UnixFsImporter(blockstore, new UnixFsImporter.Options(1024, 174))
+        .importBytes(media);
+    final List<Cid> leaves = new DagWalker(blockstore, CodecLinkResolver.standard(), 100)
+        .walk(List.of(file)).reached().stream().map(Blocks::rawCid)
+        .filter(cid -> !cid.multihash().equals(file.multihash())).toList();
+    assertThat(leaves).hasSize(6);
+    final List<Cid> read = new ArrayList<>();
+    final Blockstore counting = new Blockstore() {
+      @Override
+      public boolean has(final Cid cid) {
+        return blockstore.has(cid);
+      }
+
+      @Override
+      public Optional<byte[]> get(final Cid cid) {
+        read.add(cid);
+        return blockstore.get(cid);
+      }
+
+      @Override
+      public Optional<Integer> size(final Cid cid) {
+        return blockstore.size(cid);
+      }
+
+      @Override
+      public void put(final Cid cid, final byte[] data) {
+        throw new UnsupportedOperationException();
+      }
+
+      @Override
+      public boolean delete(final Cid cid) {
+        throw new UnsupportedOperationException();
+      }
+
+      @Override
+      public void forEachKey(final java.util.function.Consumer<Cid> visitor) {
+        blockstore.forEachKey(visitor);
+      }
+    };
+    final DatabaseExporter withMedia = new DatabaseExporter(counting, datastore,
+        CodecLinkResolver.standard(), payload -> Set.of(file), CarPlanner.Limits.DEFAULT);
+
+    final CarPlanner.Plan plan = withMedia.plan(address, true);
+
+    assertThat(plan.blocks()).contains(file).containsAll(leaves);
+    assertThat(read).contains(file).doesNotContainAnyElementsOf(leaves);
+    for (final Cid leaf : leaves) {
+      assertThat(plan.sizes()[plan.blocks().indexOf(leaf)])
+          .isEqualTo(blockstore.size(leaf).orElseThrow().longValue());
+    }
+    long length = CarWriter.headerLength(plan.roots());
+    for (final Cid cid : plan.blocks()) {
+      length += CarWriter.sectionLength(cid, blockstore.get(cid).orElseThrow().length);
+    }
+    assertThat(plan.length()).isEqualTo(length);
+    assertThat(plan.complete()).isTrue();
   }
 }

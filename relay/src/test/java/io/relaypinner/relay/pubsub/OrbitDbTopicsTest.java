@@ -2,6 +2,10 @@ package io.relaypinner.relay.pubsub;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.relaypinner.common.budget.Limits;
 import io.relaypinner.common.budget.Resource;
 import io.relaypinner.common.budget.Scope;
@@ -31,6 +35,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /**
  * {@link OrbitDbTopics} on a fake pubsub, a memory datastore, a storage executor that runs at
@@ -600,6 +605,101 @@ class OrbitDbTopicsTest {
     assertThat(topics.counters()).containsEntry("full", 1L);
     // Not followed now, still persisted for a later start with more memory.
     assertThat(datastore.scan(OrbitDbTopics.KEY_PREFIX + OrbitDbTopics.PREFIX)).hasSize(3);
+  }
+
+  /**
+   * Issue 36: subscriptions waiting for an admission slot were bounded by counts only. Each now
+   * holds its bytes of the replication memory while it waits (and its peer's queue while it has
+   * one), given back when it is taken from the queue; with no room it is refused as the bound of
+   * waiting subscriptions refuses ({@code pending-full}), and the budget counts the refusal.
+   */
+  @Test
+  void queuedSubscriptions_shouldHoldReplicationMemory_untilTaken_andBeRefusedWithoutRoom() {
+    final List<String> hits = new ArrayList<>();
+    // The replication surface has room (the cheap check before an admission passes); the
+    // node's memory, which every surface shares, has room for two waiting subscriptions.
+    final Scope system = Scope.root("system", Limits.NONE.with(Resource.MEMORY,
+        OrbitDbTopics.PEER_QUEUE_BYTES + 2 * OrbitDbTopics.QUEUED_SUBSCRIPTION_BYTES),
+        (scope, resource) -> hits.add(scope.kind() + "/" + resource.label()));
+    final Scope memory = system.child("replication", "replication",
+        Limits.NONE.with(Resource.MEMORY, 1 << 20));
+    final OrbitDbTopics topics = topics(limits(1, 1), memory, datastore);
+
+    gossip.subscribe(ALICE, address("q-1"));
+    assertThat(memory.used(Resource.MEMORY)).isZero();
+    gossip.subscribe(ALICE, address("q-2"));
+    gossip.subscribe(ALICE, address("q-3"));
+    assertThat(topics.deferredAdmissions()).isEqualTo(2);
+    assertThat(memory.used(Resource.MEMORY)).isEqualTo(OrbitDbTopics.PEER_QUEUE_BYTES
+        + 2 * OrbitDbTopics.QUEUED_SUBSCRIPTION_BYTES);
+
+    // No room for a third: refused like a full queue, counted by the budget.
+    gossip.subscribe(ALICE, address("q-4"));
+    assertThat(topics.deferredAdmissions()).isEqualTo(2);
+    assertThat(topics.counters()).containsEntry("pending-full", 1L);
+    assertThat(hits).containsExactly("system/memory");
+
+    // Taken from the queue: its memory is given back, the queue's with its last subscription.
+    recorder.answer(address("q-1"), false);
+    assertThat(recorder.checked()).endsWith(address("q-2"));
+    assertThat(memory.used(Resource.MEMORY)).isEqualTo(OrbitDbTopics.PEER_QUEUE_BYTES
+        + OrbitDbTopics.QUEUED_SUBSCRIPTION_BYTES);
+    // A subscription whose peer left gives its memory back when its turn comes too.
+    gossip.unsubscribe(ALICE, address("q-3"));
+    recorder.answer(address("q-2"), false);
+    assertThat(topics.deferredAdmissions()).isZero();
+    assertThat(memory.used(Resource.MEMORY)).isZero();
+    assertThat(system.used(Resource.MEMORY)).isZero();
+    assertThat(recorder.checked()).doesNotContain(address("q-3"));
+  }
+
+  /**
+   * Issue 36: a database refused at the bound of followed databases was counted ({@code full})
+   * but never logged when a subscription brought it (and logged once each when a sync did).
+   * Now one INFO line a minute at most, saying how many were refused since the last, no trace.
+   */
+  @Test
+  void full_shouldBeLoggedOnceAMinute_sayingHowManyWereRefusedSinceTheLastLine() {
+    final OrbitDbTopics topics = topics(smallCap());
+    for (int i = 0; i < 3; i++) {
+      assertThat(topics.followAdmitted(address("asked-" + i))).isCompletedWithValue(true);
+    }
+    final ListAppender<ILoggingEvent> logs = new ListAppender<>();
+    final Logger logger = (Logger) LoggerFactory.getLogger(OrbitDbTopics.class);
+    logs.start();
+    logger.addAppender(logs);
+    try {
+      gossip.subscribe(ALICE, address("refused-0"));
+      for (int i = 1; i < 5; i++) {
+        timer.advance(Duration.ofSeconds(10));
+        gossip.subscribe(BOB, address("refused-" + i));
+      }
+      assertThat(topics.followAdmitted(address("refused-5"))).isCompletedWithValue(false);
+      assertThat(topics.counters()).containsEntry("full", 6L);
+      assertThat(fullLines(logs)).hasSize(1);
+
+      timer.advance(Duration.ofSeconds(20));
+      gossip.subscribe(ALICE, address("refused-6"));
+      assertThat(topics.counters()).containsEntry("full", 7L);
+    } finally {
+      logger.detachAppender(logs);
+    }
+    final List<ILoggingEvent> lines = fullLines(logs);
+    assertThat(lines).hasSize(2);
+    assertThat(lines).allSatisfy(line -> {
+      assertThat(line.getLevel()).isEqualTo(Level.INFO);
+      assertThat(line.getThrowableProxy()).isNull();
+    });
+    assertThat(lines.get(0).getFormattedMessage()).startsWith("not following 1 databases")
+        .contains(address("refused-0"));
+    // The five refused after the first line, the sixth one's included.
+    assertThat(lines.get(1).getFormattedMessage()).startsWith("not following 6 databases")
+        .contains(address("refused-6"));
+  }
+
+  private static List<ILoggingEvent> fullLines(final ListAppender<ILoggingEvent> logs) {
+    return logs.list.stream()
+        .filter(e -> e.getFormattedMessage().contains("followed databases is reached")).toList();
   }
 
   @Test
