@@ -9,6 +9,7 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.ConsoleAppender;
 import ch.qos.logback.core.encoder.Encoder;
 import java.util.Locale;
+import java.util.Map;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -26,8 +27,19 @@ final class Logging {
    * @param json true for one JSON object per line
    */
   static void configure(final String level, final boolean json) {
+    configure(level, json, Map.of());
+  }
+
+  /**
+   * As {@link #configure(String, boolean)}, and single logger categories (package names) at
+   * their own level over it (orbitdb-relay's logging switches, {@code JsRelayEnvironment}).
+   */
+  static void configure(final String level, final boolean json,
+      final Map<String, String> loggerLevels) {
     if (LoggerFactory.getILoggerFactory() instanceof LoggerContext context) {
       apply(context, level, json);
+      loggerLevels.forEach((logger, value) -> context.getLogger(logger)
+          .setLevel(Level.toLevel(value.toUpperCase(Locale.ROOT), Level.INFO)));
     }
   }
 

@@ -15,6 +15,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Clock;
+import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -84,8 +85,11 @@ final class RunCommand implements Callable<Integer> {
     } catch (final InvalidConfigException e) {
       return usageError(e.getMessage());
     }
+    final Map<String, String> loggerLevels = new LinkedHashMap<>();
+    config.logging().loggerLevels().forEach((logger, level) ->
+        loggerLevels.put(logger, level.value()));
     Logging.configure(config.logging().level().value(),
-        config.logging().format() == LogFormat.JSON);
+        config.logging().format() == LogFormat.JSON, loggerLevels);
 
     final NodeIdentity identity;
     try {

@@ -2,6 +2,7 @@ package io.relaypinner.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.relaypinner.relay.RelayVersion;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -60,7 +61,9 @@ class MainTest {
   @Test
   void version_shouldPrintTheBuildVersion() {
     assertThat(run(Map.of(), "--version")).isZero();
-    assertThat(out.toString()).startsWith("relay-pinner 0.").doesNotContain("${");
+    assertThat(out.toString()).startsWith("relay-pinner 0.").doesNotContain("${")
+        // The version /health and /multiaddrs answer (RelayNodeIT).
+        .startsWith("relay-pinner " + RelayVersion.VERSION + System.lineSeparator());
   }
 
   @Test

@@ -7,6 +7,7 @@ import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.relay.gateway.GatewayMetrics;
 import io.relaypinner.relay.gateway.IpfsGatewayRoute;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.relaypinner.relay.http.BearerAuth;
 import io.relaypinner.relay.http.HttpResponses;
@@ -22,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -36,6 +38,7 @@ import java.util.function.Supplier;
  *   Router router = RelayRoutes.builder(responses, clock)
  *       .health(version, status, metricsHttps)
  *       .pinning(syncEngine, apiToken)                 // /pinning/stats, /databases, /sync
+ *       .hasEntry(lookup, storage, apiToken)           // /pinning/has-entry
  *       .pinnedOnlyGateway(pins, reader, storage, gatewayMetrics, blockFiles)
  *       .router();
  * </pre>
@@ -46,8 +49,8 @@ public final class RelayRoutes {
   private final Map<String, RouteHandler> get = new LinkedHashMap<>();
   private final Map<String, RouteHandler> post = new LinkedHashMap<>();
   private RouteHandler gateway;
-  /** {@code RELAY_API_TOKEN}'s check of {@code POST /pinning/sync}, once added. */
-  private BearerAuth syncAuth;
+  /** The {@code POST} routes behind {@code RELAY_API_TOKEN}, with their token check. */
+  private final Map<String, BearerAuth> apiTokenPosts = new LinkedHashMap<>();
 
   private RelayRoutes(final HttpResponses responses, final Clock clock) {
     this.responses = Objects.requireNonNull(responses, "responses");
@@ -89,8 +92,34 @@ public final class RelayRoutes {
   public RelayRoutes pinning(final SyncEngine engine, final Optional<String> apiToken) {
     get.put("/pinning/stats", new PinningStatsRoute(engine, clock, responses));
     get.put("/pinning/databases", new PinningDatabasesRoute(engine.history(), responses));
-    post.put("/pinning/sync", new PinningSyncRoute(engine, apiToken, responses));
-    syncAuth = BearerAuth.apiToken(apiToken);
+    return apiTokenPost("/pinning/sync", new PinningSyncRoute(engine, responses), apiToken);
+  }
+
+  /**
+   * {@code POST /pinning/has-entry} (orbitdb-relay 0.10): whether one entry is in the relay's own
+   * log of a database, with the token rule of {@code POST /pinning/sync}.
+   *
+   * @param storage runs the lookups (they may read the datastore)
+   * @param apiToken {@code RELAY_API_TOKEN}: when present, the POST needs the bearer token
+   */
+  public RelayRoutes hasEntry(final EntryLookup lookup, final Executor storage,
+      final Optional<String> apiToken) {
+    return apiTokenPost("/pinning/has-entry", new HasEntryRoute(lookup, storage, responses),
+        apiToken);
+  }
+
+  /**
+   * The one rule of the {@code RELAY_API_TOKEN} routes: without the token the route answers 401
+   * {@code unauthorized} before it runs, and (registered in {@link #addTo}) before its body is
+   * read: an anonymous client cannot make the relay aggregate one.
+   */
+  private RelayRoutes apiTokenPost(final String path, final RouteHandler route,
+      final Optional<String> apiToken) {
+    final BearerAuth auth = BearerAuth.apiToken(apiToken);
+    post.put(path, request -> auth.permits(request.headers().get(HttpHeaderNames.AUTHORIZATION))
+        ? route.handle(request)
+        : CompletableFuture.completedFuture(BearerAuth.apiTokenRequired(responses)));
+    apiTokenPosts.put(path, auth);
     return this;
   }
 
@@ -125,10 +154,8 @@ public final class RelayRoutes {
   public Router.Builder addTo(final Router.Builder builder) {
     get.forEach(builder::get);
     post.forEach(builder::post);
-    if (syncAuth != null) {
-      // The token before the body: an anonymous client cannot make the relay aggregate one.
-      builder.authorizedBody(HttpMethod.POST, "/pinning/sync", syncAuth::permits);
-    }
+    apiTokenPosts.forEach((path, auth) ->
+        builder.authorizedBody(HttpMethod.POST, path, auth::permits));
     if (gateway != null) {
       builder.getPrefix(IpfsGatewayRoute.PREFIX, gateway);
     }

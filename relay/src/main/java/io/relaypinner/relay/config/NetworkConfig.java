@@ -28,6 +28,7 @@ import java.util.Objects;
  * @param handshakeTimeout TLS + WebSocket + Noise + yamux of one new connection
  * @param idleTimeout a connection without streams for this long is closed; zero = never
  * @param maxPeerInboundBytesPerSec inbound bytes per second per peer; 0 = unlimited
+ * @param autoNatDisabled no AutoNAT v1 server ({@code RELAY_DISABLE_AUTONAT}, as orbitdb-relay)
  */
 public record NetworkConfig(
     String listenIpv4,
@@ -42,7 +43,8 @@ public record NetworkConfig(
     int maxStreamsPerConnection,
     Duration handshakeTimeout,
     Duration idleTimeout,
-    long maxPeerInboundBytesPerSec) {
+    long maxPeerInboundBytesPerSec,
+    boolean autoNatDisabled) {
 
   public static final int MAX_MAX_CONNECTIONS = 1_000_000;
   public static final int MAX_STREAMS_PER_CONNECTION = 100_000;

@@ -11,6 +11,7 @@ import io.relaypinner.stores.S3StoreConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -147,6 +148,7 @@ public record RelayConfig(
     b.handshakeTimeout = network.handshakeTimeout();
     b.idleTimeout = network.idleTimeout();
     b.maxPeerInboundBytesPerSec = network.maxPeerInboundBytesPerSec();
+    b.autoNatDisabled = network.autoNatDisabled();
     b.budget = budget;
     b.publicIpv4 = deployment.publicIpv4().orElse(null);
     b.publicIpv6 = deployment.publicIpv6().orElse(null);
@@ -192,6 +194,7 @@ public record RelayConfig(
     b.ipfsFallbackTimeout = gateway.fallbackTimeout();
     b.logLevel = logging.level();
     b.logFormat = logging.format();
+    b.loggerLevels = new LinkedHashMap<>(logging.loggerLevels());
     b.circuitRelay = circuit.relay().toBuilder();
     b.discoveryTopics = circuit.discoveryTopics();
     b.discoveryInterval = circuit.discoveryInterval();
@@ -230,7 +233,8 @@ public record RelayConfig(
     in.get("RELAY_WS_PORT").map(EnvReader::port).ifPresent(b::wsPort);
     multiaddrs(in.get("RELAY_BOOTSTRAP_PEERS")).ifPresent(b::bootstrapPeers);
     in.get("RELAY_DISABLE_BOOTSTRAP").map(EnvReader::bool).ifPresent(b::bootstrapDisabled);
-    multiaddrs(in.get("RELAY_ANNOUNCE", "VITE_APPEND_ANNOUNCE")).ifPresent(b::announce);
+    multiaddrs(in.get("RELAY_ANNOUNCE", JsRelayEnvironment.announceAlias(in)))
+        .ifPresent(b::announce);
     in.get("RELAY_MAX_CONNECTIONS").map(v -> (int) EnvReader.integer(v, 1,
         NetworkConfig.MAX_MAX_CONNECTIONS,
         Checks.intExpectation(1, NetworkConfig.MAX_MAX_CONNECTIONS))).ifPresent(b::maxConnections);
@@ -253,11 +257,12 @@ public record RelayConfig(
     in.get("PUBLIC_IPV6").map(v -> Checks.ipv6(v.variable(), v.text())).ifPresent(b::publicIpv6);
     in.get("PROXY_HOSTNAME").map(v -> Checks.hostname(v.variable(), v.text()))
         .ifPresent(b::proxyHostname);
-    in.get("EXTERNAL_RELAY_TCP_PORT").map(EnvReader::publicPort).ifPresent(b::externalTcpPort);
-    in.get("EXTERNAL_RELAY_WS_PORT").map(EnvReader::publicPort).ifPresent(b::externalWsPort);
-    in.get("EXTERNAL_RELAY_WEBRTC_PORT").map(EnvReader::publicPort)
+    in.get("EXTERNAL_RELAY_TCP_PORT", "EXTERNAL_TCP_PORT").map(EnvReader::publicPort).ifPresent(b::externalTcpPort);
+    in.get("EXTERNAL_RELAY_WS_PORT", "EXTERNAL_WS_PORT").map(EnvReader::publicPort).ifPresent(b::externalWsPort);
+    in.get("EXTERNAL_RELAY_WEBRTC_PORT", "EXTERNAL_WEBRTC_PORT").map(EnvReader::publicPort)
         .ifPresent(b::externalWebrtcPort);
-    in.get("EXTERNAL_RELAY_QUIC_PORT").map(EnvReader::publicPort).ifPresent(b::externalQuicPort);
+    in.get("EXTERNAL_RELAY_QUIC_PORT", "EXTERNAL_QUIC_PORT").map(EnvReader::publicPort)
+        .ifPresent(b::externalQuicPort);
     in.get("EXTERNAL_METRICS_PORT").map(EnvReader::publicPort).ifPresent(b::externalMetricsPort);
     in.get("EXTERNAL_METRICS_HTTPS_PORT").map(EnvReader::publicPort)
         .ifPresent(b::externalMetricsHttpsPort);
@@ -312,7 +317,7 @@ public record RelayConfig(
 
     in.get("RELAY_IPFS_GATEWAY_MODE").map(v -> GatewayMode.parse(v.variable(), v.text()))
         .ifPresent(b::gatewayMode);
-    in.get("RELAY_IPFS_FALLBACK_TIMEOUT_MS").map(v -> EnvReader.millis(v, 1,
+    in.get("RELAY_IPFS_FALLBACK_TIMEOUT_MS", "RELAY_IPFS_CAT_TIMEOUT_MS").map(v -> EnvReader.millis(v, 1,
         GatewayConfig.MAX_FALLBACK_TIMEOUT_MS)).ifPresent(b::ipfsFallbackTimeout);
 
     in.get("RELAY_CIRCUIT_HOP_TIMEOUT_MS").map(v -> EnvReader.millis(v, 1,
@@ -339,6 +344,8 @@ public record RelayConfig(
     in.get("LOG_LEVEL").map(v -> LogLevel.parse(v.variable(), v.text())).ifPresent(b::logLevel);
     in.get("LOG_FORMAT").map(v -> LogFormat.parse(v.variable(), v.text()))
         .ifPresent(b::logFormat);
+    // orbitdb-relay's variables that are not ours by name: applied, or start-up refused.
+    JsRelayEnvironment.apply(in, b);
     return b.build();
   }
 
@@ -414,6 +421,8 @@ public record RelayConfig(
     private GatewayMode gatewayMode = GatewayMode.PINNED_FIRST;
     private Duration ipfsFallbackTimeout = Duration.ofMillis(60_000);
     private LogLevel logLevel = LogLevel.INFO;
+    private Map<String, LogLevel> loggerLevels = new LinkedHashMap<>();
+    private boolean autoNatDisabled;
     private LogFormat logFormat = LogFormat.TEXT;
     private CircuitRelayConfig.Builder circuitRelay = CircuitRelayConfig.DEFAULT.toBuilder();
     private List<String> discoveryTopics = List.of(CircuitConfig.DEFAULT_DISCOVERY_TOPIC);
@@ -791,6 +800,30 @@ public record RelayConfig(
       return this;
     }
 
+    /**
+     * The level of one logger category over {@code LOG_LEVEL} (orbitdb-relay's logging switches);
+     * null removes it.
+     */
+    public Builder loggerLevel(final String logger, final LogLevel value) {
+      if (value == null) {
+        loggerLevels.remove(logger);
+      } else {
+        loggerLevels.put(Objects.requireNonNull(logger, "logger"), value);
+      }
+      return this;
+    }
+
+    /** The sync timeout set so far ({@link JsRelayEnvironment} compares with it). */
+    Duration pinningSyncTimeout() {
+      return pinningSyncTimeout;
+    }
+
+    /** {@code RELAY_DISABLE_AUTONAT}: no AutoNAT v1 server. */
+    public Builder autoNatDisabled(final boolean value) {
+      this.autoNatDisabled = value;
+      return this;
+    }
+
     public Builder logFormat(final LogFormat value) {
       this.logFormat = value == null ? LogFormat.TEXT : value;
       return this;
@@ -869,7 +902,8 @@ public record RelayConfig(
           new IdentityConfig(Optional.ofNullable(privateKeyHex)),
           new NetworkConfig(listenIpv4, listenIpv6, ipv6Disabled, tcpPort, wsPort,
               bootstrapPeers, bootstrapDisabled, announce, maxConnections,
-              maxStreamsPerConnection, handshakeTimeout, idleTimeout, maxPeerInboundBytesPerSec),
+              maxStreamsPerConnection, handshakeTimeout, idleTimeout, maxPeerInboundBytesPerSec,
+              autoNatDisabled),
           new DeploymentConfig(Optional.ofNullable(publicIpv4), Optional.ofNullable(publicIpv6),
               Optional.ofNullable(proxyHostname), optional(externalTcpPort),
               optional(externalWsPort), optional(externalWebrtcPort), optional(externalQuicPort),
@@ -885,7 +919,7 @@ public record RelayConfig(
           new SyncConfig(pinningSyncTimeout, syncCooldown, syncSlots,
               expandMediaFields(mediaCidFields), topicPolicy()),
           new GatewayConfig(gatewayMode, ipfsFallbackTimeout),
-          new LoggingConfig(logLevel, logFormat),
+          new LoggingConfig(logLevel, logFormat, loggerLevels),
           new CircuitConfig(buildCircuitRelay(), discoveryTopics, discoveryInterval),
           new PasskeyConfig(webauthnOrigins, webauthnRpIds, webauthnRequireLowS),
           new PinningServiceConfig(pinningServiceTokens),

@@ -48,10 +48,14 @@ public final class ErrorCodes {
   /** 416 (ours): a {@code Range} outside the content. */
   public static final String RANGE_NOT_SATISFIABLE = "range_not_satisfiable";
 
-  /** 400: {@code POST /pinning/sync} body that is not a JSON object. */
+  /** 400: a {@code POST /pinning/sync} or {@code /pinning/has-entry} body that is not a JSON object. */
   public static final String INVALID_JSON = "invalid_json";
-  /** 400: {@code POST /pinning/sync} without an address in body or query. */
+  /** 400: {@code POST /pinning/sync} or {@code /pinning/has-entry} without an address. */
   public static final String MISSING_DB_ADDRESS = "missing_db_address";
+  /** 400: {@code POST /pinning/has-entry} without an entry hash in body or query. */
+  public static final String MISSING_ENTRY_HASH = "missing_entry_hash";
+  /** 400 (ours): {@code POST /pinning/has-entry} with an entry hash that is not a CID. */
+  public static final String INVALID_ENTRY_HASH = "invalid_entry_hash";
   /**
    * 400: an address that is not a database address, {@code /orbitdb/<base58btc dag-cbor CID>}
    * ({@code OrbitDbAddress.parse}, the one rule).

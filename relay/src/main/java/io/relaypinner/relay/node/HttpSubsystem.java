@@ -159,6 +159,7 @@ public final class HttpSubsystem extends Subsystem {
               () -> metricsHttps, config.deployment().deployedMode())
           .metrics(registry, scrapeExecutor)
           .pinning(replication.syncEngine(), config.http().apiToken())
+          .hasEntry(replication::hasEntry, storage.executor(), config.http().apiToken())
           .dashboard(new DashboardStatusRoute(() -> Optional.of(network.host()),
               () -> Optional.of(replication.service()), replication.syncEngine(),
               storage.pins(), config.storage().dataDir(), storage.quotaBytes(),

@@ -141,8 +141,12 @@ public final class NetworkSubsystem extends Subsystem {
           CircuitRelay.ipKeys(budget::ipKey, trustedProxy), budget.circuitIps(limits));
       CircuitRelayMetrics.register(registry, relay);
       // AutoNAT v1 server: in deployed mode it never dials private addresses.
-      nat = AutoNat.start(host, tuning.autoNat(), clock, dialable);
-      CircuitRelayMetrics.register(registry, nat);
+      if (config.network().autoNatDisabled()) {
+        LOG.info("AutoNAT server off (RELAY_DISABLE_AUTONAT)");
+      } else {
+        nat = AutoNat.start(host, tuning.autoNat(), clock, dialable);
+        CircuitRelayMetrics.register(registry, nat);
+      }
       gossip = PubSub.start(host, tuning.gossipsub(), clock, new SecureRandom(),
           budget.gossipsubTopics(tuning.gossipsub().maxSharedTopics()));
       // Pubsub peer discovery on PUBSUB_TOPICS: the relay joins the topics (so it routes
@@ -284,9 +288,9 @@ public final class NetworkSubsystem extends Subsystem {
     return circuitRelay;
   }
 
-  /** The AutoNAT v1 server. */
-  public AutoNat autoNat() {
-    return autoNat;
+  /** The AutoNAT v1 server; empty with {@code RELAY_DISABLE_AUTONAT}. */
+  public Optional<AutoNat> autoNat() {
+    return Optional.ofNullable(autoNat);
   }
 
   /** Pubsub peer discovery; empty when {@code PUBSUB_TOPICS} is empty. */
@@ -301,7 +305,9 @@ public final class NetworkSubsystem extends Subsystem {
       discovery.close();
     }
     circuitRelay.close();
-    autoNat.close();
+    if (autoNat != null) {
+      autoNat.close();
+    }
     pubsub.close();
     host.close();
   }

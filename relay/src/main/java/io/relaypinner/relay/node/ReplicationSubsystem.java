@@ -7,12 +7,17 @@ import io.relaypinner.common.budget.Resource;
 import io.relaypinner.common.budget.Scope;
 import io.relaypinner.ipfs.bitswap.Bitswap;
 import io.relaypinner.ipfs.bitswap.NetworkPinner;
+import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.BlockFetcher;
+import io.relaypinner.orbitdb.OrbitDbAddress;
+import io.relaypinner.orbitdb.OrbitDbReplica;
 import io.relaypinner.orbitdb.OrbitDbReplicas;
 import io.relaypinner.orbitdb.ReplicaContext;
 import io.relaypinner.orbitdb.identity.Identities;
 import io.relaypinner.orbitdb.identity.IdentityVerifiers;
 import io.relaypinner.orbitdb.log.LogConfig;
+import io.relaypinner.orbitdb.log.OrbitDbLog;
+import io.relaypinner.relay.api.EntryLookup;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.identity.IdentityVerificationMetrics;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
@@ -27,6 +32,7 @@ import io.relaypinner.relay.sync.SyncHistory;
 import io.relaypinner.stores.PostgresDatastore;
 import java.time.Clock;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -188,6 +194,24 @@ public final class ReplicationSubsystem extends Subsystem {
   /** The OrbitDB topic policy. */
   public OrbitDbTopics topics() {
     return topics;
+  }
+
+  /**
+   * {@code POST /pinning/has-entry}'s lookup: whether {@code entry} is verified into the relay's
+   * log of {@code database} (in memory, or its marker in the datastore: one key, never a scan).
+   * Unknown (null) for a database the relay does not follow, or whose replica is not open.
+   */
+  public EntryLookup.Result hasEntry(final OrbitDbAddress database, final Cid entry) {
+    if (!topics.isFollowed(database.toString())) {
+      return EntryLookup.Result.unknown(EntryLookup.SOURCE_NOT_FOLLOWED);
+    }
+    final Optional<OrbitDbReplica> replica = service.replicas().replica(database);
+    if (replica.isEmpty()) {
+      return EntryLookup.Result.unknown(EntryLookup.SOURCE_NOT_OPEN);
+    }
+    final OrbitDbLog log = replica.get().log();
+    return new EntryLookup.Result(log.contains(entry), (long) log.size(),
+        EntryLookup.SOURCE_LOG);
   }
 
   /** The replication service. */

@@ -421,6 +421,11 @@ public final class OrbitDbTopics {
     return policy.permits(topic);
   }
 
+  /** Whether {@code topic} is followed now (one lookup; {@link #followed()} copies the set). */
+  public boolean isFollowed(final String topic) {
+    return followed.contains(topic);
+  }
+
   /** The topics followed now. */
   public Set<String> followed() {
     return Set.copyOf(followed);

@@ -39,7 +39,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Jazzer: the relay's HTTP routes as a client drives them. One {@link RelayNode} per JVM (loopback,
  * a throwaway data directory, every route of the running relay: health, multiaddrs, metrics,
- * pinning, dashboard, {@code /ipfs/}, {@code /routing/v1/}, {@code /pins}, export and import)
+ * pinning (has-entry too), dashboard, {@code /ipfs/}, {@code /routing/v1/}, {@code /pins}, export and import)
  * gets, per input, one request on a fresh connection: either built from parts the fuzzer picks
  * (method, a known route plus a fuzzed rest of the path, query, headers that routes read, a body)
  * or raw bytes. Findings:
@@ -57,7 +57,7 @@ class HttpRoutesFuzzer {
   private static final String[] METHODS = {"GET", "HEAD", "POST", "DELETE", "OPTIONS", "PUT"};
   private static final String[] ROUTES = {
       "/health", "/multiaddrs", "/metrics", "/pinning/stats", "/pinning/databases",
-      "/pinning/sync", "/dashboard", "/dashboard/status", "/ipfs/",
+      "/pinning/sync", "/pinning/has-entry", "/dashboard", "/dashboard/status", "/ipfs/",
       "/ipfs/bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku",
       "/ipfs/bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi/",
       "/routing/v1/providers/", "/routing/v1/peers/", "/pins", "/pins/",

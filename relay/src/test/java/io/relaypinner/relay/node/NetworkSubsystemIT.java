@@ -58,7 +58,7 @@ class NetworkSubsystemIT {
         .contains("/libp2p/circuit/relay/0.2.0/hop", "/libp2p/autonat/1.0.0");
     assertThat(network.pubsub()).isNotNull();
     assertThat(network.circuitRelay()).isNotNull();
-    assertThat(network.autoNat()).isNotNull();
+    assertThat(network.autoNat()).isPresent();
     assertThat(network.discovery()).isPresent();
     // Loopback only, and no deployment: the broker could dial none of them.
     assertThat(network.addresses().dialBack()).isNotEmpty()
