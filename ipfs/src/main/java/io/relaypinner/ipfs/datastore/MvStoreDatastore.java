@@ -327,6 +327,15 @@ public final class MvStoreDatastore implements Datastore {
     }
   }
 
+  /** The file's size in bytes (0 once closed). */
+  public long fileBytes() {
+    try {
+      return store.isClosed() ? 0 : store.getFileStore().size();
+    } catch (final MVStoreException e) {
+      return 0;
+    }
+  }
+
   /** {@link #maintain} calls that rewrote pages, since open. */
   public long maintenanceRuns() {
     return maintenanceRuns.get();
