@@ -65,12 +65,18 @@ public final class MvStoreDatastore implements Datastore {
    * for the scan's length.
    */
   public static final int RETENTION_MILLIS = 45_000;
-  /** {@link #maintain} rewrites only while less than this share of the chunks' bytes is live. */
-  public static final int MAINTENANCE_FILL_PERCENT = 50;
+  /**
+   * {@link #maintain} rewrites only while less than this share of the bytes of the chunks it may
+   * rewrite (older than {@link #RETENTION_MILLIS}, not full) is live.
+   */
+  public static final int MAINTENANCE_FILL_PERCENT = 80;
   /** Live bytes one {@link #maintain} call rewrites at most (the work it holds the lock for). */
   public static final int MAINTENANCE_REWRITE_BYTES = 1 << 20;
-  /** How often the owner should call {@link #maintain}. */
-  public static final java.time.Duration MAINTENANCE_INTERVAL = java.time.Duration.ofSeconds(10);
+  /**
+   * How often the owner should call {@link #maintain}: a run frees tens of sparse chunks (more
+   * when they hold little), more than a busy relay leaves per interval (the soak: ~30 per 10 s).
+   */
+  public static final java.time.Duration MAINTENANCE_INTERVAL = java.time.Duration.ofSeconds(5);
 
   private final Path file;
   private final MVStore store;
@@ -283,12 +289,13 @@ public final class MvStoreDatastore implements Datastore {
       long millis) {}
 
   /**
-   * Housekeeping, bounded: when less than {@link #MAINTENANCE_FILL_PERCENT} % of the chunks'
-   * bytes is live, rewrites the live pages of the sparsest, oldest chunks (at most
-   * {@link #MAINTENANCE_REWRITE_BYTES} live bytes) and commits and fsyncs them, with the group
-   * commit's locks in its order (deferred writes applied so far become durable with it). The
-   * chunks emptied so are reused by later commits once {@link #RETENTION_MILLIS} passed. Blocks
-   * writers for the length of the call (tens of milliseconds for a MiB). Copy-on-write, so a
+   * Housekeeping, bounded: when less than {@link #MAINTENANCE_FILL_PERCENT} % of the bytes of
+   * the chunks it may rewrite is live, rewrites the live pages of the sparsest, oldest chunks
+   * (at most {@link #MAINTENANCE_REWRITE_BYTES} live bytes) and commits and fsyncs them, with
+   * the group commit's locks in its order (deferred writes applied so far become durable with
+   * it). The chunks emptied so are reused by later commits once {@link #RETENTION_MILLIS}
+   * passed. Blocks writers for the length of the call (tens of milliseconds for a MiB; the
+   * first run on a cold cache reads its pages from the file). Copy-on-write, so a
    * crash during it loses nothing that was durable. Does nothing once closed.
    *
    * @throws DatastoreException when the commit fails
@@ -304,7 +311,11 @@ public final class MvStoreDatastore implements Datastore {
             return new Maintenance(false, 0, 0, 0, 0, 0, 0, 0);
           }
           before = chunkStats();
-          if (!store.compact(MAINTENANCE_FILL_PERCENT, MAINTENANCE_REWRITE_BYTES)) {
+          // The live share of the chunks that can be rewritten (older than the retention, not
+          // full), not of all: chunks that died recently count as empty until their retention
+          // ends, and rewriting cannot free them sooner (it would run for ever on a busy store).
+          if (before[3] >= MAINTENANCE_FILL_PERCENT
+              || !store.compact(100, MAINTENANCE_REWRITE_BYTES)) {
             return new Maintenance(false, before[0], before[0], (int) before[1], (int) before[1],
                 (int) before[2], (int) before[2], (System.nanoTime() - start) / 1_000_000);
           }
@@ -341,14 +352,18 @@ public final class MvStoreDatastore implements Datastore {
     return maintenanceRuns.get();
   }
 
-  /** The file's size in bytes, its chunk count and the live share of the chunks' bytes (%). */
+  /**
+   * The file's size in bytes, its chunk count, the live share of the chunks' bytes (%) and that
+   * of the chunks {@link MVStore#compact} may rewrite (%).
+   */
   long[] chunkStats() {
-    final long[] stats = new long[3];
+    final long[] stats = new long[4];
     store.getFileStore().populateInfo((name, value) -> {
       switch (name) {
         case "info.FILE_SIZE" -> stats[0] = Long.parseLong(value);
         case "info.CHUNK_COUNT" -> stats[1] = Long.parseLong(value);
         case "info.CHUNKS_FILL_RATE" -> stats[2] = Long.parseLong(value);
+        case "info.CHUNKS_FILL_RATE_RW" -> stats[3] = Long.parseLong(value);
         default -> { }
       }
     });

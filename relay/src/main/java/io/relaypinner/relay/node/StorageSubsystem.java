@@ -46,7 +46,8 @@ import org.slf4j.LoggerFactory;
  * The node's storage: the block store and the datastore, the pins, the coordination with other
  * relays on shared stores, the storage executor, and the quota, the gateway cache and garbage
  * collection (docs/operators.md), and the embedded datastore's housekeeping
- * ({@link MvStoreDatastore#maintain}, on the GC thread). With shared stores a probe notices the end of an outage.
+ * ({@link MvStoreDatastore#maintain}, on the GC thread). With shared stores a probe notices the
+ * end of an outage.
  *
  * <p>Closing waits for running storage work without interrupting it first (see {@link #close()})
  * and closes the stores last.

@@ -20,7 +20,10 @@ import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@link StorageSubsystem} alone, on memory stores (and once an MVStore) and a {@link MutableClock}. */
+/**
+ * {@link StorageSubsystem} alone, on memory stores (once on an MVStore) and a {@link
+ * MutableClock}.
+ */
 class StorageSubsystemTest {
   private final MutableClock clock = NodeFixtures.clock();
   private final PrometheusRegistry registry = new PrometheusRegistry();
