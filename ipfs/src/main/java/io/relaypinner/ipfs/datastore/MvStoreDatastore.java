@@ -26,10 +26,27 @@ import org.h2.mvstore.MVStoreException;
  * commit; the next durable write or {@link #flush} commits it. MVStore's auto-commit is
  * disabled: its background writer would otherwise hand chunk serialization to executor
  * threads, and {@code sync()} could then run before our chunk reached the file (and it would
- * commit deferred changes at its own pace). Without it every write happens in a caller's thread;
- * dead chunks are still reused by later commits and the file is compacted on {@link #close}. A
+ * commit deferred changes at its own pace). Without it every write happens in a caller's thread,
+ * and so does the housekeeping that background writer would have done: see {@link #maintain}. A
  * crash rolls the file back to the last committed chunk, which includes every durable write
  * that returned. {@link #fsyncs} counts the fsyncs.
+ *
+ * <p>Maintenance: each commit writes a new chunk; a chunk's space is reused once none of its
+ * pages is live any more (after {@link #RETENTION_MILLIS}). Pages that never change (keys
+ * written once) keep their chunk alive, so without housekeeping a long-running store keeps ever
+ * more sparse chunks: the file grows (a soak of 21 minutes: 265 MB for 23 MB of data, 10 %
+ * live) and so does the chunk metadata MVStore keeps in the heap (one object and one layout
+ * entry per chunk, ~10,000 more per hour). {@link #maintain} rewrites the live pages of the
+ * sparsest, oldest chunks into the next commit's chunk ({@link MVStore#compact}: copy-on-write,
+ * the old chunk stays intact until a later, fsynced commit no longer references it, so a crash
+ * at any moment reopens either state), after which the old chunks die and their space is
+ * reused by later chunks; the file shrinks when its tail frees. Chunks are never moved in place
+ * ({@link MVStore#compactFile} is not used: it overwrites file regions and rewrites the header).
+ * The owner calls it periodically ({@link #MAINTENANCE_INTERVAL}).
+ *
+ * <p>Heap: a page cache of {@link #CACHE_MIB} MiB (part of the node's memory budget,
+ * docs/hardening.md), the chunk metadata (bounded by maintenance) and the changes not committed
+ * yet.
  *
  * <p>MVStore locks the file exclusively: a second open, from this process or another, fails
  * with {@link DatastoreLockedException}. {@link #close} releases the lock.
@@ -37,6 +54,29 @@ import org.h2.mvstore.MVStoreException;
 public final class MvStoreDatastore implements Datastore {
   /** The MVStore map holding the entries. */
   public static final String MAP_NAME = "datastore";
+  /**
+   * MVStore's page cache, in MiB of heap (H2's default is 16): the datastore's share of the
+   * node's heap (docs/hardening.md); reads beyond it come from the file (the OS page cache).
+   */
+  public static final int CACHE_MIB = 8;
+  /**
+   * How long a chunk whose pages all died is kept before its space is reused (H2's default for
+   * files, made explicit): a {@link #scan} reads one snapshot, whose pages must stay readable
+   * for the scan's length.
+   */
+  public static final int RETENTION_MILLIS = 45_000;
+  /**
+   * {@link #maintain} rewrites only while less than this share of the bytes of the chunks it may
+   * rewrite (older than {@link #RETENTION_MILLIS}, not full) is live.
+   */
+  public static final int MAINTENANCE_FILL_PERCENT = 80;
+  /** Live bytes one {@link #maintain} call rewrites at most (the work it holds the lock for). */
+  public static final int MAINTENANCE_REWRITE_BYTES = 1 << 20;
+  /**
+   * How often the owner should call {@link #maintain}: a run frees tens of sparse chunks (more
+   * when they hold little), more than a busy relay leaves per interval (the soak: ~30 per 10 s).
+   */
+  public static final java.time.Duration MAINTENANCE_INTERVAL = java.time.Duration.ofSeconds(5);
 
   private final Path file;
   private final MVStore store;
@@ -55,6 +95,8 @@ public final class MvStoreDatastore implements Datastore {
       new java.util.concurrent.atomic.AtomicLong();
   private final java.util.concurrent.atomic.AtomicLong commits =
       new java.util.concurrent.atomic.AtomicLong();
+  private final java.util.concurrent.atomic.AtomicLong maintenanceRuns =
+      new java.util.concurrent.atomic.AtomicLong();
 
   /**
    * Opens or creates the store file, creating its parent directories.
@@ -63,6 +105,11 @@ public final class MvStoreDatastore implements Datastore {
    * @throws DatastoreException when the file cannot be opened (unreadable, corrupt, not MVStore)
    */
   public MvStoreDatastore(final Path file) {
+    this(file, RETENTION_MILLIS);
+  }
+
+  /** As above, with another retention (tests: dead chunks reused sooner). */
+  MvStoreDatastore(final Path file, final int retentionMillis) {
     this.file = file.toAbsolutePath();
     try {
       Files.createDirectories(this.file.getParent());
@@ -71,7 +118,7 @@ public final class MvStoreDatastore implements Datastore {
     }
     try {
       store = new MVStore.Builder().fileName(this.file.toString()).autoCommitDisabled()
-          .open();
+          .cacheSize(CACHE_MIB).open();
     } catch (final MVStoreException e) {
       if (e.getErrorCode() == DataUtils.ERROR_FILE_LOCKED) {
         throw new DatastoreLockedException("datastore " + this.file
@@ -81,6 +128,7 @@ public final class MvStoreDatastore implements Datastore {
       throw new DatastoreException("cannot open datastore " + this.file + ": " + e.getMessage(),
           e);
     }
+    store.setRetentionTime(retentionMillis);
     map = store.openMap(MAP_NAME);
   }
 
@@ -228,6 +276,98 @@ public final class MvStoreDatastore implements Datastore {
   /** Durable writes (puts, deletes, batches) since open; more than {@link #fsyncs} when shared. */
   public long durableWrites() {
     return commits.get();
+  }
+
+  /**
+   * What one {@link #maintain} call did, and the store's file size, chunk count and live share
+   * of the chunks' bytes before and after it.
+   *
+   * @param rewrote whether live pages were rewritten (and committed and fsynced)
+   */
+  public record Maintenance(boolean rewrote, long fileBytesBefore, long fileBytesAfter,
+      int chunksBefore, int chunksAfter, int fillPercentBefore, int fillPercentAfter,
+      long millis) {}
+
+  /**
+   * Housekeeping, bounded: when less than {@link #MAINTENANCE_FILL_PERCENT} % of the bytes of
+   * the chunks it may rewrite is live, rewrites the live pages of the sparsest, oldest chunks
+   * (at most {@link #MAINTENANCE_REWRITE_BYTES} live bytes) and commits and fsyncs them, with
+   * the group commit's locks in its order (deferred writes applied so far become durable with
+   * it). The chunks emptied so are reused by later commits once {@link #RETENTION_MILLIS}
+   * passed. Blocks writers for the length of the call (tens of milliseconds for a MiB; the
+   * first run on a cold cache reads its pages from the file). Copy-on-write, so a
+   * crash during it loses nothing that was durable. Does nothing once closed.
+   *
+   * @throws DatastoreException when the commit fails
+   */
+  public Maintenance maintain() {
+    final long start = System.nanoTime();
+    synchronized (syncLock) {
+      final long upTo;
+      final long[] before;
+      try {
+        synchronized (writeLock) {
+          if (store.isClosed()) {
+            return new Maintenance(false, 0, 0, 0, 0, 0, 0, 0);
+          }
+          before = chunkStats();
+          // The live share of the chunks that can be rewritten (older than the retention, not
+          // full), not of all: chunks that died recently count as empty until their retention
+          // ends, and rewriting cannot free them sooner (it would run for ever on a busy store).
+          if (before[3] >= MAINTENANCE_FILL_PERCENT
+              || !store.compact(100, MAINTENANCE_REWRITE_BYTES)) {
+            return new Maintenance(false, before[0], before[0], (int) before[1], (int) before[1],
+                (int) before[2], (int) before[2], (System.nanoTime() - start) / 1_000_000);
+          }
+          upTo = applied;
+          store.commit();
+          deferredPending = 0;
+        }
+        // Outside the write lock, as a group commit: writers apply meanwhile.
+        store.sync();
+      } catch (final MVStoreException e) {
+        throw new DatastoreException("cannot compact datastore " + file + ": " + e.getMessage(),
+            e);
+      }
+      fsyncs.incrementAndGet();
+      durable = upTo;
+      maintenanceRuns.incrementAndGet();
+      final long[] after = chunkStats();
+      return new Maintenance(true, before[0], after[0], (int) before[1], (int) after[1],
+          (int) before[2], (int) after[2], (System.nanoTime() - start) / 1_000_000);
+    }
+  }
+
+  /** The file's size in bytes (0 once closed). */
+  public long fileBytes() {
+    try {
+      return store.isClosed() ? 0 : store.getFileStore().size();
+    } catch (final MVStoreException e) {
+      return 0;
+    }
+  }
+
+  /** {@link #maintain} calls that rewrote pages, since open. */
+  public long maintenanceRuns() {
+    return maintenanceRuns.get();
+  }
+
+  /**
+   * The file's size in bytes, its chunk count, the live share of the chunks' bytes (%) and that
+   * of the chunks {@link MVStore#compact} may rewrite (%).
+   */
+  long[] chunkStats() {
+    final long[] stats = new long[4];
+    store.getFileStore().populateInfo((name, value) -> {
+      switch (name) {
+        case "info.FILE_SIZE" -> stats[0] = Long.parseLong(value);
+        case "info.CHUNK_COUNT" -> stats[1] = Long.parseLong(value);
+        case "info.CHUNKS_FILL_RATE" -> stats[2] = Long.parseLong(value);
+        case "info.CHUNKS_FILL_RATE_RW" -> stats[3] = Long.parseLong(value);
+        default -> { }
+      }
+    });
+    return stats;
   }
 
   /**

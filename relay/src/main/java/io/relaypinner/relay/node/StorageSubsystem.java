@@ -45,7 +45,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The node's storage: the block store and the datastore, the pins, the coordination with other
  * relays on shared stores, the storage executor, and the quota, the gateway cache and garbage
- * collection (docs/operators.md). With shared stores a probe notices the end of an outage.
+ * collection (docs/operators.md), and the embedded datastore's housekeeping
+ * ({@link MvStoreDatastore#maintain}, on the GC thread). With shared stores a probe notices the
+ * end of an outage.
  *
  * <p>Closing waits for running storage work without interrupting it first (see {@link #close()})
  * and closes the stores last.
@@ -63,7 +65,10 @@ public final class StorageSubsystem extends Subsystem {
   private final PinStore pins;
   private final Coordination coordination;
   private final ThreadPoolExecutor executor;
-  /** One thread: scheduled and pressure GC runs, never overlapping; datastore flushes. */
+  /**
+   * One thread: scheduled and pressure GC runs, never overlapping; datastore flushes and the
+   * embedded datastore's maintenance.
+   */
   private final ScheduledThreadPoolExecutor gcExecutor;
   /** Probes shared stores found down (null with the embedded stores). */
   private final ScheduledThreadPoolExecutor storeProbe;
@@ -241,6 +246,12 @@ public final class StorageSubsystem extends Subsystem {
     // Deferred datastore writes (replicated entries' pins) become durable within this period.
     final long flush = tuning.datastoreFlush().toMillis();
     gcExecutor.scheduleWithFixedDelay(this::flushDatastore, flush, flush, TimeUnit.MILLISECONDS);
+    if (datastore instanceof MvStoreDatastore embedded) {
+      // Without it the embedded store's file and chunk metadata (heap) grow for good.
+      final long every = MvStoreDatastore.MAINTENANCE_INTERVAL.toMillis();
+      gcExecutor.scheduleWithFixedDelay(() -> maintainDatastore(embedded), every, every,
+          TimeUnit.MILLISECONDS);
+    }
     if (!limits.gcInterval().isZero()) {
       gcExecutor.scheduleWithFixedDelay(collector::runOnce, limits.gcInterval().toMillis(),
           limits.gcInterval().toMillis(), TimeUnit.MILLISECONDS);
@@ -260,6 +271,23 @@ public final class StorageSubsystem extends Subsystem {
       datastore.flush();
     } catch (final RuntimeException e) {
       LOG.warn("datastore flush failed: {}", e.toString());
+    }
+  }
+
+  /**
+   * One bounded round of the embedded datastore's housekeeping (on the GC thread, so never
+   * during a GC run); a line when it rewrote something.
+   */
+  private static void maintainDatastore(final MvStoreDatastore datastore) {
+    try {
+      final MvStoreDatastore.Maintenance run = datastore.maintain();
+      if (run.rewrote()) {
+        LOG.info("datastore maintenance: file {} -> {} bytes, chunks {} -> {}, live {}% -> {}%,"
+            + " {} ms", run.fileBytesBefore(), run.fileBytesAfter(), run.chunksBefore(),
+            run.chunksAfter(), run.fillPercentBefore(), run.fillPercentAfter(), run.millis());
+      }
+    } catch (final RuntimeException e) {
+      LOG.warn("datastore maintenance failed: {}", e.toString());
     }
   }
 

@@ -1,6 +1,7 @@
 package io.relaypinner.relay.storage;
 
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.blockstore.FlatFsBlockstore;
@@ -52,6 +53,17 @@ public final class DurabilityMetrics {
           .help("Durable datastore writes (puts, deletes, batches); above the datastore's fsyncs"
               + " when concurrent writes shared a commit")
           .callback(callback -> callback.call(mv.durableWrites()))
+          .register(registry);
+      CounterWithCallback.builder()
+          .name("relay_storage_datastore_maintenance_runs_total")
+          .help("Datastore maintenance runs that rewrote the live pages of sparse chunks (which"
+              + " keeps the file and its chunk metadata bounded)")
+          .callback(callback -> callback.call(mv.maintenanceRuns()))
+          .register(registry);
+      GaugeWithCallback.builder()
+          .name("relay_storage_datastore_file_bytes")
+          .help("Size of the embedded datastore's file")
+          .callback(callback -> callback.call(mv.fileBytes()))
           .register(registry);
     }
   }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
 import io.relaypinner.ipfs.datastore.MemoryDatastore;
+import io.relaypinner.ipfs.datastore.MvStoreDatastore;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multicodec;
 import io.relaypinner.multiformats.Multihash;
@@ -14,10 +15,15 @@ import io.relaypinner.relay.storage.StorageGc;
 import io.relaypinner.relay.testing.TestPins;
 import io.relaypinner.testkit.MutableClock;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
-/** {@link StorageSubsystem} alone, on memory stores and a {@link MutableClock}. */
+/**
+ * {@link StorageSubsystem} alone, on memory stores (once on an MVStore) and a {@link
+ * MutableClock}.
+ */
 class StorageSubsystemTest {
   private final MutableClock clock = NodeFixtures.clock();
   private final PrometheusRegistry registry = new PrometheusRegistry();
@@ -58,5 +64,24 @@ class StorageSubsystemTest {
     assertThatThrownBy(storage::blockstore).isInstanceOf(IllegalStateException.class);
     assertThatThrownBy(storage::gc).isInstanceOf(IllegalStateException.class);
     storage.close();
+  }
+
+  @Test
+  void embeddedDatastore_shouldExposeItsMaintenanceMetrics_andCloseCleanly(
+      @TempDir final Path dir) {
+    final MvStoreDatastore data = new MvStoreDatastore(dir.resolve("datastore.mv"));
+    final StorageSubsystem storage = new StorageSubsystem(new MemoryBlockstore(), data,
+        StorageLimits.DEFAULT, "peer", registry, clock, NodeTuning.DEFAULT, null);
+    data.put("/k", new byte[] {1});
+    // Nothing sparse yet: a run rewrites nothing.
+    assertThat(data.maintain().rewrote()).isFalse();
+    assertThat(registry.scrape().stream().map(s -> s.getMetadata().getPrometheusName()))
+        .contains("relay_storage_datastore_maintenance_runs", "relay_storage_datastore_file_bytes");
+    assertThat(data.fileBytes()).isPositive();
+
+    storage.close();
+
+    assertThat(data.fileBytes()).isZero();
+    assertThat(data.maintain().rewrote()).isFalse();
   }
 }

@@ -1,0 +1,127 @@
+package io.relaypinner.ipfs.datastore;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@link MvStoreDatastore#maintain}: a long-running store's churn (keys written once and never
+ * again, hot keys overwritten, entries deleted) leaves pages that never change in ever more
+ * chunks; maintenance keeps the file and the chunk count bounded, without it both grow.
+ */
+class MvStoreMaintenanceTest {
+  /** Commits of the churn (30 MB); each a batch (one commit, one fsync) of about 100 KiB. */
+  private static final int COMMITS = 300;
+  /** Hot keys, each overwritten with 2,000 bytes every 6 commits. */
+  private static final int HOT = 300;
+  /** The relay runs maintenance every 10 s; here every this many commits. */
+  private static final int MAINTAIN_EVERY = 10;
+
+  @TempDir
+  Path dir;
+
+  @Test
+  void churn_shouldKeepFileAndChunksBounded_withMaintenance_andGrowWithout() {
+    // Dead chunks reused at once (production keeps them 45 s), so a quick run shows reuse.
+    final List<long[]> maintained;
+    final List<long[]> plain;
+    final long runs;
+    final long[] times;
+    try (MvStoreDatastore store = new MvStoreDatastore(dir.resolve("maintained.mv"), 0)) {
+      times = new long[] {0, 0};
+      maintained = churn(store, true, times);
+      runs = store.maintenanceRuns();
+      assertEverythingThere(store);
+    }
+    try (MvStoreDatastore store = new MvStoreDatastore(dir.resolve("plain.mv"), 0)) {
+      plain = churn(store, false, null);
+      assertEverythingThere(store);
+    }
+    final long[] maintainedHalf = maintained.get(maintained.size() / 2);
+    final long[] maintainedEnd = maintained.get(maintained.size() - 1);
+    final long[] plainHalf = plain.get(plain.size() / 2);
+    final long[] plainEnd = plain.get(plain.size() - 1);
+    System.out.printf("maintained: half %d bytes %d chunks, end %d bytes %d chunks, %d runs,"
+        + " max %d ms%n", maintainedHalf[0], maintainedHalf[1], maintainedEnd[0],
+        maintainedEnd[1], runs, times[1]);
+    System.out.printf("plain: half %d bytes %d chunks, end %d bytes %d chunks%n", plainHalf[0],
+        plainHalf[1], plainEnd[0], plainEnd[1]);
+
+    assertThat(runs).isPositive();
+    // Without maintenance both keep growing with the churn.
+    assertThat(plainEnd[1]).isGreaterThan(plainHalf[1] * 3 / 2);
+    assertThat(plainEnd[0]).isGreaterThan(plainHalf[0] * 5 / 4);
+    // With it they stay bounded: the chunk count does not grow with the churn, the file grows
+    // no faster than the live data (which grows: keys written once).
+    assertThat(maintainedEnd[1]).isLessThan(plainEnd[1] / 4).isLessThanOrEqualTo(
+        Math.max(maintainedHalf[1] * 3 / 2, 50));
+    assertThat(maintainedEnd[0]).isLessThan(plainEnd[0] / 2);
+  }
+
+  /** Runs the churn; the file size and chunk count after every maintenance period. */
+  private static List<long[]> churn(final MvStoreDatastore store, final boolean maintain,
+      final long[] times) {
+    final List<long[]> samples = new ArrayList<>();
+    for (int commit = 0; commit < COMMITS; commit++) {
+      final Map<String, byte[]> puts = new LinkedHashMap<>();
+      final List<String> deletes = new ArrayList<>();
+      for (int i = 0; i < 10; i++) {
+        final int n = commit * 10 + i;
+        puts.put(onceKey(n), value(n, 100));
+      }
+      for (int i = 0; i < HOT / 6; i++) {
+        final int n = commit * (HOT / 6) + i;
+        puts.put(hotKey(n % HOT), value(n, 2_000));
+      }
+      if (commit >= 10) {
+        deletes.add(onceKey((commit - 10) * 10 + 3));
+      }
+      store.write(puts, deletes);
+      if ((commit + 1) % MAINTAIN_EVERY == 0) {
+        if (maintain) {
+          final MvStoreDatastore.Maintenance run = store.maintain();
+          times[0] += run.millis();
+          times[1] = Math.max(times[1], run.millis());
+        }
+        samples.add(store.chunkStats());
+      }
+    }
+    return samples;
+  }
+
+  private static void assertEverythingThere(final MvStoreDatastore store) {
+    for (int n = 0; n < COMMITS * 10; n++) {
+      final boolean deleted = n % 10 == 3 && n / 10 < COMMITS - 10;
+      assertThat(store.get(onceKey(n)).isPresent()).as("key %d", n).isEqualTo(!deleted);
+    }
+    assertThat(store.get(onceKey(7))).hasValueSatisfying(v -> assertThat(v)
+        .isEqualTo(value(7, 100)));
+    for (int h = 0; h < HOT; h++) {
+      final int last = COMMITS * (HOT / 6) - HOT + h;
+      assertThat(store.get(hotKey(h))).hasValueSatisfying(v -> assertThat(v)
+          .isEqualTo(value(last, 2_000)));
+    }
+  }
+
+  private static String onceKey(final int n) {
+    return String.format("/once/%08d", n);
+  }
+
+  private static String hotKey(final int n) {
+    return String.format("/hot/%04d", n);
+  }
+
+  private static byte[] value(final int n, final int length) {
+    final byte[] value = new byte[length];
+    for (int i = 0; i < length; i++) {
+      value[i] = (byte) (n * 31 + i);
+    }
+    return value;
+  }
+}
