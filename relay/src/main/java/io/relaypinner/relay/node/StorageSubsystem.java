@@ -276,13 +276,14 @@ public final class StorageSubsystem extends Subsystem {
 
   /**
    * One bounded round of the embedded datastore's housekeeping (on the GC thread, so never
-   * during a GC run); a line when it rewrote something.
+   * during a GC run); a DEBUG line when it rewrote something (routine: on a busy relay every few
+   * runs; the metrics count them), a WARN line when it failed.
    */
   private static void maintainDatastore(final MvStoreDatastore datastore) {
     try {
       final MvStoreDatastore.Maintenance run = datastore.maintain();
       if (run.rewrote()) {
-        LOG.info("datastore maintenance: file {} -> {} bytes, chunks {} -> {}, live {}% -> {}%,"
+        LOG.debug("datastore maintenance: file {} -> {} bytes, chunks {} -> {}, live {}% -> {}%,"
             + " {} ms", run.fileBytesBefore(), run.fileBytesAfter(), run.chunksBefore(),
             run.chunksAfter(), run.fillPercentBefore(), run.fillPercentAfter(), run.millis());
       }
