@@ -52,32 +52,7 @@ public final class PostgresCoordination {
   public static Coordination start(final PostgresDatastore store, final String holder,
       final Duration leaseTtl, final int mediaClaims, final Clock clock) {
     final PostgresLeaseTable table = new PostgresLeaseTable(store, holder, leaseTtl);
-    final LeaseKeeper keeper = new LeaseKeeper(new LeaseKeeper.Leases() {
-      @Override
-      public Map<String, Long> tryAcquire(final Collection<String> names) {
-        return table.tryAcquire(names);
-      }
-
-      @Override
-      public Map<String, Long> renew(final Collection<String> names) {
-        return table.renew(names);
-      }
-
-      @Override
-      public String holder() {
-        return table.holder();
-      }
-
-      @Override
-      public void release(final String name) {
-        table.release(name);
-      }
-
-      @Override
-      public Duration ttl() {
-        return table.ttl();
-      }
-    }, clock);
+    final LeaseKeeper keeper = new LeaseKeeper(leases(table), clock);
     keeper.want(GC_LEADER);
     final Announcer announcer = new Announcer(holder);
     final PostgresNotifier notifier = new PostgresNotifier(store, HEADS_CHANNEL,
@@ -109,6 +84,36 @@ public final class PostgresCoordination {
         }
       }
     });
+  }
+
+  /** {@code table} as the {@link LeaseKeeper}'s lease store. */
+  static LeaseKeeper.Leases leases(final PostgresLeaseTable table) {
+    return new LeaseKeeper.Leases() {
+      @Override
+      public Map<String, Long> tryAcquire(final Collection<String> names) {
+        return table.tryAcquire(names);
+      }
+
+      @Override
+      public Map<String, Long> renew(final Collection<String> names) {
+        return table.renew(names);
+      }
+
+      @Override
+      public String holder() {
+        return table.holder();
+      }
+
+      @Override
+      public void release(final String name) {
+        table.release(name);
+      }
+
+      @Override
+      public Duration ttl() {
+        return table.ttl();
+      }
+    };
   }
 
   /**
