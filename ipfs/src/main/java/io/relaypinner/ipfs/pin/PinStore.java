@@ -372,7 +372,21 @@ public final class PinStore {
    * The roots are read a datastore page at a time, each walked before the next page is read.
    */
   public GcResult gc(final Predicate<Multihash> sweepable) {
+    return gc(sweepable, Runnable::run);
+  }
+
+  /** Blocks deleted in one page ({@link #gc(Predicate, Consumer)}). */
+  public static final int DELETE_PAGE = 64;
+
+  /**
+   * As {@link #gc(Predicate)}, deleting the sweepable blocks a page ({@value #DELETE_PAGE}) at a
+   * time, each page run by {@code aroundPage}: the GC leader of relays sharing the stores runs
+   * it under its lease's fence, so a page is deleted strictly before a takeover of the
+   * leadership, never after (an exception it throws ends the run, nothing more deleted).
+   */
+  public GcResult gc(final Predicate<Multihash> sweepable, final Consumer<Runnable> aroundPage) {
     Objects.requireNonNull(sweepable, "sweepable");
+    Objects.requireNonNull(aroundPage, "aroundPage");
     gcLock.writeLock().lock();
     try (GcScratch.Space space = scratch.open("gc-mark")) {
       final MVMap<byte[], Boolean> snapshot = space.map("snapshot");
@@ -383,23 +397,38 @@ public final class PinStore {
         LOG.warn("GC: {} block(s) of pinned DAGs are missing, e.g. {}", mark.missingCount,
             mark.missing.get(0));
       }
-      long removed = 0;
+      final long[] removed = {0};
       final long scanned = snapshot.sizeAsLong();
       final Iterator<byte[]> keys = snapshot.keyIterator(null);
+      final List<Multihash> page = new ArrayList<>(DELETE_PAGE);
+      final Runnable deletePage = () -> {
+        for (final Multihash multihash : page) {
+          if (blockstore.delete(Blocks.rawCid(multihash))) {
+            removed[0]++;
+          }
+        }
+      };
       while (keys.hasNext()) {
         final byte[] key = keys.next();
         if (mark.reached.containsKey(key)) {
           continue;
         }
         final Multihash multihash = Multihash.decode(key);
-        if (sweepable.test(multihash) && blockstore.delete(Blocks.rawCid(multihash))) {
-          removed++;
+        if (sweepable.test(multihash)) {
+          page.add(multihash);
+          if (page.size() == DELETE_PAGE) {
+            aroundPage.accept(deletePage);
+            page.clear();
+          }
         }
       }
+      if (!page.isEmpty()) {
+        aroundPage.accept(deletePage);
+      }
       gcRuns.incrementAndGet();
-      gcRemoved.addAndGet(removed);
+      gcRemoved.addAndGet(removed[0]);
       return new GcResult((int) Math.min(Integer.MAX_VALUE, roots), mark.reached.sizeAsLong(),
-          scanned, removed, mark.missing);
+          scanned, removed[0], mark.missing);
     } finally {
       gcLock.writeLock().unlock();
     }

@@ -73,7 +73,11 @@ public final class PostgresCoordination {
     }, 0, period, TimeUnit.MILLISECONDS);
     LOG.info("coordination: leases of {} ms in {}, heads on NOTIFY {}", leaseTtl.toMillis(),
         store.config().safeUrl(), HEADS_CHANNEL);
-    return new Coordination(keeper, announcer, media, new GcLeaderPolicy(keeper), () -> {
+    return new Coordination(keeper, announcer, media, new GcLeaderPolicy(keeper,
+        (fence, page) -> store.underFence(fence, () -> {
+          page.run();
+          return null;
+        })), () -> {
       Shutdown.shutdownGracefully(ticker, Duration.ofSeconds(5), true, "lease ticker");
       notifier.close();
       for (final String name : keeper.owned()) {

@@ -92,8 +92,9 @@ public final class ReplicationSubsystem extends Subsystem {
     // The identity types this node accepts (passkeys per its configuration): one set for all.
     identityVerifiers = IdentityVerifiers.withPasskeys(config.passkeys().toWebAuthnConfig());
     mediaExtractor = new MediaCidExtractor(config.sync().mediaCidFields());
+    final DatabaseOwnership ownership = storage.coordination().ownership();
     final SyncHistory history = new SyncHistory(storage.datastore(),
-        tuning.syncHistoryMaxEntries());
+        tuning.syncHistoryMaxEntries(), ownership::fence);
     history.load();
     // Syncs run the replication service's syncer (a sync before it is there fails and is retried
     // by the next trigger).

@@ -199,7 +199,7 @@ public final class StorageGc {
       try {
         alsoKeep.forEach(multihash -> kept.put(multihash.bytes(), Boolean.TRUE));
         result = pins.gc(multihash -> sweepable(multihash, now, evicted, kept, before, seen,
-            shared, stopped));
+            shared, stopped), policy::aroundDeletes);
       } catch (final RuntimeException e) {
         sightings.drop(seen);
         throw e;
