@@ -63,7 +63,7 @@ public final class LeaseKeeper implements DatabaseOwnership {
 
     Duration ttl();
 
-    /** This relay's name in the table, which fences name. */
+    /** This relay's name in the table (the holder its fences name). */
     String holder();
   }
 
