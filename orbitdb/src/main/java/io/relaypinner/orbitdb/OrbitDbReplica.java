@@ -52,7 +52,7 @@ public final class OrbitDbReplica {
         context.identities(), context.executor());
     this.log = new OrbitDbLog(manifest.address(), verifier, context.blockstore(),
         context.fetcher(), context.datastore(), context.logConfig(), context.logMemory(),
-        context.executor(), context.clock());
+        context.executor(), context.clock(), context.fences());
     if (accessController instanceof OrbitDbAccessController orbitdb
         && accessControllerDatabase != null) {
       // The new entries of each join update the capabilities: no pass over the controller's log

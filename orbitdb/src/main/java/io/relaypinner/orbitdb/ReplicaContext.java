@@ -5,6 +5,7 @@ import io.relaypinner.ipfs.datastore.Datastore;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.identity.Identities;
 import io.relaypinner.orbitdb.log.LogConfig;
+import io.relaypinner.orbitdb.log.LogFences;
 import io.relaypinner.orbitdb.log.LogMemory;
 import java.time.Clock;
 import java.util.Objects;
@@ -17,11 +18,12 @@ import java.util.concurrent.TimeUnit;
  * What every replica of a node shares: the blockstore verified blocks go to, the datastore for
  * log state, where missing blocks come from, the identity cache, the executor for decoding,
  * verification and storage (never a Netty event loop), the log limits, the clock the logs time
- * their retries on, and the memory budget all its logs share.
+ * their retries on, the memory budget all its logs share, and who writes a log's shared heads
+ * when several nodes share the datastore ({@link LogFences}).
  */
 public record ReplicaContext(Blockstore blockstore, Datastore datastore, BlockFetcher fetcher,
     Identities identities, Executor executor, LogConfig logConfig, Clock clock,
-    LogMemory logMemory) {
+    LogMemory logMemory, LogFences fences) {
   /** A context on the system clock, with the default {@link LogMemory}. */
   public ReplicaContext(final Blockstore blockstore, final Datastore datastore,
       final BlockFetcher fetcher, final Identities identities, final Executor executor,
@@ -37,7 +39,16 @@ public record ReplicaContext(Blockstore blockstore, Datastore datastore, BlockFe
         new LogMemory());
   }
 
+  /** A context whose logs' shared heads every node writes ({@link LogFences#NONE}). */
+  public ReplicaContext(final Blockstore blockstore, final Datastore datastore,
+      final BlockFetcher fetcher, final Identities identities, final Executor executor,
+      final LogConfig logConfig, final Clock clock, final LogMemory logMemory) {
+    this(blockstore, datastore, fetcher, identities, executor, logConfig, clock, logMemory,
+        LogFences.NONE);
+  }
+
   public ReplicaContext {
+    Objects.requireNonNull(fences, "fences");
     Objects.requireNonNull(logMemory, "logMemory");
     Objects.requireNonNull(clock, "clock");
     Objects.requireNonNull(blockstore, "blockstore");

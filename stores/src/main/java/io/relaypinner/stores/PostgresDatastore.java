@@ -6,6 +6,8 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.ipfs.datastore.Datastore;
+import io.relaypinner.ipfs.datastore.Fence;
+import io.relaypinner.ipfs.datastore.StaleFenceException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -16,7 +18,9 @@ import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.FlywayException;
@@ -160,6 +164,24 @@ public final class PostgresDatastore implements Datastore {
    */
   @Override
   public void write(final Map<String, byte[]> puts, final Collection<String> deletes) {
+    write(puts, deletes, null, "write");
+  }
+
+  /**
+   * As {@link #write(Map, Collection)}, in a transaction that first locks {@code fence}'s lease
+   * row {@code FOR SHARE} if it is still held at the fence's epoch: when it is not (taken over,
+   * or released), nothing is written and {@link StaleFenceException} is thrown; when it is, a
+   * takeover's {@code UPDATE} of that row waits until this write committed, so the write lands
+   * strictly before any takeover, whatever the relays' clocks or pauses.
+   */
+  @Override
+  public void write(final Map<String, byte[]> puts, final Collection<String> deletes,
+      final Fence fence) {
+    write(puts, deletes, Objects.requireNonNull(fence, "fence"), "fenced write");
+  }
+
+  private void write(final Map<String, byte[]> puts, final Collection<String> deletes,
+      final Fence fence, final String what) {
     for (final Map.Entry<String, byte[]> e : puts.entrySet()) {
       Datastore.checkKey(e.getKey());
       Datastore.checkValue(e.getValue());
@@ -170,47 +192,93 @@ public final class PostgresDatastore implements Datastore {
     if (puts.isEmpty() && deletes.isEmpty()) {
       return;
     }
-    run("write", c -> {
-      c.setAutoCommit(false);
-      try {
-        if (!puts.isEmpty()) {
-          try (PreparedStatement s = c.prepareStatement("INSERT INTO relay_datastore (key, value)"
-              + " VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value")) {
-            for (final Map.Entry<String, byte[]> e : puts.entrySet()) {
-              s.setString(1, e.getKey());
-              s.setBytes(2, e.getValue());
-              s.addBatch();
-            }
-            s.executeBatch();
+    run(what, c -> inTransaction(c, () -> {
+      if (fence != null) {
+        checkFence(c, fence);
+      }
+      if (!puts.isEmpty()) {
+        try (PreparedStatement s = c.prepareStatement("INSERT INTO relay_datastore (key, value)"
+            + " VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value")) {
+          for (final Map.Entry<String, byte[]> e : puts.entrySet()) {
+            s.setString(1, e.getKey());
+            s.setBytes(2, e.getValue());
+            s.addBatch();
           }
-        }
-        if (!deletes.isEmpty()) {
-          try (PreparedStatement s =
-              c.prepareStatement("DELETE FROM relay_datastore WHERE key = ?")) {
-            for (final String key : deletes) {
-              s.setString(1, key);
-              s.addBatch();
-            }
-            s.executeBatch();
-          }
-        }
-        c.commit();
-        return null;
-      } catch (final SQLException | RuntimeException e) {
-        try {
-          c.rollback();
-        } catch (final SQLException ignored) {
-          // The session is gone: PostgreSQL rolled the transaction back itself.
-        }
-        throw e;
-      } finally {
-        try {
-          c.setAutoCommit(true);
-        } catch (final SQLException ignored) {
-          // A broken connection: the pool discards it.
+          s.executeBatch();
         }
       }
-    });
+      if (!deletes.isEmpty()) {
+        try (PreparedStatement s =
+            c.prepareStatement("DELETE FROM relay_datastore WHERE key = ?")) {
+          for (final String key : deletes) {
+            s.setString(1, key);
+            s.addBatch();
+          }
+          s.executeBatch();
+        }
+      }
+      return null;
+    }));
+  }
+
+  /**
+   * Runs {@code work} (writes elsewhere: S3 deletes of the GC leader) inside a transaction that
+   * holds {@code fence}'s lease row {@code FOR SHARE}: the work starts only while the lease is
+   * held at the fence's epoch, and a takeover waits until it ended. Keep the work short (a page):
+   * it holds a pooled connection and delays a takeover that long.
+   *
+   * @throws StaleFenceException when the lease is no longer held at that epoch (work not run)
+   */
+  public <T> T underFence(final Fence fence, final Supplier<T> work) {
+    Objects.requireNonNull(fence, "fence");
+    Objects.requireNonNull(work, "work");
+    return run("fence " + fence.name(), c -> inTransaction(c, () -> {
+      checkFence(c, fence);
+      return work.get();
+    }));
+  }
+
+  private static void checkFence(final Connection c, final Fence fence) throws SQLException {
+    try (PreparedStatement s = c.prepareStatement("SELECT 1 FROM relay_leases"
+        + " WHERE name = ? AND holder = ? AND epoch = ? FOR SHARE")) {
+      s.setString(1, fence.name());
+      s.setString(2, fence.holder());
+      s.setLong(3, fence.epoch());
+      try (ResultSet r = s.executeQuery()) {
+        if (!r.next()) {
+          throw new StaleFenceException(STORE, fence);
+        }
+      }
+    }
+  }
+
+  /** A step of a transaction. */
+  private interface TxWork<T> {
+    T run() throws SQLException;
+  }
+
+  /** {@code work} in one transaction on {@code c}: committed, or rolled back when it throws. */
+  private static <T> T inTransaction(final Connection c, final TxWork<T> work)
+      throws SQLException {
+    c.setAutoCommit(false);
+    try {
+      final T result = work.run();
+      c.commit();
+      return result;
+    } catch (final SQLException | RuntimeException e) {
+      try {
+        c.rollback();
+      } catch (final SQLException ignored) {
+        // The session is gone: PostgreSQL rolled the transaction back itself.
+      }
+      throw e;
+    } finally {
+      try {
+        c.setAutoCommit(true);
+      } catch (final SQLException ignored) {
+        // A broken connection: the pool discards it.
+      }
+    }
   }
 
   @Override
@@ -316,6 +384,10 @@ public final class PostgresDatastore implements Datastore {
     } catch (final SQLException e) {
       throw availability.failed(new StoreUnavailableException(STORE,
           what + " failed on " + config.safeUrl() + ": " + rootMessage(e), e));
+    } catch (final StaleFenceException e) {
+      // Refused by the lease, not an outage: PostgreSQL answered.
+      availability.succeeded();
+      throw e;
     } catch (final RuntimeException e) {
       if (pool.isClosed()) {
         throw new IllegalStateException("datastore is closed", e);

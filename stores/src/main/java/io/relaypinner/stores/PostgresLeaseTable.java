@@ -9,10 +9,11 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Collection;
-import java.util.HashSet;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
+import java.util.OptionalLong;
 import javax.sql.DataSource;
 
 /**
@@ -26,11 +27,27 @@ import javax.sql.DataSource;
  * <p>Each call is one autocommitted statement on the shared pool; a failure throws
  * {@link StoreUnavailableException}. Whether a caller may still act on a lease it took is for
  * the caller to judge from when its last renewal succeeded (see the relay's
- * {@code LeaseKeeper}): it must stop before {@code ttl} has passed since then. Thread-safe.
+ * {@code LeaseKeeper}): it must stop before {@code ttl} has passed since then. A write that must
+ * not land once the lease is lost (a pause longer than the lease) is fenced by the lease's
+ * epoch ({@link PostgresDatastore#write(Map, Collection, io.relaypinner.ipfs.datastore.Fence)}).
+ * Thread-safe.
  */
 public final class PostgresLeaseTable {
   /** Longest name (a database address is about 100 characters). */
   public static final int MAX_NAME = 512;
+
+  /**
+   * Takes a free or expired lease, renews this relay's own: a renewal (same holder, unexpired)
+   * keeps the epoch, a takeover or a retake after expiry gets the new row's, a fresh value of
+   * the one sequence {@code relay_lease_epoch}, so epochs of a name only grow.
+   */
+  private static final String ON_CONFLICT = " ON CONFLICT (name) DO UPDATE"
+      + " SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at,"
+      + " epoch = CASE WHEN relay_leases.holder = EXCLUDED.holder"
+      + " AND relay_leases.expires_at >= clock_timestamp()"
+      + " THEN relay_leases.epoch ELSE EXCLUDED.epoch END"
+      + " WHERE relay_leases.holder = EXCLUDED.holder"
+      + " OR relay_leases.expires_at < clock_timestamp()";
 
   private final DataSource pool;
   private final String where;
@@ -73,23 +90,22 @@ public final class PostgresLeaseTable {
     return ttl;
   }
 
-  /** Takes {@code name} (free or expired) or renews it (held by this relay); true if held now. */
-  public boolean tryAcquire(final String name) {
+  /**
+   * Takes {@code name} (free or expired) or renews it (held by this relay); its epoch if held
+   * now (kept by a renewal, new after a takeover or a retake after expiry).
+   */
+  public OptionalLong tryAcquire(final String name) {
     check(name);
     return run("lease " + name, c -> {
       try (PreparedStatement s = c.prepareStatement(
           "INSERT INTO relay_leases (name, holder, expires_at)"
               + " VALUES (?, ?, clock_timestamp() + ? * interval '1 millisecond')"
-              + " ON CONFLICT (name) DO UPDATE"
-              + " SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at"
-              + " WHERE relay_leases.holder = EXCLUDED.holder"
-              + " OR relay_leases.expires_at < clock_timestamp()"
-              + " RETURNING holder")) {
+              + ON_CONFLICT + " RETURNING epoch")) {
         s.setString(1, name);
         s.setString(2, holder);
         s.setLong(3, ttl.toMillis());
         try (ResultSet r = s.executeQuery()) {
-          return r.next();
+          return r.next() ? OptionalLong.of(r.getLong(1)) : OptionalLong.empty();
         }
       }
     });
@@ -97,11 +113,11 @@ public final class PostgresLeaseTable {
 
   /**
    * Takes (free or expired) or renews each of {@code names} in one statement; returns those this
-   * relay holds now.
+   * relay holds now, with their epochs.
    */
-  public Set<String> tryAcquire(final Collection<String> names) {
+  public Map<String, Long> tryAcquire(final Collection<String> names) {
     if (names.isEmpty()) {
-      return Set.of();
+      return Map.of();
     }
     names.forEach(PostgresLeaseTable::check);
     return run("lease " + names.size() + " names", c -> {
@@ -110,31 +126,24 @@ public final class PostgresLeaseTable {
           "INSERT INTO relay_leases (name, holder, expires_at)"
               + " SELECT n, ?, clock_timestamp() + ? * interval '1 millisecond'"
               + " FROM unnest(?::text[]) AS n"
-              + " ON CONFLICT (name) DO UPDATE"
-              + " SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at"
-              + " WHERE relay_leases.holder = EXCLUDED.holder"
-              + " OR relay_leases.expires_at < clock_timestamp()"
-              + " RETURNING name")) {
+              + ON_CONFLICT + " RETURNING name, epoch")) {
         s.setString(1, holder);
         s.setLong(2, ttl.toMillis());
         s.setArray(3, array);
-        final Set<String> held = new HashSet<>();
-        try (ResultSet r = s.executeQuery()) {
-          while (r.next()) {
-            held.add(r.getString(1));
-          }
-        }
-        return held;
+        return held(s);
       } finally {
         array.free();
       }
     });
   }
 
-  /** Renews every lease of {@code names} this relay still holds; returns those. */
-  public Set<String> renew(final Collection<String> names) {
+  /**
+   * Renews every lease of {@code names} this relay still holds (unexpired); returns those, with
+   * their epochs (unchanged by a renewal).
+   */
+  public Map<String, Long> renew(final Collection<String> names) {
     if (names.isEmpty()) {
-      return Set.of();
+      return Map.of();
     }
     names.forEach(PostgresLeaseTable::check);
     return run("renew", c -> {
@@ -142,17 +151,11 @@ public final class PostgresLeaseTable {
       try (PreparedStatement s = c.prepareStatement(
           "UPDATE relay_leases SET expires_at = clock_timestamp() + ? * interval '1 millisecond'"
               + " WHERE holder = ? AND name = ANY(?) AND expires_at >= clock_timestamp()"
-              + " RETURNING name")) {
+              + " RETURNING name, epoch")) {
         s.setLong(1, ttl.toMillis());
         s.setString(2, holder);
         s.setArray(3, array);
-        final Set<String> held = new HashSet<>();
-        try (ResultSet r = s.executeQuery()) {
-          while (r.next()) {
-            held.add(r.getString(1));
-          }
-        }
-        return held;
+        return held(s);
       } finally {
         array.free();
       }
@@ -184,6 +187,16 @@ public final class PostgresLeaseTable {
         }
       }
     });
+  }
+
+  private static Map<String, Long> held(final PreparedStatement s) throws SQLException {
+    final Map<String, Long> held = new HashMap<>();
+    try (ResultSet r = s.executeQuery()) {
+      while (r.next()) {
+        held.put(r.getString(1), r.getLong(2));
+      }
+    }
+    return held;
   }
 
   private static void check(final String name) {

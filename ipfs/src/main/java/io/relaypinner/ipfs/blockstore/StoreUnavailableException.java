@@ -7,7 +7,7 @@ import io.relaypinner.common.Failures;
  * with a server error after its retries. Nothing was changed by the failed call; the caller may
  * retry later. The relay answers HTTP requests that meet this with 503, and syncs retry.
  */
-public final class StoreUnavailableException extends RuntimeException {
+public class StoreUnavailableException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
   /** The store's name as operators know it ({@code s3}, {@code postgres}). */

@@ -48,6 +48,18 @@ public interface Datastore extends AutoCloseable {
   }
 
   /**
+   * As {@link #write}, fenced: a store shared by several nodes writes nothing and throws
+   * {@link StaleFenceException} unless {@code fence}'s lease is still held at its epoch when the
+   * write commits (so a write is ordered strictly before or after a takeover of the lease).
+   * Stores of one node alone have nobody to be fenced from: this default ignores the fence.
+   */
+  default void write(final java.util.Map<String, byte[]> puts,
+      final java.util.Collection<String> deletes, final Fence fence) {
+    java.util.Objects.requireNonNull(fence, "fence");
+    write(puts, deletes);
+  }
+
+  /**
    * As {@link #write}, but durable only by the next durable write or {@link #flush} of this
    * store, whoever makes it: visible at once, and a crash before then loses it (with everything
    * written later), never anything written durably before it. For records that can be rebuilt

@@ -374,21 +374,32 @@ public final class PinStore {
    * The roots are read a datastore page at a time, each walked before the next page is read.
    */
   public GcResult gc(final Predicate<Multihash> sweepable) {
-    return gc(sweepable, List::of);
+    return gc(sweepable, List::of, Runnable::run);
   }
 
+  /** Blocks deleted in one page ({@link #gc(Predicate, Supplier, Consumer)}). */
+  public static final int DELETE_PAGE = 64;
+
   /**
-   * As {@link #gc(Predicate)}, marking also what is held of the DAGs under {@code held}, roots
-   * that are not pins but whose blocks must stay while they are in use (a gateway response
-   * streaming a cached DAG), asked for under GC's lock, after the pins' mark. Best effort, since
-   * anyone may make these DAGs: their missing blocks are not reported, a block whose links cannot
-   * be read is kept without its links, and past {@code maxMarkBlocks} the rest is left unmarked
-   * instead of failing the run.
+   * As {@link #gc(Predicate)}, with two more hands.
+   *
+   * <p>{@code held}: marking also what is held of the DAGs under it, roots that are not pins but
+   * whose blocks must stay while they are in use (a gateway response streaming a cached DAG),
+   * asked for under GC's lock, after the pins' mark. Best effort, since anyone may make these
+   * DAGs: their missing blocks are not reported, a block whose links cannot be read is kept
+   * without its links, and past {@code maxMarkBlocks} the rest is left unmarked instead of
+   * failing the run.
+   *
+   * <p>{@code aroundPage}: the sweepable blocks are deleted a page ({@value #DELETE_PAGE}) at a
+   * time, each page run by it: the GC leader of relays sharing the stores runs it under its
+   * lease's fence, so a page is deleted strictly before a takeover of the leadership, never
+   * after (an exception it throws ends the run, nothing more deleted).
    */
   public GcResult gc(final Predicate<Multihash> sweepable,
-      final Supplier<? extends Collection<Cid>> held) {
+      final Supplier<? extends Collection<Cid>> held, final Consumer<Runnable> aroundPage) {
     Objects.requireNonNull(sweepable, "sweepable");
     Objects.requireNonNull(held, "held");
+    Objects.requireNonNull(aroundPage, "aroundPage");
     gcLock.writeLock().lock();
     try (GcScratch.Space space = scratch.open("gc-mark")) {
       final MVMap<byte[], Boolean> snapshot = space.map("snapshot");
@@ -400,23 +411,38 @@ public final class PinStore {
             mark.missing.get(0));
       }
       mark.walkHeld(held.get());
-      long removed = 0;
+      final long[] removed = {0};
       final long scanned = snapshot.sizeAsLong();
       final Iterator<byte[]> keys = snapshot.keyIterator(null);
+      final List<Multihash> page = new ArrayList<>(DELETE_PAGE);
+      final Runnable deletePage = () -> {
+        for (final Multihash multihash : page) {
+          if (blockstore.delete(Blocks.rawCid(multihash))) {
+            removed[0]++;
+          }
+        }
+      };
       while (keys.hasNext()) {
         final byte[] key = keys.next();
         if (mark.reached.containsKey(key)) {
           continue;
         }
         final Multihash multihash = Multihash.decode(key);
-        if (sweepable.test(multihash) && blockstore.delete(Blocks.rawCid(multihash))) {
-          removed++;
+        if (sweepable.test(multihash)) {
+          page.add(multihash);
+          if (page.size() == DELETE_PAGE) {
+            aroundPage.accept(deletePage);
+            page.clear();
+          }
         }
       }
+      if (!page.isEmpty()) {
+        aroundPage.accept(deletePage);
+      }
       gcRuns.incrementAndGet();
-      gcRemoved.addAndGet(removed);
+      gcRemoved.addAndGet(removed[0]);
       return new GcResult((int) Math.min(Integer.MAX_VALUE, roots), mark.reached.sizeAsLong(),
-          scanned, removed, mark.missing);
+          scanned, removed[0], mark.missing);
     } finally {
       gcLock.writeLock().unlock();
     }

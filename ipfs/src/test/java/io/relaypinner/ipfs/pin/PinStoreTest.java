@@ -343,7 +343,7 @@ class PinStoreTest {
     dag.putAll(blocks);
     blocks.delete(lost);
 
-    final GcResult result = pins.gc(multihash -> true, () -> List.of(held));
+    final GcResult result = pins.gc(multihash -> true, () -> List.of(held), Runnable::run);
     assertThat(result.removed()).isEqualTo(1);
     assertThat(result.pinnedMissing()).isEmpty();
     assertThat(blocks.has(stray)).isFalse();
@@ -351,14 +351,16 @@ class PinStoreTest {
 
     // Links a standard resolver cannot read: the root stays, the run does not fail.
     final PinStore blind = new PinStore(datastore, blocks, CodecLinkResolver.standard());
-    assertThat(blind.gc(multihash -> true, () -> List.of(held)).removed()).isEqualTo(2);
+    assertThat(blind.gc(multihash -> true, () -> List.of(held), Runnable::run).removed())
+        .isEqualTo(2);
     assertThat(blocks.has(held)).isTrue();
     // Past the mark's limit: the rest is not kept, nothing fails.
     dag.putAll(blocks);
     final PinStore tight = new PinStore(datastore, blocks, TestListCodec.resolver(), 10, 2);
-    assertThat(tight.gc(multihash -> true, () -> List.of(held)).removed()).isPositive();
+    assertThat(tight.gc(multihash -> true, () -> List.of(held), Runnable::run).removed())
+        .isPositive();
     // Released: an ordinary unpinned DAG.
-    assertThat(pins.gc(multihash -> true, List::of).removed()).isPositive();
+    assertThat(pins.gc(multihash -> true, List::of, Runnable::run).removed()).isPositive();
     assertThat(blocks.count()).isZero();
   }
 

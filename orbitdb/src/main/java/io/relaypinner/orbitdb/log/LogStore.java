@@ -4,6 +4,7 @@ import io.relaypinner.ipfs.dagcbor.DagCbor;
 import io.relaypinner.ipfs.dagcbor.DagCborException;
 import io.relaypinner.ipfs.dagcbor.DagCborValue;
 import io.relaypinner.ipfs.datastore.Datastore;
+import io.relaypinner.ipfs.datastore.Fence;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multibase;
 import io.relaypinner.multiformats.MultiformatException;
@@ -30,7 +31,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A log is stored under {@code /orbitdb/logs/<manifest CID, base58btc>/}, and, when several
  * nodes share one datastore ({@link LogConfig#stateScope()}), each node's state under
- * {@code .../r/<scope>/} (the heads are also written unscoped, for the others to read):
+ * {@code .../r/<scope>/}; the heads are also written unscoped, for the others to read, by the
+ * log's owner only, fenced by its lease ({@link LogFences}), or by every node for a log nobody
+ * leases:
  *
  * <ul>
  *   <li>{@code e/<CID>}: an empty marker per verified entry;
@@ -84,6 +87,8 @@ public final class LogStore {
   /** The heads key every node sharing the datastore reads. */
   private final String sharedHeadsKey;
   private final boolean scoped;
+  private final OrbitDbAddress address;
+  private final LogFences fences;
   /** Records of the earlier layout ({@code incomplete/<n>}) read at load: deleted by a write. */
   private int legacyRecords;
 
@@ -126,7 +131,20 @@ public final class LogStore {
    * @param scope empty, or this node's name among several sharing {@code datastore}
    */
   LogStore(final Datastore datastore, final OrbitDbAddress address, final String scope) {
+    this(datastore, address, scope, LogFences.NONE);
+  }
+
+  /**
+   * One log's records.
+   *
+   * @param scope empty, or this node's name among several sharing {@code datastore}
+   * @param fences who writes the shared heads of a scoped log
+   */
+  LogStore(final Datastore datastore, final OrbitDbAddress address, final String scope,
+      final LogFences fences) {
     this.datastore = Objects.requireNonNull(datastore, "datastore");
+    this.address = Objects.requireNonNull(address, "address");
+    this.fences = Objects.requireNonNull(fences, "fences");
     this.sharedHeadsKey = logPrefix(address) + "heads";
     this.scoped = !scope.isEmpty();
     // Nodes sharing one datastore keep their own state of the log (what each verified, its
@@ -382,7 +400,10 @@ public final class LogStore {
 
   /**
    * Writes {@code write} in one datastore write (one commit), with the deletion of the earlier
-   * layout's records read at load.
+   * layout's records read at load. A scoped log's shared heads go with it: fenced by the lease
+   * when the log is leased and this node owns it (a stale fence fails the whole write with
+   * {@code StaleFenceException}, nothing written), not at all when another node owns it,
+   * unfenced when nobody leases it.
    */
   void write(final Write write) {
     final Map<String, byte[]> puts = new LinkedHashMap<>();
@@ -393,8 +414,16 @@ public final class LogStore {
     puts.put(prefix + "count", Long.toString(write.size()).getBytes(StandardCharsets.US_ASCII));
     final byte[] heads = encodeCids(write.heads().stream().limit(BATCH).toList());
     puts.put(prefix + "heads", heads);
+    Fence fence = null;
     if (scoped) {
-      puts.put(sharedHeadsKey, heads);
+      if (!fences.leased(address)) {
+        puts.put(sharedHeadsKey, heads);
+      } else {
+        fence = fences.fence(address).orElse(null);
+        if (fence != null) {
+          puts.put(sharedHeadsKey, heads);
+        }
+      }
     }
     if (write.frontier().isEmpty()) {
       deletes.add(prefix + "pending");
@@ -415,7 +444,11 @@ public final class LogStore {
     for (int i = 0; i < legacyRecords; i++) {
       deletes.add(prefix + LEGACY_INCOMPLETE + i);
     }
-    datastore.write(puts, deletes);
+    if (fence != null) {
+      datastore.write(puts, deletes, fence);
+    } else {
+      datastore.write(puts, deletes);
+    }
     legacyRecords = 0;
   }
 

@@ -3,6 +3,7 @@ package io.relaypinner.orbitdb.log;
 import io.relaypinner.ipfs.blockstore.Blockstore;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.ipfs.datastore.Datastore;
+import io.relaypinner.ipfs.datastore.StaleFenceException;
 import io.relaypinner.libp2p.core.BadPeerException;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.BlockFetcher;
@@ -155,6 +156,23 @@ public final class OrbitDbLog {
       final Blockstore blockstore, final BlockFetcher fetcher, final Datastore datastore,
       final LogConfig config, final LogMemory memory, final Executor executor,
       final Clock clock) {
+    this(address, verifier, blockstore, fetcher, datastore, config, memory, executor, clock,
+        LogFences.NONE);
+  }
+
+  /**
+   * Opens the replica, loading its persisted state.
+   *
+   * @param memory the budget shared by every log of the node
+   * @param executor runs decoding and verification (never a Netty event loop)
+   * @param clock times the retries of missing blocks
+   * @param fences who writes the shared heads when the state is scoped
+   *     ({@link LogConfig#stateScope()})
+   */
+  public OrbitDbLog(final OrbitDbAddress address, final EntryVerifier verifier,
+      final Blockstore blockstore, final BlockFetcher fetcher, final Datastore datastore,
+      final LogConfig config, final LogMemory memory, final Executor executor,
+      final Clock clock, final LogFences fences) {
     this.address = Objects.requireNonNull(address, "address");
     this.verifier = Objects.requireNonNull(verifier, "verifier");
     if (!verifier.address().equals(address)) {
@@ -166,7 +184,7 @@ public final class OrbitDbLog {
     this.config = Objects.requireNonNull(config, "config");
     this.executor = Objects.requireNonNull(executor, "executor");
     this.clock = Objects.requireNonNull(clock, "clock");
-    this.store = new LogStore(datastore, address, config.stateScope());
+    this.store = new LogStore(datastore, address, config.stateScope(), fences);
     // The share is given back when this log (not one of its parts) is garbage-collected.
     this.memory = Objects.requireNonNull(memory, "memory").share(this);
     this.graph = new LogGraph(address, this.memory, counters, store::isMarked);
@@ -435,7 +453,9 @@ public final class OrbitDbLog {
         unsaved = false;
       } catch (final StoreUnavailableException e) {
         unsaved = true;
-        counters.count("store-unavailable");
+        // A stale fence: this node lost the lease since the write began; the next join writes
+        // its own state again, without the shared heads unless it owns the log again.
+        counters.count(e instanceof StaleFenceException ? "stale-fence" : "store-unavailable");
         LOG.debug("{}: log state not written now: {}", address, e.getMessage());
       }
     }

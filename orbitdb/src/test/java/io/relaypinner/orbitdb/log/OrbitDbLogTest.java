@@ -7,7 +7,9 @@ import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
 import io.relaypinner.ipfs.dagcbor.DagCborValue;
 import io.relaypinner.ipfs.datastore.Datastore;
+import io.relaypinner.ipfs.datastore.Fence;
 import io.relaypinner.ipfs.datastore.MemoryDatastore;
+import io.relaypinner.ipfs.datastore.StaleFenceException;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.BlockFetcher;
 import io.relaypinner.orbitdb.BlockstoreFetcher;
@@ -464,5 +466,107 @@ class OrbitDbLogTest {
     assertThat(OrbitDbLog.hasStoredEntries(datastore, address)).isTrue();
     // Each node loads its own state again.
     assertThat(log(address, LogConfig.DEFAULT.withStateScope("relayA")).size()).isEqualTo(6);
+  }
+
+  /** A shared datastore that checks fences as PostgreSQL does: one current epoch per name. */
+  private static final class FencedDatastore implements Datastore {
+    final MemoryDatastore inner = new MemoryDatastore();
+    final Map<String, Long> epochs = new ConcurrentHashMap<>();
+
+    @Override
+    public java.util.Optional<byte[]> get(final String key) {
+      return inner.get(key);
+    }
+
+    @Override
+    public void put(final String key, final byte[] value) {
+      inner.put(key, value);
+    }
+
+    @Override
+    public boolean delete(final String key) {
+      return inner.delete(key);
+    }
+
+    @Override
+    public void write(final Map<String, byte[]> puts, final java.util.Collection<String> deletes) {
+      inner.write(puts, deletes);
+    }
+
+    @Override
+    public void write(final Map<String, byte[]> puts, final java.util.Collection<String> deletes,
+        final Fence fence) {
+      if (!Long.valueOf(fence.epoch()).equals(epochs.get(fence.name()))) {
+        throw new StaleFenceException("postgres", fence);
+      }
+      inner.write(puts, deletes);
+    }
+
+    @Override
+    public List<Entry> scan(final String prefix) {
+      return inner.scan(prefix);
+    }
+
+    @Override
+    public void close() {
+      inner.close();
+    }
+  }
+
+  /** Ownership of one leased log, as the test says. */
+  private static final class Owner implements LogFences {
+    volatile Fence fence;
+
+    @Override
+    public boolean leased(final OrbitDbAddress address) {
+      return true;
+    }
+
+    @Override
+    public java.util.Optional<Fence> fence(final OrbitDbAddress address) {
+      return java.util.Optional.ofNullable(fence);
+    }
+  }
+
+  @Test
+  void sharedHeads_shouldBeWrittenByTheOwnerAlone_andNotByAFormerOwnerWithAStaleFence()
+      throws Exception {
+    final JavaWriter writer = new JavaWriter();
+    remote.put(writer.identityCid(), writer.identityBlock());
+    final OrbitDbAddress address = JavaWriter.database(remote, "fenced", List.of(writer.id()));
+    final List<Entry> chain = writer.chain(remote, address, 10);
+    final FencedDatastore shared = new FencedDatastore();
+    final Owner a = new Owner();
+    final Owner b = new Owner();
+    final OrbitDbLog logA = new OrbitDbLog(address,
+        TestVerifiers.of(address, remote, local, fetcher, Runnable::run), local, fetcher, shared,
+        LogConfig.DEFAULT.withStateScope("relayA"), new LogMemory(), Runnable::run, clock, a);
+    final OrbitDbLog logB = new OrbitDbLog(address,
+        TestVerifiers.of(address, remote, local, fetcher, Runnable::run), local, fetcher, shared,
+        LogConfig.DEFAULT.withStateScope("relayB"), new LogMemory(), Runnable::run, clock, b);
+    // A owns the log at epoch 1: its heads are the shared ones; B, a follower, writes its own.
+    shared.epochs.put(address.toString(), 1L);
+    a.fence = new Fence(address.toString(), "relayA", 1);
+    get(logA.join(chain.get(3).cid()));
+    get(logB.join(chain.get(5).cid()));
+    assertThat(logB.storedHeads()).containsExactly(chain.get(3).cid());
+    assertThat(logB.heads()).containsExactly(chain.get(5).cid());
+    // B takes the lease over at epoch 2 while A, paused, still holds its fence of epoch 1.
+    shared.epochs.put(address.toString(), 2L);
+    b.fence = new Fence(address.toString(), "relayB", 2);
+    get(logB.join(chain.get(7).cid()));
+    assertThat(logA.storedHeads()).containsExactly(chain.get(7).cid());
+    // A's late join is refused whole: the shared heads stay B's, A's state stays unsaved.
+    get(logA.join(chain.get(4).cid()));
+    assertThat(logA.storedHeads()).containsExactly(chain.get(7).cid());
+    assertThat(logA.counters()).containsEntry("stale-fence", 1L);
+    // A learns it lost the lease: its next write is its own state only, and lands.
+    a.fence = null;
+    get(logA.join(chain.get(9).cid()));
+    assertThat(logA.storedHeads()).containsExactly(chain.get(7).cid());
+    assertThat(new OrbitDbLog(address,
+        TestVerifiers.of(address, remote, local, fetcher, Runnable::run), local, fetcher, shared,
+        LogConfig.DEFAULT.withStateScope("relayA"), new LogMemory(), Runnable::run, clock, a)
+        .size()).isEqualTo(10);
   }
 }

@@ -1,5 +1,6 @@
 package io.relaypinner.relay.coordination;
 
+import io.relaypinner.ipfs.datastore.Fence;
 import io.relaypinner.relay.storage.GcPolicy;
 import java.util.List;
 import java.util.Objects;
@@ -53,13 +54,19 @@ public record Coordination(DatabaseOwnership ownership, HeadsAnnouncer heads,
       }
 
       @Override
+      public Optional<Fence> fence(final String name) {
+        // The embedded stores ignore fences: nobody else writes them.
+        return Optional.of(new Fence(name, "local", 0));
+      }
+
+      @Override
       public void onAcquired(final Consumer<String> listener) {
         // Every database is owned from the start: nothing is ever newly acquired.
       }
     };
     final HeadsAnnouncer heads = new HeadsAnnouncer() {
       @Override
-      public void announce(final String address, final List<String> cids) {
+      public void announce(final String address, final List<String> cids, final long epoch) {
       }
 
       @Override

@@ -1,5 +1,7 @@
 package io.relaypinner.relay.coordination;
 
+import io.relaypinner.ipfs.datastore.Fence;
+import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
@@ -39,6 +41,14 @@ public interface DatabaseOwnership {
   default long ownedUntil(final String name) {
     return owns(name) ? Long.MAX_VALUE : Long.MIN_VALUE;
   }
+
+  /**
+   * The fencing token of {@code name} while this relay owns it ({@link #owns}), empty when it
+   * does not: writes that must be the owner's alone (the shared heads of a log, its sync
+   * history, the GC leader's deletes) carry it, and a shared store refuses them once another
+   * relay took the lease over, however long this relay paused between the check and the write.
+   */
+  Optional<Fence> fence(String name);
 
   /** Called (on a coordination thread) with each name this relay newly owns. */
   void onAcquired(Consumer<String> listener);

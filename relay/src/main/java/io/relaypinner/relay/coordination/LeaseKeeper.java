@@ -1,6 +1,7 @@
 package io.relaypinner.relay.coordination;
 
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
+import io.relaypinner.ipfs.datastore.Fence;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
 import java.time.Clock;
 import java.time.Duration;
@@ -11,6 +12,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -31,7 +33,10 @@ import org.slf4j.LoggerFactory;
  * an NTP step or an operator can move back and so stretch the trust): PostgreSQL measures the
  * expiry from a later instant on its own clock, so a relay that cannot renew (PostgreSQL down,
  * network cut) stops acting as the owner before anyone else can take over. The wall
- * {@link Clock} only translates the end of the trust for {@link #ownedUntil}. Engine: no
+ * {@link Clock} only translates the end of the trust for {@link #ownedUntil}. Trust protects
+ * decisions, not a write already under way when the relay paused past its lease: each lease
+ * also has an epoch (new at each takeover), and writes that must be the owner's alone are
+ * fenced by it ({@link #fence}). Engine: no
  * threads, injected clocks; thread-safe.
  */
 public final class LeaseKeeper implements DatabaseOwnership {
@@ -45,14 +50,21 @@ public final class LeaseKeeper implements DatabaseOwnership {
 
   /** The lease store (PostgreSQL's {@code relay_leases}, or a fake in tests). */
   public interface Leases {
-    /** Takes or renews each name in one round trip; returns those held now. */
-    Set<String> tryAcquire(Collection<String> names);
+    /**
+     * Takes or renews each name in one round trip; returns those held now with their epochs (a
+     * renewal keeps the epoch, a takeover or a retake after expiry gets a higher one).
+     */
+    Map<String, Long> tryAcquire(Collection<String> names);
 
-    Set<String> renew(Collection<String> names);
+    /** Renews the unexpired leases of this holder among {@code names}; those, with epochs. */
+    Map<String, Long> renew(Collection<String> names);
 
     void release(String name);
 
     Duration ttl();
+
+    /** This relay's name in the table (the holder its fences name). */
+    String holder();
   }
 
   private final Leases leases;
@@ -63,6 +75,8 @@ public final class LeaseKeeper implements DatabaseOwnership {
   private final Set<String> dropped = new LinkedHashSet<>();
   /** Held names: trusted until this time (monotonic millis). */
   private final Map<String, Long> validUntil = new HashMap<>();
+  /** Held names: the epoch they were taken at (their fencing token). */
+  private final Map<String, Long> epochs = new HashMap<>();
   /** Standby names: not taken before this time (monotonic millis). */
   private final Map<String, Long> notBefore = new HashMap<>();
   private final AtomicLong failures = new AtomicLong();
@@ -130,6 +144,7 @@ public final class LeaseKeeper implements DatabaseOwnership {
   public synchronized void drop(final String name) {
     notBefore.remove(name);
     if (wanted.remove(name) && validUntil.remove(name) != null) {
+      epochs.remove(name);
       dropped.add(name);
     }
   }
@@ -149,6 +164,17 @@ public final class LeaseKeeper implements DatabaseOwnership {
     final Long until = validUntil.get(name);
     final long left = until == null ? 0 : until - now();
     return left > 0 ? clock.millis() + left : Long.MIN_VALUE;
+  }
+
+  /**
+   * The lease's fencing token while it is trusted ({@link #owns}): a write fenced by it lands
+   * only while PostgreSQL still has this relay holding {@code name} at that epoch.
+   */
+  @Override
+  public synchronized Optional<Fence> fence(final String name) {
+    final Long epoch = epochs.get(name);
+    return owns(name) && epoch != null
+        ? Optional.of(new Fence(name, leases.holder(), epoch)) : Optional.empty();
   }
 
   @Override
@@ -193,12 +219,14 @@ public final class LeaseKeeper implements DatabaseOwnership {
       }
       if (!held.isEmpty()) {
         final long start = now();
-        final Set<String> renewed = leases.renew(held);
+        final Map<String, Long> renewed = leases.renew(held);
         synchronized (this) {
           for (final String name : held) {
-            if (renewed.contains(name) && wanted.contains(name)) {
+            final Long epoch = renewed.get(name);
+            if (epoch != null && epoch.equals(epochs.get(name)) && wanted.contains(name)) {
               validUntil.put(name, start + trustMillis);
             } else if (validUntil.remove(name) != null) {
+              epochs.remove(name);
               lost.incrementAndGet();
               LOG.warn("lost the lease on {} (it expired before it was renewed)", name);
               if (wanted.contains(name)) {
@@ -210,9 +238,10 @@ public final class LeaseKeeper implements DatabaseOwnership {
         }
       }
       final long start = now();
-      final Set<String> taken = toTake.isEmpty() ? Set.of() : leases.tryAcquire(toTake);
+      final Map<String, Long> taken = toTake.isEmpty() ? Map.of() : leases.tryAcquire(toTake);
       for (final String name : toTake) {
-        if (!taken.contains(name)) {
+        final Long epoch = taken.get(name);
+        if (epoch == null) {
           continue;
         }
         synchronized (this) {
@@ -221,9 +250,10 @@ public final class LeaseKeeper implements DatabaseOwnership {
             continue;
           }
           validUntil.put(name, start + trustMillis);
+          epochs.put(name, epoch);
         }
         acquired.incrementAndGet();
-        LOG.info("this relay now holds the lease on {}", name);
+        LOG.info("this relay now holds the lease on {} (epoch {})", name, epoch);
         try {
           listener.accept(name);
         } catch (final RuntimeException e) {

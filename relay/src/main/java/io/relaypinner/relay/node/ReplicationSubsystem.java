@@ -7,6 +7,7 @@ import io.relaypinner.common.budget.Resource;
 import io.relaypinner.common.budget.Scope;
 import io.relaypinner.ipfs.bitswap.Bitswap;
 import io.relaypinner.ipfs.bitswap.NetworkPinner;
+import io.relaypinner.ipfs.datastore.Fence;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.BlockFetcher;
 import io.relaypinner.orbitdb.OrbitDbAddress;
@@ -16,9 +17,12 @@ import io.relaypinner.orbitdb.ReplicaContext;
 import io.relaypinner.orbitdb.identity.Identities;
 import io.relaypinner.orbitdb.identity.IdentityVerifiers;
 import io.relaypinner.orbitdb.log.LogConfig;
+import io.relaypinner.orbitdb.log.LogFences;
+import io.relaypinner.orbitdb.log.LogMemory;
 import io.relaypinner.orbitdb.log.OrbitDbLog;
 import io.relaypinner.relay.api.EntryLookup;
 import io.relaypinner.relay.config.RelayConfig;
+import io.relaypinner.relay.coordination.DatabaseOwnership;
 import io.relaypinner.relay.identity.IdentityVerificationMetrics;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
 import io.relaypinner.relay.pubsub.PubSubMetrics;
@@ -92,8 +96,9 @@ public final class ReplicationSubsystem extends Subsystem {
     // The identity types this node accepts (passkeys per its configuration): one set for all.
     identityVerifiers = IdentityVerifiers.withPasskeys(config.passkeys().toWebAuthnConfig());
     mediaExtractor = new MediaCidExtractor(config.sync().mediaCidFields());
+    final DatabaseOwnership ownership = storage.coordination().ownership();
     final SyncHistory history = new SyncHistory(storage.datastore(),
-        tuning.syncHistoryMaxEntries());
+        tuning.syncHistoryMaxEntries(), ownership::fence);
     history.load();
     // Syncs run the replication service's syncer (a sync before it is there fails and is retried
     // by the next trigger).
@@ -136,6 +141,24 @@ public final class ReplicationSubsystem extends Subsystem {
     return (int) Math.max(Math.min(256, configured), Math.min(configured, room));
   }
 
+  /**
+   * A followed database's shared heads are written by its owner alone, fenced by its lease; an
+   * access controller's database (nobody leases it) by every relay that joins it.
+   */
+  static LogFences fences(final DatabaseOwnership ownership) {
+    return new LogFences() {
+      @Override
+      public boolean leased(final OrbitDbAddress address) {
+        return ownership.wants(address.toString());
+      }
+
+      @Override
+      public Optional<Fence> fence(final OrbitDbAddress address) {
+        return ownership.fence(address.toString());
+      }
+    };
+  }
+
   private ReplicationService startService(final RelayConfig config, final String peerId,
       final StorageSubsystem storage, final NetworkSubsystem network,
       final ContentSubsystem content, final PrometheusRegistry registry, final Clock clock) {
@@ -160,7 +183,8 @@ public final class ReplicationSubsystem extends Subsystem {
     }
     final ReplicaContext context = new ReplicaContext(storage.blockstore(), storage.datastore(),
         fetcher, new Identities(storage.blockstore(), fetcher, identityVerifiers, executor,
-            identityCacheSize), executor, logConfig, clock);
+            identityCacheSize), executor, logConfig, clock, new LogMemory(),
+        fences(storage.coordination().ownership()));
     // Media pins (the pinned-already check, each fetched block's links, the final pin) run on
     // the bitswap executor, next to the block writes they wait for: on the replication executor
     // they queued behind the joins of a writer's burst (1-2 s before the first media want).

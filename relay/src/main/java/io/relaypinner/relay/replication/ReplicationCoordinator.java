@@ -1,6 +1,7 @@
 package io.relaypinner.relay.replication;
 
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
+import io.relaypinner.ipfs.datastore.Fence;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.MultiformatException;
 import io.relaypinner.orbitdb.OrbitDbAddress;
@@ -125,7 +126,7 @@ final class ReplicationCoordinator {
     try {
       executor.execute(() -> {
         try {
-          current.heads().announce(address.toString(), List.of());
+          current.heads().announce(address.toString(), List.of(), 0);
         } catch (final StoreUnavailableException e) {
           counter.accept("heads-announce-failed");
         }
@@ -173,7 +174,10 @@ final class ReplicationCoordinator {
       heads.add(head.toString());
     }
     try {
-      coordination.heads().announce(replica.address().toString(), heads);
+      // The owner's carries its lease's epoch: the others drop a former owner's late one.
+      final long epoch = coordination.ownership().fence(replica.address().toString())
+          .map(Fence::epoch).orElse(0L);
+      coordination.heads().announce(replica.address().toString(), heads, epoch);
       counter.accept("heads-announced");
     } catch (final StoreUnavailableException e) {
       counter.accept("heads-announce-failed");

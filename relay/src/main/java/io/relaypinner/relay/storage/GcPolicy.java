@@ -25,4 +25,14 @@ public interface GcPolicy {
   default boolean sharedStores() {
     return false;
   }
+
+  /**
+   * Runs one page of deletes ({@code PinStore.DELETE_PAGE} blocks). The GC leader of relays
+   * sharing the stores runs it in a PostgreSQL transaction that holds its lease's row at its
+   * epoch, so the page is deleted strictly before another relay takes the leadership over;
+   * throws (the run ends) when the lease was taken over meanwhile. This default runs it.
+   */
+  default void aroundDeletes(final Runnable page) {
+    page.run();
+  }
 }

@@ -201,7 +201,7 @@ public final class StorageGc {
       try {
         alsoKeep.forEach(multihash -> kept.put(multihash.bytes(), Boolean.TRUE));
         result = pins.gc(multihash -> sweepable(multihash, now, evicted, kept, before, seen,
-            shared, stopped), cache::heldDags);
+            shared, stopped), cache::heldDags, policy::aroundDeletes);
       } catch (final RuntimeException e) {
         sightings.drop(seen);
         throw e;

@@ -1,6 +1,7 @@
 package io.relaypinner.relay.sync;
 
 import io.relaypinner.ipfs.datastore.Datastore;
+import io.relaypinner.ipfs.datastore.Fence;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.relay.pubsub.OrbitDbTopics;
 import java.nio.charset.StandardCharsets;
@@ -13,6 +14,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,10 +48,24 @@ public final class SyncHistory {
 
   private final Datastore datastore;
   private final int maxEntries;
+  private final Function<String, Optional<Fence>> fences;
   private final Map<String, Instant> entries = new ConcurrentHashMap<>();
 
+  /** A history of this relay alone: written unfenced. */
   public SyncHistory(final Datastore datastore, final int maxEntries) {
+    this(datastore, maxEntries, address -> Optional.empty());
+  }
+
+  /**
+   * @param fences the fence of a database's lease while this relay owns it (shared stores): the
+   *     owner's record is written fenced, so a former owner that paused past its lease cannot
+   *     write its older time after the new owner's; a relay that does not own the database
+   *     writes unfenced, as before
+   */
+  public SyncHistory(final Datastore datastore, final int maxEntries,
+      final Function<String, Optional<Fence>> fences) {
     this.datastore = Objects.requireNonNull(datastore, "datastore");
+    this.fences = Objects.requireNonNull(fences, "fences");
     if (maxEntries < 1) {
       throw new IllegalArgumentException("maxEntries must be positive: " + maxEntries);
     }
@@ -85,16 +101,25 @@ public final class SyncHistory {
   }
 
   /**
-   * Records a successful sync, durably (blocks on the datastore; never call on an event loop).
+   * Records a successful sync, durably (blocks on the datastore; never call on an event loop),
+   * fenced by the database's lease while this relay owns it.
    *
    * @throws IllegalArgumentException when {@code address} is not a database address
    *     ({@link OrbitDbAddress#parse})
+   * @throws io.relaypinner.ipfs.datastore.StaleFenceException when this relay lost the lease
+   *     meanwhile (nothing recorded)
    */
   public void record(final String address, final Instant at) {
     if (!OrbitDbAddress.isValid(address)) {
       throw new IllegalArgumentException("not a database address: " + address);
     }
-    datastore.put(key(address), at.toString().getBytes(StandardCharsets.UTF_8));
+    final byte[] value = at.toString().getBytes(StandardCharsets.UTF_8);
+    final Optional<Fence> fence = fences.apply(address);
+    if (fence.isPresent()) {
+      datastore.write(Map.of(key(address), value), List.of(), fence.get());
+    } else {
+      datastore.put(key(address), value);
+    }
     entries.put(address, at);
     while (entries.size() > maxEntries) {
       final Optional<Map.Entry<String, Instant>> oldest = entries.entrySet().stream()

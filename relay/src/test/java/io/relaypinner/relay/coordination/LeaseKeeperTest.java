@@ -3,16 +3,15 @@ package io.relaypinner.relay.coordination;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
+import io.relaypinner.ipfs.datastore.Fence;
 import io.relaypinner.testkit.MutableClock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -24,38 +23,49 @@ class LeaseKeeperTest {
     final MutableClock clock = new MutableClock(Instant.parse("2026-11-24T00:00:00Z"));
     final Map<String, String> holders = new HashMap<>();
     final Map<String, Instant> expiries = new HashMap<>();
+    final Map<String, Long> epochs = new HashMap<>();
+    long nextEpoch = 1;
     boolean down;
 
     LeaseKeeper.Leases as(final String holder) {
       return new LeaseKeeper.Leases() {
         @Override
-        public Set<String> tryAcquire(final Collection<String> names) {
+        public Map<String, Long> tryAcquire(final Collection<String> names) {
           check();
-          final Set<String> out = new HashSet<>();
+          final Map<String, Long> out = new HashMap<>();
           for (final String name : names) {
             final String current = holders.get(name);
-            if (current == null || current.equals(holder)
-                || expiries.get(name).isBefore(clock.instant())) {
+            final boolean expired = current != null
+                && expiries.get(name).isBefore(clock.instant());
+            if (current == null || current.equals(holder) || expired) {
+              if (current == null || !current.equals(holder) || expired) {
+                epochs.put(name, nextEpoch++);
+              }
               holders.put(name, holder);
               expiries.put(name, clock.instant().plus(TTL));
-              out.add(name);
+              out.put(name, epochs.get(name));
             }
           }
           return out;
         }
 
         @Override
-        public Set<String> renew(final Collection<String> names) {
+        public Map<String, Long> renew(final Collection<String> names) {
           check();
-          final Set<String> out = new HashSet<>();
+          final Map<String, Long> out = new HashMap<>();
           for (final String name : names) {
             if (holder.equals(holders.get(name))
                 && !expiries.get(name).isBefore(clock.instant())) {
               expiries.put(name, clock.instant().plus(TTL));
-              out.add(name);
+              out.put(name, epochs.get(name));
             }
           }
           return out;
+        }
+
+        @Override
+        public String holder() {
+          return holder;
         }
 
         @Override
@@ -141,6 +151,31 @@ class LeaseKeeperTest {
     one.tick();
     assertThat(one.owns("/orbitdb/a")).isFalse();
     assertThat(one.lostCount()).isEqualTo(1);
+  }
+
+  @Test
+  void fence_shouldKeepItsEpochOverRenewals_andEndWithTheTrust_whenTakenOver() {
+    final Table table = new Table();
+    final LeaseKeeper one = keeper(table, "one");
+    final LeaseKeeper two = keeper(table, "two");
+    one.want("/orbitdb/a");
+    two.want("/orbitdb/a");
+    assertThat(one.fence("/orbitdb/a")).isEmpty();
+    one.tick();
+    two.tick();
+    final Fence first = one.fence("/orbitdb/a").orElseThrow();
+    assertThat(first).isEqualTo(new Fence("/orbitdb/a", "one", table.epochs.get("/orbitdb/a")));
+    assertThat(two.fence("/orbitdb/a")).isEmpty();
+    table.clock.advance(one.tickPeriod());
+    one.tick();
+    assertThat(one.fence("/orbitdb/a")).contains(first);
+    // one pauses (no ticks): its fence ends with its trust, two takes over at a higher epoch.
+    while (!two.owns("/orbitdb/a")) {
+      table.clock.advance(two.tickPeriod());
+      two.tick();
+    }
+    assertThat(one.fence("/orbitdb/a")).isEmpty();
+    assertThat(two.fence("/orbitdb/a").orElseThrow().epoch()).isGreaterThan(first.epoch());
   }
 
   @Test

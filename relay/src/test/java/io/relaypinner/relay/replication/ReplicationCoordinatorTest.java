@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
 import io.relaypinner.ipfs.blockstore.StoreUnavailableException;
+import io.relaypinner.ipfs.datastore.Fence;
 import io.relaypinner.ipfs.datastore.MemoryDatastore;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.orbitdb.BlockFetcher;
@@ -31,6 +32,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -168,6 +170,11 @@ class ReplicationCoordinatorTest {
     }
 
     @Override
+    public Optional<Fence> fence(final String name) {
+      return owns(name) ? Optional.of(new Fence(name, "this", 1)) : Optional.empty();
+    }
+
+    @Override
     public void onAcquired(final Consumer<String> acquired) {
       this.listener = acquired;
     }
@@ -185,7 +192,7 @@ class ReplicationCoordinatorTest {
     volatile boolean down;
 
     @Override
-    public void announce(final String address, final List<String> cids) {
+    public void announce(final String address, final List<String> cids, final long epoch) {
       if (down) {
         throw new StoreUnavailableException("postgres", "unreachable", null);
       }

@@ -524,4 +524,42 @@ class StorageGcTest {
     assertThat(blocks.has(a)).isFalse();
     assertThat(blocks.has(b)).isFalse();
   }
+
+  @Test
+  void sharedStores_eachPageOfDeletesRunsUnderThePolicy_andAStaleFenceEndsTheRun() {
+    // The GC leader's pages run under its lease's fence: here the first page passes, the second
+    // finds the lease taken over (as PostgreSQL's StaleFenceException would).
+    final AtomicInteger pages = new AtomicInteger();
+    final StorageGc gc = gc(new GatewayCache(1 << 20), quota(0), new GcPolicy() {
+      @Override
+      public boolean mayCollect() {
+        return true;
+      }
+
+      @Override
+      public boolean sharedStores() {
+        return true;
+      }
+
+      @Override
+      public void aroundDeletes(final Runnable page) {
+        if (pages.incrementAndGet() > 1) {
+          throw new IllegalStateException("stale fence");
+        }
+        page.run();
+      }
+    });
+    final int count = 2 * PinStore.DELETE_PAGE + 1;
+    for (int i = 0; i < count; i++) {
+      raw(blocks, 10);
+    }
+    gc.runOnce();
+    clock.advance(GRACE);
+    assertThat(gc.runOnce()).isEqualTo(StorageGc.Outcome.FAILED);
+    assertThat(pages).hasValue(2);
+    assertThat(gc.removedBlocks()).isZero();
+    final AtomicInteger left = new AtomicInteger();
+    blocks.forEachKey(cid -> left.incrementAndGet());
+    assertThat(left).hasValue(count - PinStore.DELETE_PAGE);
+  }
 }
