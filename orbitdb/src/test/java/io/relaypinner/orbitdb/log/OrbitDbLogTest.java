@@ -469,28 +469,17 @@ class OrbitDbLogTest {
   }
 
   /** A shared datastore that checks fences as PostgreSQL does: one current epoch per name. */
-  private static final class FencedDatastore implements Datastore {
-    final MemoryDatastore inner = new MemoryDatastore();
+  private static final class FencedDatastore extends ForwardingDatastore {
     final Map<String, Long> epochs = new ConcurrentHashMap<>();
+    private final MemoryDatastore inner;
 
-    @Override
-    public java.util.Optional<byte[]> get(final String key) {
-      return inner.get(key);
+    FencedDatastore() {
+      this(new MemoryDatastore());
     }
 
-    @Override
-    public void put(final String key, final byte[] value) {
-      inner.put(key, value);
-    }
-
-    @Override
-    public boolean delete(final String key) {
-      return inner.delete(key);
-    }
-
-    @Override
-    public void write(final Map<String, byte[]> puts, final java.util.Collection<String> deletes) {
-      inner.write(puts, deletes);
+    private FencedDatastore(final MemoryDatastore inner) {
+      super(inner);
+      this.inner = inner;
     }
 
     @Override
@@ -500,16 +489,6 @@ class OrbitDbLogTest {
         throw new StaleFenceException("postgres", fence);
       }
       inner.write(puts, deletes);
-    }
-
-    @Override
-    public List<Entry> scan(final String prefix) {
-      return inner.scan(prefix);
-    }
-
-    @Override
-    public void close() {
-      inner.close();
     }
   }
 
