@@ -41,8 +41,9 @@ import org.slf4j.LoggerFactory;
  * dialled by it too. A sync whose log stays incomplete keeps running: past
  * {@code RELAY_PINNING_SYNC_TIMEOUT_MS} the engine answers 504 {@code sync_timeout}, counts it in
  * {@code timedOutSyncs} and cools the topic down; at {@link Config#giveUpFactor()} times that
- * timeout it fails with {@link IncompleteLogException} (counted in {@code failedSyncs}). So
- * {@code /pinning/databases} lists only databases that were complete.
+ * timeout it fails with {@link IncompleteLogException} (counted in {@code failedSyncs}); a sync
+ * whose log is complete then but that never became quiet (entries kept arriving) ends there as a
+ * success instead. So {@code /pinning/databases} lists exactly the databases that were complete.
  *
  * <p>Decisions are taken on the injected {@link Clock}; the sync waits for events, not by
  * polling: a head offered to the session, a peer queued to dial, a heads exchange or a join that
@@ -190,6 +191,14 @@ final class DatabaseSync {
         if (joinsDone && exchangesDone && log.isComplete() && !session.hasHeads()
             && (nothingNew
                 || quiet && (!added.isEmpty() || now >= windowEnd || nothingToAwait))) {
+          break;
+        }
+        if (now >= giveUp && joinsDone && log.isComplete()) {
+          // Never quiet, yet complete: entries kept arriving (a writer's long burst on a busy
+          // machine) or a peer kept the sync waiting for the whole time. The log is complete as
+          // far as the heads known, which is what a sync promises: it ends as a success (and is
+          // recorded), not as an incomplete log. Heads still queued go to the next sync.
+          counter.accept("syncs-ended-unquiet");
           break;
         }
         if (now >= giveUp) {

@@ -1,6 +1,8 @@
 package io.relaypinner.relay.replication;
 
 import io.relaypinner.ipfs.bitswap.Bitswap;
+import io.relaypinner.ipfs.bitswap.BitswapProtocol;
+import io.relaypinner.libp2p.host.Connection;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.pubsub.PubSub;
 import io.relaypinner.multiformats.Cid;
@@ -10,6 +12,7 @@ import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.heads.HeadsConfig;
 import io.relaypinner.orbitdb.heads.HeadsEndpoint;
 import io.relaypinner.orbitdb.heads.HeadsExchangeProtocol;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -68,6 +71,25 @@ public final class Libp2pReplicationNetwork implements ReplicationNetwork {
   @Override
   public boolean hasPeers() {
     return bitswap.peerCount() > 0;
+  }
+
+  @Override
+  public boolean reachPeers() {
+    boolean any = bitswap.peerCount() > 0;
+    for (final Connection connection : host.connections()) {
+      final List<String> protocols = host.peerStore().get(connection.remotePeer())
+          .map(info -> info.protocols()).orElse(List.of());
+      if (protocols.isEmpty()) {
+        // Not identified yet (or its identify failed): identify it, sharing an identify still
+        // running; its answer tells bitswap that the peer speaks it.
+        host.identify(connection);
+        any = true;
+      } else if (protocols.stream().anyMatch(BitswapProtocol.PROTOCOL_IDS::contains)) {
+        // Identified, and bitswap is about to hear of it.
+        any = true;
+      }
+    }
+    return any;
   }
 
   @Override

@@ -33,8 +33,19 @@ public interface ReplicationNetwork {
   /** Dials {@code peer} at an address it was seen at; completes true once connected. */
   CompletableFuture<Boolean> redial(PeerId peer);
 
-  /** Whether any peer is connected to fetch blocks from. */
+  /** Whether any peer is connected to fetch blocks from (a peer known to speak bitswap). */
   boolean hasPeers();
+
+  /**
+   * Whether any peer is connected that may have a block we lack, before a fetch from the network
+   * is given up at once: a bitswap peer, or any other connected peer whose identify has not told
+   * yet which protocols it speaks (a writer that connected a moment ago, or whose identify failed
+   * under load). Those are identified (again) now: our wants reach each of them as soon as its
+   * identify lists bitswap, within the fetch's own timeout.
+   */
+  default boolean reachPeers() {
+    return hasPeers();
+  }
 
   /** {@code cid} is stored here now: tell the peers that want it. */
   void announce(Cid cid);

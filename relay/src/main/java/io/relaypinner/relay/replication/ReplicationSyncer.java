@@ -216,8 +216,12 @@ final class ReplicationSyncer implements DatabaseSyncer {
 
   private OrbitDbReplica open(final OrbitDbAddress address, final SyncContext context)
       throws Exception {
-    if (replicas.replica(address).isEmpty() && !network.hasPeers()
-        && !replicas.context().blockstore().has(address.manifest())) {
+    // Any connected peer may have the manifest: bitswap knows a peer only once its identify was
+    // processed, which under load can come after a writer's last write (and its explicit sync).
+    // Such a peer gets our want when its identify lists bitswap; only with nobody connected at
+    // all does the sync fail at once.
+    if (replicas.replica(address).isEmpty()
+        && !replicas.context().blockstore().has(address.manifest()) && !network.reachPeers()) {
       throw new IllegalStateException("cannot open " + address
           + ": its manifest is not stored here and no peer is connected to fetch it from");
     }

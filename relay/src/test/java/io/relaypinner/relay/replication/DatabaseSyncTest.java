@@ -249,6 +249,42 @@ class DatabaseSyncTest {
     assertThat(counters).containsEntry("syncs-incomplete", 1L);
   }
 
+  /**
+   * Issue 37: a writer's long burst on a busy machine: entries arrive more often than the quiet
+   * period for three sync timeouts. The log is complete at every step; before, the sync still
+   * failed at three timeouts as an "incomplete log" ("still missing 0 blocks"), so the database,
+   * every entry of it replicated, was never listed in {@code /pinning/databases}.
+   */
+  @Test
+  void aSyncWhoseEntriesKeepArriving_shouldEndAsASuccess_atThreeTimesTheTimeout_whenComplete()
+      throws Exception {
+    final long step = QUIET - 100;
+    final long giveUp = t0 + TIMEOUT.toMillis() * DatabaseSync.Config.DEFAULT.giveUpFactor();
+    final int entries = (int) ((giveUp - t0) / step) + 2;
+    final Database db = database("burst", entries);
+
+    final CompletableFuture<SyncResult> outcome = start(db, SyncTrigger.MESSAGE);
+    int offered = 0;
+    while (clock.millis() < giveUp) {
+      db.session().offer(db.chain().get(offered).block());
+      final int joined = ++offered;
+      // Polled closely: 150 steps.
+      await().atMost(Duration.ofSeconds(10)).pollDelay(Duration.ZERO)
+          .pollInterval(Duration.ofMillis(1)).until(() -> db.replica().log().size() == joined
+              && timer.nextDue().orElse(0) > clock.millis());
+      assertThat(db.replica().log().isComplete()).isTrue();
+      assertThat(outcome).isNotDone();
+      timer.advance(Duration.ofMillis(Math.min(step, giveUp - clock.millis())));
+    }
+
+    final SyncResult result = outcome.get(10, TimeUnit.SECONDS);
+    assertThat(result.complete()).isTrue();
+    assertThat(result.entries()).isEqualTo(offered);
+    assertThat(result.receivedUpdate()).isTrue();
+    assertThat(counters).containsEntry("syncs-ended-unquiet", 1L)
+        .doesNotContainKey("syncs-incomplete");
+  }
+
   @Test
   void aSyncAsOwner_shouldStop_whenItsLeaseEnds_onTheClock() throws Exception {
     final Database db = database("lease", 1);

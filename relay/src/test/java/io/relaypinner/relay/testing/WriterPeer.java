@@ -8,15 +8,20 @@ import io.relaypinner.ipfs.dagcbor.DagCborValue;
 import io.relaypinner.ipfs.unixfs.UnixFsImporter;
 import io.relaypinner.libp2p.crypto.KeyType;
 import io.relaypinner.libp2p.crypto.Keys;
+import io.relaypinner.libp2p.crypto.PublicKey;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostConfig;
 import io.relaypinner.libp2p.netty.EventLoops;
+import io.relaypinner.libp2p.protocol.identify.IdentifyConfig;
+import io.relaypinner.libp2p.protocol.identify.IdentifyLocal;
+import io.relaypinner.libp2p.protocol.identify.IdentifyProtocol;
 import io.relaypinner.libp2p.pubsub.GossipsubConfig;
 import io.relaypinner.libp2p.pubsub.PubSub;
 import io.relaypinner.multiformats.Cid;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.multiformats.Multibase;
 import io.relaypinner.multiformats.Multihash;
+import io.relaypinner.multiformats.PeerId;
 import io.relaypinner.orbitdb.JavaWriter;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.log.Entry;
@@ -29,6 +34,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -69,6 +75,10 @@ public final class WriterPeer implements AutoCloseable {
 
   public OrbitDbAddress address() {
     return address;
+  }
+
+  public PeerId peerId() {
+    return host.peerId();
   }
 
   /** Every entry written, oldest first. */
@@ -131,6 +141,44 @@ public final class WriterPeer implements AutoCloseable {
 
   public void dial(final Multiaddr relay) throws Exception {
     host.dial(relay).get(10, TimeUnit.SECONDS);
+  }
+
+  /**
+   * From now on, identify requests of other peers get no answer until the returned action runs
+   * (then each gets ours): a peer connected to us that has not identified us yet, as a relay is
+   * for a moment after a writer connected, longer on a busy machine.
+   */
+  public Runnable holdIdentify() {
+    final PublicKey publicKey = host.identity().publicKey();
+    final IdentifyProtocol identify = new IdentifyProtocol(new IdentifyLocal() {
+      @Override
+      public PublicKey publicKey() {
+        return publicKey;
+      }
+
+      @Override
+      public String agentVersion() {
+        return "writer-peer/1";
+      }
+
+      @Override
+      public List<Multiaddr> listenAddrs() {
+        return host.listenAddresses();
+      }
+
+      @Override
+      public List<String> protocols() {
+        return host.protocols().protocols();
+      }
+    }, IdentifyConfig.DEFAULT);
+    final CompletableFuture<Void> released = new CompletableFuture<>();
+    host.protocols().register(IdentifyProtocol.PROTOCOL_ID, (stream, protocol) ->
+        released.thenRun(() -> stream.eventLoop().execute(() -> {
+          if (stream.isActive()) {
+            identify.installResponder(stream, null);
+          }
+        })));
+    return () -> released.complete(null);
   }
 
   public void subscribe() throws Exception {
