@@ -48,8 +48,7 @@ import org.h2.mvstore.MVStoreException;
  *
  * <p>Heap: a page cache of {@link #CACHE_MIB} MiB (part of the node's memory budget,
  * docs/hardening.md), the chunk metadata (one entry per chunk: it follows the file's size)
- * and the changes not committed
- * yet.
+ * and the changes not committed yet.
  *
  * <p>MVStore locks the file exclusively: a second open, from this process or another, fails
  * with {@link DatastoreLockedException}. {@link #close} releases the lock.
