@@ -6,15 +6,12 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import io.relaypinner.ipfs.car.CarWriter;
 import io.relaypinner.libp2p.crypto.KeyType;
 import io.relaypinner.libp2p.crypto.Keys;
 import io.relaypinner.libp2p.crypto.PrivateKey;
-import io.relaypinner.multiformats.Cid;
 import io.relaypinner.relay.RelayNode;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.identity.NodeIdentity;
-import java.io.ByteArrayOutputStream;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -27,8 +24,6 @@ import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -91,19 +86,7 @@ class HasEntryIT {
 
   /** A CAR with roots [manifest, heads…] and every block of the vectors file. */
   private byte[] car(final JsonNode db) throws Exception {
-    final List<Cid> roots = new ArrayList<>();
-    roots.add(Cid.parse(db.get("address").asText().substring("/orbitdb/".length())));
-    db.get("heads").forEach(h -> roots.add(Cid.parse(h.asText())));
-    final ByteArrayOutputStream out = new ByteArrayOutputStream();
-    try (CarWriter writer = new CarWriter(out, roots)) {
-      final Iterator<Map.Entry<String, JsonNode>> blocks = vectors.get("blocks").fields();
-      while (blocks.hasNext()) {
-        final Map.Entry<String, JsonNode> block = blocks.next();
-        writer.write(Cid.parse(block.getKey()),
-            Base64.getDecoder().decode(block.getValue().asText()));
-      }
-    }
-    return out.toByteArray();
+    return io.relaypinner.relay.testing.ImportCars.vectorCar(vectors, db, Map.of());
   }
 
   private HttpResponse<String> send(final String path, final byte[] body, final String token,

@@ -85,23 +85,7 @@ class ExportImportIT {
   /** A CAR with roots [manifest, heads…] and every block of the vectors file (and extras). */
   private static byte[] vectorCar(final JsonNode db, final Map<Cid, byte[]> extra)
       throws Exception {
-    final JsonNode vectors = vectors();
-    final List<Cid> roots = new ArrayList<>();
-    roots.add(Cid.parse(db.get("address").asText().substring("/orbitdb/".length())));
-    db.get("heads").forEach(h -> roots.add(Cid.parse(h.asText())));
-    final ByteArrayOutputStream out = new ByteArrayOutputStream();
-    try (CarWriter writer = new CarWriter(out, roots)) {
-      final Iterator<Map.Entry<String, JsonNode>> blocks = vectors.get("blocks").fields();
-      while (blocks.hasNext()) {
-        final Map.Entry<String, JsonNode> block = blocks.next();
-        writer.write(Cid.parse(block.getKey()), Base64.getDecoder().decode(
-            block.getValue().asText()));
-      }
-      for (final Map.Entry<Cid, byte[]> block : extra.entrySet()) {
-        writer.write(block.getKey(), block.getValue());
-      }
-    }
-    return out.toByteArray();
+    return io.relaypinner.relay.testing.ImportCars.vectorCar(vectors(), db, extra);
   }
 
   private HttpResponse<byte[]> send(final RelayNode node, final String method, final String path,

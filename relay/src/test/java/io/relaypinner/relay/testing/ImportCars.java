@@ -1,5 +1,6 @@
 package io.relaypinner.relay.testing;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.relaypinner.ipfs.blockstore.MemoryBlockstore;
 import io.relaypinner.ipfs.car.CarWriter;
 import io.relaypinner.ipfs.dagcbor.DagCborValue;
@@ -25,6 +26,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Iterator;
 import java.util.Enumeration;
 import java.util.List;
 import java.util.Map;
@@ -270,5 +273,29 @@ public final class ImportCars {
     final String text = received.toString(StandardCharsets.UTF_8);
     return new String[] {text.substring(0, text.indexOf("\r\n")),
         text.substring(text.indexOf("\r\n\r\n") + 4)};
+  }
+
+  /**
+   * The CAR of one database of a conformance vectors file: roots [manifest, heads…], every block
+   * of the file (base64 under {@code blocks}), then {@code extra}.
+   */
+  public static byte[] vectorCar(final JsonNode vectors, final JsonNode db,
+      final Map<Cid, byte[]> extra) throws IOException {
+    final List<Cid> roots = new ArrayList<>();
+    roots.add(Cid.parse(db.get("address").asText().substring("/orbitdb/".length())));
+    db.get("heads").forEach(h -> roots.add(Cid.parse(h.asText())));
+    final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (CarWriter writer = new CarWriter(out, roots)) {
+      final Iterator<Map.Entry<String, JsonNode>> blocks = vectors.get("blocks").fields();
+      while (blocks.hasNext()) {
+        final Map.Entry<String, JsonNode> block = blocks.next();
+        writer.write(Cid.parse(block.getKey()),
+            Base64.getDecoder().decode(block.getValue().asText()));
+      }
+      for (final Map.Entry<Cid, byte[]> block : extra.entrySet()) {
+        writer.write(block.getKey(), block.getValue());
+      }
+    }
+    return out.toByteArray();
   }
 }
