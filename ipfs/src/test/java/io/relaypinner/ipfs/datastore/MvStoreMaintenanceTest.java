@@ -27,6 +27,18 @@ class MvStoreMaintenanceTest {
   Path dir;
 
   @Test
+  void rewriteBudget_shouldGrowAsChunksGetSparser() {
+    final int small = MvStoreDatastore.MAINTENANCE_REWRITE_BYTES;
+    final int max = MvStoreDatastore.MAINTENANCE_REWRITE_BYTES_MAX;
+    assertThat(MvStoreDatastore.rewriteBudget(79)).isEqualTo(small);
+    assertThat(MvStoreDatastore.rewriteBudget(50)).isEqualTo(small);
+    assertThat(MvStoreDatastore.rewriteBudget(49)).isEqualTo(4 * small);
+    assertThat(MvStoreDatastore.rewriteBudget(25)).isEqualTo(4 * small);
+    assertThat(MvStoreDatastore.rewriteBudget(24)).isEqualTo(max);
+    assertThat(MvStoreDatastore.rewriteBudget(0)).isEqualTo(max);
+  }
+
+  @Test
   void churn_shouldKeepFileAndChunksBounded_withMaintenance_andGrowWithout() {
     // Dead chunks reused at once (production keeps them 45 s), so a quick run shows reuse.
     final List<long[]> maintained;
