@@ -239,7 +239,8 @@ public final class StorageSubsystem extends Subsystem {
           }
         });
     final StorageGc collector = new StorageGc(pins,
-        new GatewayCache(limits.gatewayCacheMaxBytes()), quota, clock, limits.gcGrace(), policy,
+        GatewayCache.forHeap(limits.gatewayCacheMaxBytes(),
+            Runtime.getRuntime().maxMemory()), quota, clock, limits.gcGrace(), policy,
         new LogMembers(datastore), scratch);
     gcExecutor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
     collector.executeOn(gcExecutor);

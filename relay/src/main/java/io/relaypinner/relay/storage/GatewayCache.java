@@ -21,13 +21,23 @@ import java.util.Set;
  * <p>In memory only: after a restart the cache is empty, and the blocks it held are ordinary
  * unpinned blocks that GC removes once they are older than its grace period.
  *
- * <p>Bounded: at most {@code maxBytes} of blocks and {@link #MAX_BLOCKS} entries; at most
- * {@link #MAX_BLOCKS} evicted blocks wait for GC (more are dropped from the list and GC takes
+ * <p>Bounded: at most {@code maxBytes} of blocks and {@code maxBlocks} entries (at most
+ * {@link #MAX_BLOCKS}; {@link #forHeap} sizes it from the heap); at most
+ * {@code maxBlocks} evicted blocks wait for GC (more are dropped from the list and GC takes
  * them after its grace period like any unpinned block). Thread-safe.
  */
 public final class GatewayCache {
-  /** Most blocks the cache keeps track of, whatever their size. */
+  /** Most blocks the cache keeps track of, whatever their size and the heap. */
   public static final int MAX_BLOCKS = 500_000;
+  /**
+   * Heap one tracked block costs at most, from the object layout (compressed references): its
+   * entry in the access-ordered index and its table slot (~50 B), its multihash (object and a
+   * 32-byte digest, ~72 B), its size (an {@code Integer}, 16 B), then its entry in the evicted
+   * set (~45 B): ~185 B, rounded up.
+   */
+  static final int BLOCK_HEAP_BYTES = 256;
+  /** The share of the heap the index may take: 1/32 (5 MiB of the launcher's 160 MiB). */
+  static final int HEAP_SHARE_DIVISOR = 32;
 
   private final long maxBytes;
   private final int maxBlocks;
@@ -44,6 +54,31 @@ public final class GatewayCache {
   /** A cache of at most {@code maxBytes} (and {@link #MAX_BLOCKS} blocks). */
   public GatewayCache(final long maxBytes) {
     this(maxBytes, MAX_BLOCKS);
+  }
+
+  /**
+   * A cache of at most {@code maxBytes}, tracking no more blocks than a 32nd of {@code maxHeap}
+   * holds ({@link #maxBlocksFor}): tiny blocks (a DAG of 100-byte leaves fetched through the
+   * gateway's fallback) must not make the index outgrow the heap while the bytes stay far below
+   * {@code maxBytes}.
+   */
+  public static GatewayCache forHeap(final long maxBytes, final long maxHeap) {
+    return new GatewayCache(maxBytes, maxBlocksFor(maxHeap));
+  }
+
+  /**
+   * The blocks an index may track on a heap of {@code maxHeap} bytes: a 32nd of it at
+   * {@link #BLOCK_HEAP_BYTES} each (20,480 on the launcher's 160 MiB), at least 1,024, at most
+   * {@link #MAX_BLOCKS}.
+   */
+  public static int maxBlocksFor(final long maxHeap) {
+    final long fits = maxHeap / HEAP_SHARE_DIVISOR / BLOCK_HEAP_BYTES;
+    return (int) Math.max(1_024, Math.min(MAX_BLOCKS, fits));
+  }
+
+  /** The most blocks this cache tracks. */
+  public int maxBlocks() {
+    return maxBlocks;
   }
 
   GatewayCache(final long maxBytes, final int maxBlocks) {
