@@ -522,9 +522,11 @@ public final class Host implements AutoCloseable {
         return;
       }
       connections.add(connection);
+      peerStore.connected(connection.remotePeer());
       LOG.debug("connection opened: {}", connection);
       connection.closeFuture().addListener(f -> {
         connections.remove(connection);
+        peerStore.disconnected(connection.remotePeer());
         LOG.debug("connection closed: {}", connection);
         for (final HostListener listener : hostListeners) {
           notify(() -> listener.connectionClosed(connection), connection);

@@ -21,7 +21,8 @@ import java.util.Optional;
  * @param listenAddresses TCP addresses to bind ({@code /ip4/0.0.0.0/tcp/9091}; port 0 allowed)
  * @param agentVersion what identify reports, e.g. {@code relay-pinner/0.1.0}
  * @param dialTimeout TCP connect limit
- * @param peerStoreCapacity peers remembered before the least recently used is forgotten
+ * @param peerStoreCapacity peers without a connection remembered before the least recently
+ *     used is forgotten (also within a 64th of the heap: {@link PeerStore#recentBytesFor})
  * @param yamux the muxer's settings; its {@code maxInboundStreams} is replaced by
  *     {@link ConnectionLimits#maxStreamsPerConnection()}
  * @param limits the connection manager's limits, including the handshake timeout

@@ -3,6 +3,7 @@ package io.relaypinner.libp2p.host;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.relaypinner.multiformats.Multiaddr;
+import io.relaypinner.multiformats.Multihash;
 import io.relaypinner.multiformats.PeerId;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,5 +48,43 @@ class PeerStoreTest {
     assertThat(store.get(A).orElseThrow().addresses()).hasSize(PeerStore.MAX_ADDRESSES);
     store.addAddress(A, Multiaddr.parse("/ip4/10.0.0.1/tcp/1"));
     assertThat(store.get(A).orElseThrow().addresses()).hasSize(PeerStore.MAX_ADDRESSES);
+  }
+
+  @Test
+  void connectedPeers_shouldBeKept_andForgottenLeastRecentlyUsedFirst_afterTheirLastConnection() {
+    final PeerStore store = new PeerStore(1);
+    store.connected(A);
+    store.connected(A);
+    store.addAddress(A, Multiaddr.parse("/ip4/127.0.0.1/tcp/1"));
+    store.addAddress(B, Multiaddr.parse("/ip4/127.0.0.1/tcp/2"));
+    store.addAddress(peer(3), Multiaddr.parse("/ip4/127.0.0.1/tcp/3"));
+    // A has connections: kept although the store keeps one peer without a connection.
+    assertThat(store.get(A)).isPresent();
+    assertThat(store.get(B)).isEmpty();
+    store.disconnected(A);
+    assertThat(store.get(A)).isPresent();
+    store.disconnected(A);
+    // A's last connection closed: it is the most recently used peer without one.
+    assertThat(store.get(A)).isPresent();
+    assertThat(store.size()).isEqualTo(1);
+  }
+
+  @Test
+  void peersWithoutAConnection_shouldStayWithinTheirHeapShare_whateverTheirIdentifySize() {
+    // The attack: short-lived peers each identifying with 256 long protocol names.
+    final PeerStore store = new PeerStore(10_000, 1 << 20);
+    final List<String> protocols = new ArrayList<>();
+    for (int i = 0; i < 256; i++) {
+      protocols.add("/x/" + "p".repeat(24) + i);
+    }
+    for (int i = 0; i < 2_000; i++) {
+      store.update(peer(i), null, null, protocols, "agent");
+    }
+    assertThat(store.recentBytes()).isLessThanOrEqualTo(1 << 20);
+    assertThat(store.size()).isBetween(40, 100);
+  }
+
+  private static PeerId peer(final int n) {
+    return PeerId.fromBytes(Multihash.sha2_256(Integer.toString(n).getBytes()).bytes());
   }
 }
