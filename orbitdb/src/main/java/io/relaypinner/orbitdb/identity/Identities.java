@@ -9,10 +9,10 @@ import io.relaypinner.orbitdb.BlockFetcher;
 import io.relaypinner.orbitdb.EntryRejectedException;
 import io.relaypinner.orbitdb.RejectReason;
 import io.relaypinner.orbitdb.UnsupportedTypeException;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 
 /**
@@ -25,15 +25,20 @@ import java.util.concurrent.Executor;
  * <p>Thread-safe. Concurrent resolutions of one CID share one fetch.
  */
 public final class Identities {
-  /** Default number of cached identities. */
+  /**
+   * Default number of cached identities (the relay sizes its cache from its replication memory).
+   * Least recently used first out: every writer of a local-first app is a new identity, and a
+   * cache that only emptied when full (before issue 36) rose and fell with them; an identity read
+   * again costs a block read and two signature checks.
+   */
   public static final int DEFAULT_CACHE_SIZE = 10_000;
 
   private final Blockstore blockstore;
   private final BlockFetcher fetcher;
   private final IdentityVerifiers verifiers;
   private final Executor executor;
-  private final int cacheSize;
-  private final Map<Cid, CompletableFuture<Identity>> cache = new ConcurrentHashMap<>();
+  /** Access-ordered, at most the cache size; guarded by itself. */
+  private final Map<Cid, CompletableFuture<Identity>> cache;
 
   /**
    * @param executor runs decoding and signature checks (never a Netty event loop)
@@ -47,7 +52,14 @@ public final class Identities {
     if (cacheSize < 1) {
       throw new IllegalArgumentException("cacheSize must be positive");
     }
-    this.cacheSize = cacheSize;
+    this.cache = new LinkedHashMap<>(64, 0.75f, true) {
+      private static final long serialVersionUID = 1L;
+
+      @Override
+      protected boolean removeEldestEntry(final Map.Entry<Cid, CompletableFuture<Identity>> e) {
+        return size() > cacheSize;
+      }
+    };
   }
 
   /**
@@ -57,19 +69,13 @@ public final class Identities {
    * {@link RejectReason#IDENTITY_UNAVAILABLE} (the block could not be fetched).
    */
   public CompletableFuture<Identity> resolve(final Cid cid) {
-    final CompletableFuture<Identity> cached = cache.get(cid);
-    if (cached != null) {
-      return cached;
-    }
-    if (cache.size() >= cacheSize) {
-      // Crude but bounded: identities are few (one per writer); a full cache is an attack or a
-      // huge network, and starting over costs only refetches.
-      cache.clear();
-    }
     final CompletableFuture<Identity> created = new CompletableFuture<>();
-    final CompletableFuture<Identity> raced = cache.putIfAbsent(cid, created);
-    if (raced != null) {
-      return raced;
+    synchronized (cache) {
+      final CompletableFuture<Identity> cached = cache.get(cid);
+      if (cached != null) {
+        return cached;
+      }
+      cache.put(cid, created);
     }
     load(cid).whenComplete((identity, error) -> {
       if (error == null) {
@@ -79,7 +85,9 @@ public final class Identities {
       final Throwable cause = unwrap(error);
       if (cause instanceof EntryRejectedException rejected
           && rejected.reason() == RejectReason.IDENTITY_UNAVAILABLE) {
-        cache.remove(cid, created);
+        synchronized (cache) {
+          cache.remove(cid, created);
+        }
       }
       created.completeExceptionally(cause);
     });
@@ -120,6 +128,8 @@ public final class Identities {
 
   /** Drops every cached result. */
   public void clearCache() {
-    cache.clear();
+    synchronized (cache) {
+      cache.clear();
+    }
   }
 }
