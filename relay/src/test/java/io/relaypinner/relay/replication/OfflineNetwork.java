@@ -44,6 +44,9 @@ final class OfflineNetwork implements ReplicationNetwork {
   }
 
   @Override
+  public void publish(final String topic, final byte[] data) {}
+
+  @Override
   public void announce(final Cid cid) {}
 
   @Override
