@@ -16,10 +16,14 @@ import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.identity.NodeIdentity;
 import io.relaypinner.testkit.JsPeer;
 import io.relaypinner.testkit.NodeJs;
+import io.relaypinner.testkit.browser.BrowserPage;
+import io.relaypinner.testkit.browser.HeadlessBrowser;
 import java.net.URI;
+import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -76,6 +80,14 @@ class RelayOnlyReadersJsInteropIT {
     return Stream.of("stack-a", "stack-b");
   }
 
+  /**
+   * The Node stacks whose writer feeds the Chromium reader (the page bundles the stack-B
+   * generation of interop/js/browser).
+   */
+  static Stream<String> browserWriterStacks() {
+    return Stream.of("stack-b");
+  }
+
   @BeforeAll
   void start() throws Exception {
     dir = Files.createTempDirectory("relay-only-readers-it");
@@ -127,6 +139,45 @@ class RelayOnlyReadersJsInteropIT {
         }
         assertOnlyTheRelay(writer);
         assertOnlyTheRelay(reader);
+      }
+    }
+  }
+
+  /**
+   * The live case with a Chromium page as the reader (interop/js/browser/pages/orbitdb.js,
+   * {@code role=live-reader}, over the relay's {@code /ws}) and a Node writer.
+   */
+  @ParameterizedTest(name = "Chromium reader, {0} writer")
+  @MethodSource("browserWriterStacks")
+  void liveBrowserReader_shouldReceiveEveryEntryAsAnUpdate_whenOnlyTheRelayConnectsIt(
+      final String stack) throws Exception {
+    final String wsAddress = relay.network().host().listenAddresses().stream()
+        .filter(a -> a.toString().endsWith("/ws")).findFirst().orElseThrow()
+        .withPeerId(PeerId.parse(relayPeer)).toString();
+    try (JsPeer writer = NodeJs.start(stack, "../common/relay-only-peer.mjs", "writer",
+        "--dial", relayAddress);
+        HeadlessBrowser browser = HeadlessBrowser.builder()
+            .screenshots(Path.of("target", "browser-screenshots")).start()) {
+      final String address = next(writer, "ready").get("address").asText();
+      await().atMost(Duration.ofSeconds(20)).until(() ->
+          relay.network().pubsub().topics().contains(address));
+      try (BrowserPage reader = browser.open("relay-only-live-reader-" + stack, false,
+          "/orbitdb.html?role=live-reader&relay=" + encode(wsAddress) + "&address="
+              + encode(address))) {
+        reader.nextReport("opened", LINE);
+        for (int i = 0; i < ENTRIES; i++) {
+          writer.send("write 1");
+          final JsonNode written = next(writer, "written");
+          final JsonNode update = reader.nextReport("update", LIVE);
+          assertThat(update.get("hash").asText()).as("update %d", i)
+              .isEqualTo(written.get("hash").asText());
+          assertThat(update.get("text").asText()).isEqualTo("entry " + i);
+        }
+        final Set<String> peers = new HashSet<>();
+        reader.eval("peers()", LINE).forEach(p -> peers.add(p.asText()));
+        assertThat(peers).containsExactly(relayPeer);
+        assertOnlyTheRelay(writer);
+        assertThat(reader.errors()).noneMatch(e -> e.startsWith("uncaught"));
       }
     }
   }
@@ -241,6 +292,10 @@ class RelayOnlyReadersJsInteropIT {
     return JSON.readTree(client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
         + relay.http().port().getAsInt() + path)).timeout(Duration.ofSeconds(20)).build(),
         HttpResponse.BodyHandlers.ofString()).body());
+  }
+
+  private static String encode(final String value) {
+    return URLEncoder.encode(value, StandardCharsets.UTF_8);
   }
 
   private String metrics() throws Exception {
