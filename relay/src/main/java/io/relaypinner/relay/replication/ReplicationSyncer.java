@@ -214,6 +214,7 @@ final class ReplicationSyncer implements DatabaseSyncer {
   private void forget(final OrbitDbAddress address) {
     sessions.close(address);
     if (!sessions.has(address)) {
+      republisher.forget(address);
       replicas.unfollow(address);
     }
   }
