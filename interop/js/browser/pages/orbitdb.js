@@ -10,6 +10,12 @@
 //     Fresh stores; opens the database by address through the relay, waits for `entries`
 //     entries, fetches each image over bitswap, shows entries and images, and reports
 //     {event: 'read', peerId, entries: [text...], images: [{cid, sha256, bytes}], ms}.
+//   orbitdb.html?role=live-reader&relay=<multiaddr>&address=<orbitdb address>
+//     The live reader of RelayOnlyReadersJsInteropIT (orbitdb#1255): fresh stores; opens the
+//     database by address through the relay (before its first entry is written), reports
+//     {event: 'opened', peerId}, then {event: 'update', hash, text} for each OrbitDB `update`
+//     event, with no sync call, reconnect or re-open. `peers()` (through eval) lists the peers of
+//     its open connections.
 import { createOrbitDB } from '@orbitdb/core'
 import { unixfs } from '@helia/unixfs'
 import { fixedSize } from 'ipfs-unixfs-importer/chunker'
@@ -146,6 +152,23 @@ async function reader ({ libp2p, helia }) {
   report({ event: 'read', peerId: libp2p.peerId.toString(), entries: texts, images, ms })
 }
 
+async function liveReader ({ libp2p, helia }) {
+  const address = params.get('address')
+  window.peers = () => [...new Set(libp2p.getConnections().map((c) => c.remotePeer.toString()))]
+  const orbitdb = await createOrbitDB({ ipfs: helia, id: 'page-live-reader', directory: './orbitdb-live-reader' })
+  status(`opening ${address}`)
+  facts(`database ${address}`)
+  const db = await orbitdb.open(address)
+  db.events.on('error', (err) => log(`db error ${err?.stack ?? err}`))
+  db.events.on('update', (entry) => {
+    const text = entry.payload?.value?.text ?? null
+    showEntry(text)
+    report({ event: 'update', hash: entry.hash, text })
+  })
+  status('open: entries appear as they are written', 'done')
+  report({ event: 'opened', peerId: libp2p.peerId.toString() })
+}
+
 try {
   const peer = await startPeer()
   status(`dialling the relay ${relay}`)
@@ -156,6 +179,7 @@ try {
   report({ event: 'connected', peerId: peer.libp2p.peerId.toString(), relayAddr: connection.remoteAddr.toString() })
   if (role === 'writer') await writer(peer)
   else if (role === 'reader') await reader(peer)
+  else if (role === 'live-reader') await liveReader(peer)
   else throw new Error(`unknown role ${role}`)
 } catch (err) {
   fail(err)

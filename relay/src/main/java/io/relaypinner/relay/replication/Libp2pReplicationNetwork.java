@@ -93,6 +93,16 @@ public final class Libp2pReplicationNetwork implements ReplicationNetwork {
   }
 
   @Override
+  public void publish(final String topic, final byte[] data) {
+    if (pubsub.peers(topic).isEmpty()) {
+      return;
+    }
+    // A failure (too large for a message, the peers left meanwhile) is counted by the pubsub;
+    // those peers exchange heads on their next subscription instead.
+    pubsub.publish(topic, data);
+  }
+
+  @Override
   public void announce(final Cid cid) {
     bitswap.blockAdded(cid);
   }

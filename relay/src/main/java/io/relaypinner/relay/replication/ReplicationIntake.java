@@ -27,7 +27,8 @@ import java.util.function.Consumer;
  * writer left). An explicit sync re-dials the peers seen on the topic (spec 3.5).
  *
  * <p>A followed or unfollowed database is told to the {@link ReplicationCoordinator} (with shared
- * stores: this relay wants to own it, or no longer does).
+ * stores: this relay wants to own it, or no longer does). Subscriptions and heads that came in a
+ * heads exchange are told to the {@link HeadsRepublisher}.
  *
  * <p>Called on event loops: nothing here blocks.
  */
@@ -40,6 +41,7 @@ final class ReplicationIntake implements OrbitDbTopics.Listener {
   private final ReplicationNetwork network;
   private final Executor executor;
   private final ReplicationCoordinator coordinator;
+  private final HeadsRepublisher republisher;
   private final Consumer<String> counter;
   private final Duration exchangeTimeout;
   private volatile SyncEngine engine;
@@ -47,13 +49,14 @@ final class ReplicationIntake implements OrbitDbTopics.Listener {
 
   ReplicationIntake(final DatabaseSessions sessions, final OrbitDbReplicas replicas,
       final ReplicationNetwork network, final Executor executor,
-      final ReplicationCoordinator coordinator, final Consumer<String> counter,
-      final Duration exchangeTimeout) {
+      final ReplicationCoordinator coordinator, final HeadsRepublisher republisher,
+      final Consumer<String> counter, final Duration exchangeTimeout) {
     this.sessions = Objects.requireNonNull(sessions, "sessions");
     this.replicas = Objects.requireNonNull(replicas, "replicas");
     this.network = Objects.requireNonNull(network, "network");
     this.executor = Objects.requireNonNull(executor, "executor");
     this.coordinator = Objects.requireNonNull(coordinator, "coordinator");
+    this.republisher = Objects.requireNonNull(republisher, "republisher");
     this.counter = Objects.requireNonNull(counter, "counter");
     this.exchangeTimeout = Objects.requireNonNull(exchangeTimeout, "exchangeTimeout");
   }
@@ -92,6 +95,7 @@ final class ReplicationIntake implements OrbitDbTopics.Listener {
     final OrbitDbAddress address = parsed.get();
     sessions.close(address);
     if (!sessions.has(address)) {
+      republisher.forget(address);
       replicas.unfollow(address);
       coordinator.unfollowed(address);
     }
@@ -122,6 +126,9 @@ final class ReplicationIntake implements OrbitDbTopics.Listener {
       return;
     }
     final DatabaseSession session = found.get();
+    // Its heads exchange below may end before a running join does: the join's entries are
+    // re-published on the topic then.
+    republisher.peerSubscribed(session.address());
     final Optional<OrbitDbReplica> replica = replicas.replica(session.address());
     if (replica.isPresent() && network.isConnected(peer) && !closed) {
       counter.accept("exchanges-on-subscribe");
@@ -176,6 +183,8 @@ final class ReplicationIntake implements OrbitDbTopics.Listener {
       @Override
       public void onHead(final byte[] block, final PeerId from) {
         saw(session, from, false);
+        // Not seen on the topic: once joined, the topic's other peers hear of it from us.
+        republisher.headsExchanged(address);
         if (offer(session, block, "heads-exchange")) {
           trigger(address.topic(), SyncTrigger.MESSAGE);
         }

@@ -47,6 +47,12 @@ public interface ReplicationNetwork {
     return hasPeers();
   }
 
+  /**
+   * Publishes {@code data} on {@code topic} (gossipsub) to the peers subscribed to it; nothing
+   * when none is. Failures are counted by the pubsub, never thrown.
+   */
+  void publish(String topic, byte[] data);
+
   /** {@code cid} is stored here now: tell the peers that want it. */
   void announce(Cid cid);
 

@@ -42,6 +42,11 @@ import java.util.function.Predicate;
  *       the one "pinned" route).
  * </ol>
  *
+ * <p>Entries that reached the relay other than as a message on their topic (a heads exchange),
+ * or while a peer was subscribing, are published on the topic again by the
+ * {@link HeadsRepublisher} (bounded per database and node), so that readers connected to the
+ * relay alone get them without asking again (orbitdb#1255).
+ *
  * <p>Relays sharing their stores ({@link #coordinate}) add {@link ReplicationCoordinator}: the
  * syncer runs full syncs only of the databases this relay owns, a follower sync of the others;
  * heads changes are announced and heard.
@@ -67,6 +72,7 @@ public final class ReplicationService implements AutoCloseable {
   private final ReplicatedBlocks blocks;
   private final ReplicationSyncer syncer;
   private final ReplicationCoordinator coordinator;
+  private final HeadsRepublisher republisher;
   private final Function<String, CompletableFuture<Boolean>> follow;
   private final Clock clock;
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
@@ -76,7 +82,8 @@ public final class ReplicationService implements AutoCloseable {
    * @param executor runs joins, verification, pins and storage (bounded; never an event loop)
    * @param permitted the operator's policy ({@code RELAY_ORBITDB_ALLOW} / {@code _DENY})
    * @param follow follows a database an explicit sync reached; completes false when refused
-   * @param timer wakes a sync at its next deadline on {@code clock} (the sync engine's)
+   * @param timer wakes a sync at its next deadline on {@code clock} (the sync engine's), and
+   *     gives a deferred re-publication of heads its turn
    */
   public ReplicationService(final ReplicationNetwork network, final Blockstore blockstore,
       final PinStore pins, final OrbitDbReplicas replicas, final MediaCidExtractor extractor,
@@ -96,14 +103,17 @@ public final class ReplicationService implements AutoCloseable {
         this::count);
     this.coordinator = new ReplicationCoordinator(replicas, executor, clock, this::count,
         media::onJoin);
+    this.republisher = new HeadsRepublisher(network::publish,
+        address -> replicas.replica(address).map(replica -> replica.log().headBlocks()),
+        executor, clock, timer, this::count);
     this.intake = new ReplicationIntake(sessions, replicas, network, executor, coordinator,
-        this::count, config.dialTimeout());
+        republisher, this::count, config.dialTimeout());
     final DatabaseSync databaseSync = new DatabaseSync(network, intake::endpoint, media, clock,
         timer, new DatabaseSync.Config(config.updateWindow(), config.quietPeriod(),
             config.dialTimeout(), DatabaseSync.Config.DEFAULT.resumeEvery(),
             DatabaseSync.Config.DEFAULT.giveUpFactor()), this::count);
     this.syncer = new ReplicationSyncer(replicas, sessions, network, databaseSync, media,
-        coordinator, permitted, follow, clock, this::count);
+        coordinator, republisher, permitted, follow, clock, this::count);
   }
 
   /**

@@ -31,7 +31,8 @@ import org.slf4j.LoggerFactory;
  * {@link MediaPath}, then runs {@link DatabaseSync} until the log is complete. With shared
  * stores only the database's owner does that; another relay runs the
  * {@link ReplicationCoordinator#followerSync follower sync}, and every join is told to the
- * {@link ReplicationCoordinator} (the owner announces its new heads).
+ * {@link ReplicationCoordinator} (the owner announces its new heads) and to the
+ * {@link HeadsRepublisher} (new entries some topic peers may lack are published on the topic).
  *
  * <p>A database that was not followed (an explicit {@code POST /pinning/sync} or an import of an
  * address no peer subscribed to) gets a session only once its replica opened; when the sync
@@ -47,6 +48,7 @@ final class ReplicationSyncer implements DatabaseSyncer {
   private final DatabaseSync databaseSync;
   private final MediaPath media;
   private final ReplicationCoordinator coordinator;
+  private final HeadsRepublisher republisher;
   private final Predicate<String> permitted;
   private final Function<String, CompletableFuture<Boolean>> follow;
   private final Clock clock;
@@ -61,7 +63,8 @@ final class ReplicationSyncer implements DatabaseSyncer {
    */
   ReplicationSyncer(final OrbitDbReplicas replicas, final DatabaseSessions sessions,
       final ReplicationNetwork network, final DatabaseSync databaseSync, final MediaPath media,
-      final ReplicationCoordinator coordinator, final Predicate<String> permitted,
+      final ReplicationCoordinator coordinator, final HeadsRepublisher republisher,
+      final Predicate<String> permitted,
       final Function<String, CompletableFuture<Boolean>> follow, final Clock clock,
       final Consumer<String> counter) {
     this.replicas = Objects.requireNonNull(replicas, "replicas");
@@ -70,6 +73,7 @@ final class ReplicationSyncer implements DatabaseSyncer {
     this.databaseSync = Objects.requireNonNull(databaseSync, "databaseSync");
     this.media = Objects.requireNonNull(media, "media");
     this.coordinator = Objects.requireNonNull(coordinator, "coordinator");
+    this.republisher = Objects.requireNonNull(republisher, "republisher");
     this.permitted = Objects.requireNonNull(permitted, "permitted");
     this.follow = Objects.requireNonNull(follow, "follow");
     this.clock = Objects.requireNonNull(clock, "clock");
@@ -210,6 +214,7 @@ final class ReplicationSyncer implements DatabaseSyncer {
   private void forget(final OrbitDbAddress address) {
     sessions.close(address);
     if (!sessions.has(address)) {
+      republisher.forget(address);
       replicas.unfollow(address);
     }
   }
@@ -246,6 +251,7 @@ final class ReplicationSyncer implements DatabaseSyncer {
               .ifPresent(session -> media.onJoin(session, replica, result));
         }
         coordinator.joined(replica, result);
+        republisher.joined(replica.address(), result);
       });
     }
   }

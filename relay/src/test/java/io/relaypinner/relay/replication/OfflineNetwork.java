@@ -5,18 +5,26 @@ import io.relaypinner.multiformats.PeerId;
 import io.relaypinner.orbitdb.OrbitDbAddress;
 import io.relaypinner.orbitdb.heads.HeadsEndpoint;
 import java.io.IOException;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
 
 /**
  * The replication network of unit tests: no peer is connected, so syncs only join what their
  * session's inbox holds. {@link #hasPeers()} says yes, so that nothing is skipped for want of
- * peers.
+ * peers. What is published on topics is recorded ({@link #published}), and the heads endpoints
+ * the service serves are kept ({@link #endpoints}), so a test can act as a peer's heads exchange.
  */
 final class OfflineNetwork implements ReplicationNetwork {
+  /** Topic and block of each publication, in order. */
+  final List<Map.Entry<String, byte[]>> published = new CopyOnWriteArrayList<>();
+  /** What {@link #serveHeads} was given (null before). */
+  volatile Function<OrbitDbAddress, Optional<HeadsEndpoint>> endpoints;
+
   @Override
   public Set<PeerId> topicPeers(final String topic) {
     return Set.of();
@@ -44,10 +52,17 @@ final class OfflineNetwork implements ReplicationNetwork {
   }
 
   @Override
+  public void publish(final String topic, final byte[] data) {
+    published.add(Map.entry(topic, data.clone()));
+  }
+
+  @Override
   public void announce(final Cid cid) {}
 
   @Override
-  public void serveHeads(final Function<OrbitDbAddress, Optional<HeadsEndpoint>> endpoints) {}
+  public void serveHeads(final Function<OrbitDbAddress, Optional<HeadsEndpoint>> endpoints) {
+    this.endpoints = endpoints;
+  }
 
   @Override
   public Map<String, Long> headsCounters() {

@@ -79,6 +79,7 @@ class ReplicationServiceTest {
   private volatile boolean followAccepted = true;
   private final SyncHistory history = new SyncHistory(datastore, 100);
   private final JavaWriter writer = new JavaWriter();
+  private final OfflineNetwork network = new OfflineNetwork();
   private final ReplicationService service;
   private final SyncEngine engine;
 
@@ -114,7 +115,7 @@ class ReplicationServiceTest {
       follows.add(topic);
       return CompletableFuture.completedFuture(followAccepted);
     };
-    service = new ReplicationService(new OfflineNetwork(), local, pins, replicas,
+    service = new ReplicationService(network, local, pins, replicas,
         new MediaCidExtractor(SyncConfig.DEFAULT_MEDIA_CID_FIELDS), pinQueue, executor,
         ReplicationService.Config.DEFAULT, InboxBudget.defaults(), topic -> true, follow, clock,
         syncTimer);
@@ -187,6 +188,30 @@ class ReplicationServiceTest {
     // Entries and their writer's identity are stored and pinned.
     assertThat(local.has(chain.get(0).cid())).isTrue();
     assertThat(local.has(writer.identityCid())).isTrue();
+  }
+
+  @Test
+  void headsFromAHeadsExchange_shouldBePublishedOnTheTopic_onceJoined_butNotThoseOfMessages()
+      throws Exception {
+    final OrbitDbAddress address = database("republish", writer);
+    final List<Entry> chain = writer.chain(remote, address, 4);
+    service.topicListener().onFollow(address.topic());
+
+    // A peer hands its head over in a heads exchange (orbitdb#1255: readers subscribed to the
+    // topic would never hear of it).
+    network.endpoints.apply(address).orElseThrow().onHead(chain.get(2).block(), PEER);
+    runUntil(() -> log(address) == 3);
+    await().atMost(Duration.ofSeconds(10)).until(() -> !network.published.isEmpty());
+    assertThat(network.published).hasSize(1);
+    assertThat(network.published.get(0).getKey()).isEqualTo(address.topic());
+    assertThat(network.published.get(0).getValue()).isEqualTo(chain.get(2).block());
+    assertThat(service.counters()).containsEntry("heads-republished", 1L);
+
+    // The next entry comes as a message on the topic: gossipsub forwarded it already.
+    service.topicListener().onMessage(address.topic(), chain.get(3).block(), PEER);
+    runUntil(() -> log(address) == 4);
+    runUntil(() -> engine.stats().syncQueue().queuedTopics() == 0);
+    assertThat(network.published).hasSize(1);
   }
 
   @Test
