@@ -63,11 +63,15 @@ public final class MvStoreDatastore implements Datastore {
    */
   public static final int CACHE_MIB = 8;
   /**
-   * How long a chunk whose pages all died is kept before its space is reused (H2's default for
-   * files, made explicit): a {@link #scan} reads one snapshot, whose pages must stay readable
-   * for the scan's length.
+   * How long after it was written a chunk is neither reused (once its pages all died) nor
+   * rewritten by {@link #maintain}. Readers do not depend on it: {@link #get} and the scans
+   * register the version they read ({@link MVStore#registerVersionUsage}), and no chunk that
+   * version needs is reused until they end. H2's default for files, 45 s, kept every chunk of
+   * the last 45 s: at a busy relay's ~18 commits a second (plus maintenance's rewrites) that
+   * was ~800 chunks and most of the file (the soak: 900 chunks, 13 % live, 129 MB for 14.5 MB
+   * of data); a few seconds keep a margin.
    */
-  public static final int RETENTION_MILLIS = 45_000;
+  public static final int RETENTION_MILLIS = 5_000;
   /**
    * {@link #maintain} rewrites only while less than this share of the bytes of the chunks it may
    * rewrite (older than {@link #RETENTION_MILLIS}, not full) is live.
@@ -151,8 +155,14 @@ public final class MvStoreDatastore implements Datastore {
 
   @Override
   public Optional<byte[]> get(final String key) {
-    final byte[] value = map.get(Datastore.checkKey(key));
-    return value == null ? Optional.empty() : Optional.of(value.clone());
+    Datastore.checkKey(key);
+    final MVStore.TxCounter reading = store.registerVersionUsage();
+    try {
+      final byte[] value = map.get(key);
+      return value == null ? Optional.empty() : Optional.of(value.clone());
+    } finally {
+      store.deregisterVersionUsage(reading);
+    }
   }
 
   @Override
@@ -238,14 +248,20 @@ public final class MvStoreDatastore implements Datastore {
   @Override
   public List<Entry> scan(final String prefix) {
     final List<Entry> out = new ArrayList<>();
-    // A cursor reads one root of the copy-on-write tree: a consistent snapshot.
-    final Cursor<String, byte[]> cursor = map.cursor(prefix);
-    while (cursor.hasNext()) {
-      final String key = cursor.next();
-      if (!key.startsWith(prefix)) {
-        break;
+    // Registered first: no chunk the cursor's snapshot reads is reused before the scan ends.
+    final MVStore.TxCounter reading = store.registerVersionUsage();
+    try {
+      // A cursor reads one root of the copy-on-write tree: a consistent snapshot.
+      final Cursor<String, byte[]> cursor = map.cursor(prefix);
+      while (cursor.hasNext()) {
+        final String key = cursor.next();
+        if (!key.startsWith(prefix)) {
+          break;
+        }
+        out.add(new Entry(key, cursor.getValue().clone()));
       }
-      out.add(new Entry(key, cursor.getValue().clone()));
+    } finally {
+      store.deregisterVersionUsage(reading);
     }
     return out;
   }
@@ -256,17 +272,22 @@ public final class MvStoreDatastore implements Datastore {
       throw new IllegalArgumentException("limit must be positive");
     }
     final List<Entry> out = new ArrayList<>();
-    final Cursor<String, byte[]> cursor = map.cursor(
-        after == null || after.compareTo(prefix) < 0 ? prefix : after);
-    while (cursor.hasNext() && out.size() < limit) {
-      final String key = cursor.next();
-      if (after != null && key.equals(after)) {
-        continue;
+    final MVStore.TxCounter reading = store.registerVersionUsage();
+    try {
+      final Cursor<String, byte[]> cursor = map.cursor(
+          after == null || after.compareTo(prefix) < 0 ? prefix : after);
+      while (cursor.hasNext() && out.size() < limit) {
+        final String key = cursor.next();
+        if (after != null && key.equals(after)) {
+          continue;
+        }
+        if (!key.startsWith(prefix)) {
+          break;
+        }
+        out.add(new Entry(key, cursor.getValue().clone()));
       }
-      if (!key.startsWith(prefix)) {
-        break;
-      }
-      out.add(new Entry(key, cursor.getValue().clone()));
+    } finally {
+      store.deregisterVersionUsage(reading);
     }
     return out;
   }
