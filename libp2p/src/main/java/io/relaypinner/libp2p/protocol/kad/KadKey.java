@@ -17,6 +17,15 @@ public final class KadKey {
   /** Bits of a point, so also the number of k-buckets. */
   public static final int BITS = SIZE * 8;
 
+  /** MessageDigest.getInstance costs more than hashing a key: one digest per thread. */
+  private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
+    try {
+      return MessageDigest.getInstance("SHA-256");
+    } catch (final NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is part of every JVM", e);
+    }
+  });
+
   private final byte[] point;
 
   private KadKey(final byte[] point) {
@@ -42,11 +51,7 @@ public final class KadKey {
   }
 
   static byte[] sha256(final byte[] data) {
-    try {
-      return MessageDigest.getInstance("SHA-256").digest(data);
-    } catch (final NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is part of every JVM", e);
-    }
+    return SHA256.get().digest(data);
   }
 
   /** The number of leading bits this point shares with {@code other} (256 when equal). */
