@@ -35,9 +35,9 @@ import java.util.function.Supplier;
  *       counts as a failed store.
  * </ul>
  *
- * <p>Every request first takes a token from a global and a per-peer bucket (the per-peer table
- * holds the {@link KadConfig#maxRatedPeers} most recently seen peers); a refused request closes
- * its stream unanswered. Each refusal is counted by reason. Time from an injected {@link Clock}.
+ * <p>Every request first takes a token from a per-peer bucket (the per-peer table holds the
+ * {@link KadConfig#maxRatedPeers} most recently seen peers) and, unless the peer is in our
+ * routing table, from a global one; a refused request closes its stream unanswered. Each refusal is counted by reason. Time from an injected {@link Clock}.
  * Thread-safe.
  */
 public final class KadServerEngine {
@@ -119,7 +119,10 @@ public final class KadServerEngine {
       if (!peer.take(now)) {
         return refuse(Refusal.PEER_RATE);
       }
-      if (!global.take(now)) {
+      // Peers of our routing table (DHT servers that passed its liveness replacement, at most k
+      // per bucket) are not held by the global bucket: a storm of fresh PeerIds can use it up,
+      // and the lookups that go through us must still be answered.
+      if (!table.contains(from) && !global.take(now)) {
         return refuse(Refusal.GLOBAL_RATE);
       }
     }

@@ -137,4 +137,37 @@ class KadServerEngineTest {
     clock.advance(Duration.ofSeconds(1));
     assertThat(engine.handle(storm, ping).close()).isFalse();
   }
+
+  @Test
+  void floods_shouldStayWithinTheirBounds_whileARoutingTablePeerIsStillAnswered() {
+    final KadServerEngine engine = engine(KadConfig.builder().peerRate(5, 5)
+        .globalRequestsPerSecond(100).providerLimits(500, 8, 16).maxRatedPeers(256).build());
+    final List<PeerId> servers = fill(40);
+    final byte[] honestKey = KadTestPeers.contentKey(random);
+    engine.handle(servers.get(0), new KadMessage(KadMessage.Type.ADD_PROVIDER, honestKey,
+        List.of(), List.of(new KadPeer(servers.get(0), List.of(ADDRESS))), false));
+
+    // 1,000 fresh PeerIds, each announcing 10 random keys and asking FIND_NODE, in one second.
+    for (int i = 0; i < 1_000; i++) {
+      final PeerId sybil = KadTestPeers.random(random);
+      for (int j = 0; j < 10; j++) {
+        engine.handle(sybil, new KadMessage(KadMessage.Type.ADD_PROVIDER,
+            KadTestPeers.contentKey(random), List.of(), List.of(new KadPeer(sybil,
+                List.of(ADDRESS))), false));
+      }
+      engine.handle(sybil, KadMessage.request(KadMessage.Type.FIND_NODE,
+          KadTestPeers.contentKey(random)));
+    }
+    final KadServerEngine.Answer honest = engine.handle(servers.get(1),
+        KadMessage.request(KadMessage.Type.GET_PROVIDERS, honestKey));
+
+    assertThat(honest.close()).isFalse();
+    assertThat(honest.response().providerPeers()).extracting(KadPeer::id)
+        .containsExactly(servers.get(0));
+    // Per peer 5 of 11 pass; of those 5,000 the global bucket lets 100 through.
+    assertThat(engine.counters()).containsEntry("refused_peer_rate", 6_000L)
+        .containsEntry("refused_global_rate", 4_900L);
+    assertThat(engine.counters().get("provider_added")).isLessThanOrEqualTo(1 + 100);
+    assertThat(engine.ratedPeers()).isEqualTo(256);
+  }
 }
