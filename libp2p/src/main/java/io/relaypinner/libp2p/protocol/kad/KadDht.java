@@ -4,7 +4,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.handler.codec.DecoderException;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.relaypinner.common.budget.Scope;
@@ -46,11 +45,7 @@ import org.slf4j.LoggerFactory;
  * go-libp2p-kad-dht's client mode), and we only ask. Either way peers whose identify lists the
  * protocol are offered to the routing table.
  *
- * <p>Server streams: each request is a varint-length-prefixed message of at most
- * {@link KadConfig#maxRequestSize}; several may follow each other on one stream (go and js reuse
- * streams), each answered in turn, until the stream is idle for
- * {@link KadConfig#streamIdleTimeout}. A malformed or oversized message closes the stream and is
- * counted; nothing is logged with a stack trace. Client requests open one stream per request
+ * <p>Server streams: {@link KadServerHandler}. Client requests open one stream per request
  * (as js does), read one answer of at most {@link KadConfig#maxResponseSize} within
  * {@link KadConfig#requestTimeout}, and close it.
  */
@@ -102,9 +97,8 @@ public final class KadDht implements AutoCloseable {
         Objects.requireNonNull(advertised, "advertised"));
     if (mode == Mode.SERVER) {
       host.protocols().register(KadConfig.PROTOCOL_ID, (stream, protocol) -> {
-        final Connection connection = Connection.of(stream).orElseThrow();
-        stream.pipeline().addLast(new UvarintFrameDecoder(config.maxRequestSize()),
-            dht.new ServerHandler(connection.remotePeer()));
+        KadServerHandler.install(stream, dht.server,
+            Connection.of(stream).orElseThrow().remotePeer());
       });
     }
     host.addListener(dht.new Listener());
@@ -282,66 +276,6 @@ public final class KadDht implements AutoCloseable {
     @Override
     public void peerIdentified(final Connection connection, final IdentifyResult result) {
       host.peerStore().get(connection.remotePeer()).ifPresent(KadDht.this::identified);
-    }
-  }
-
-  /** One inbound stream: requests answered in turn until it is idle or misbehaves. */
-  private final class ServerHandler extends ActivatedHandler {
-    private final PeerId remote;
-    private final Deadline idle = deadline(() -> ctx().close());
-
-    ServerHandler(final PeerId remote) {
-      this.remote = remote;
-    }
-
-    @Override
-    protected void onActivated(final ChannelHandlerContext ctx) {
-      idle.expireIn(config.streamIdleTimeout().toNanos());
-    }
-
-    @Override
-    public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
-      if (!(msg instanceof ByteBuf frame)) {
-        ReferenceCountUtil.release(msg);
-        return;
-      }
-      final KadMessage request;
-      try {
-        request = KadCodec.decode(ByteBufUtil.getBytes(frame), config.codecLimits());
-      } catch (final ProtocolViolationException e) {
-        server.malformed();
-        LOG.debug("kad-dht: malformed request from {}: {}", remote, e.getMessage());
-        ctx.close();
-        return;
-      } finally {
-        frame.release();
-      }
-      idle.expireIn(config.streamIdleTimeout().toNanos());
-      final KadServerEngine.Answer answer = server.handle(remote, request);
-      if (answer.response() != null) {
-        ctx.writeAndFlush(SingleMessageReader.frame(ctx.alloc(),
-            KadCodec.toProto(answer.response())));
-      }
-      if (answer.close()) {
-        LOG.debug("kad-dht: {} request of {} refused: {}", request.type(), remote,
-            answer.refusal().label());
-        ctx.close();
-      }
-    }
-
-    @Override
-    public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause) {
-      // The frame decoder's exceptions come wrapped in a DecoderException.
-      final Throwable root = cause instanceof DecoderException && cause.getCause() != null
-          ? cause.getCause() : cause;
-      if (root instanceof ProtocolViolationException) {
-        // An oversized or malformed length prefix: the remote's fault.
-        server.malformed();
-        LOG.debug("kad-dht: bad frame from {}: {}", remote, root.getMessage());
-      } else {
-        LOG.debug("kad-dht stream of {} failed: {}", remote, cause.toString());
-      }
-      ctx.close();
     }
   }
 

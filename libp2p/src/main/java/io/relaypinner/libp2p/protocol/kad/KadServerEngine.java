@@ -103,6 +103,10 @@ public final class KadServerEngine {
     for (final Refusal refusal : Refusal.values()) {
       counters.put("refused_" + refusal.label(), new AtomicLong());
     }
+    // Every key exists from the start: the map is read and incremented without the lock.
+    for (final ProviderStore.Result result : ProviderStore.Result.values()) {
+      counters.put("provider_" + result.label(), new AtomicLong());
+    }
   }
 
   public KadConfig config() {
@@ -172,8 +176,7 @@ public final class KadServerEngine {
         continue;
       }
       final ProviderStore.Result result = providers.add(key, provider);
-      counters.computeIfAbsent("provider_" + result.label(), x -> new AtomicLong())
-          .incrementAndGet();
+      counters.get("provider_" + result.label()).incrementAndGet();
     }
     return Answer.NONE;
   }
