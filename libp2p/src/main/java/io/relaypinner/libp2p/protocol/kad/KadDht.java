@@ -172,6 +172,14 @@ public final class KadDht implements AutoCloseable {
     return client.findProviders(multihash, wanted);
   }
 
+  /**
+   * Which keys (multihash bytes) we hold: GET_PROVIDERS for them lists us
+   * ({@link KadServerEngine#holds}).
+   */
+  public void holds(final java.util.function.Predicate<byte[]> holds) {
+    server.holds(holds);
+  }
+
   /** Announces us as a provider of {@code multihash} with the advertised addresses. */
   public CompletableFuture<KadClient.ProvideResult> provide(final byte[] multihash) {
     final List<Multiaddr> addresses = advertised.get();

@@ -14,6 +14,7 @@ import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
@@ -24,7 +25,8 @@ import java.util.function.Supplier;
  *   <li>FIND_NODE: the k peers of the routing table closest to the key (never the requester),
  *       with their addresses from the peer store; peers without addresses are left out, as
  *       go-libp2p-kad-dht does. A lookup of our own id also gets us.
- *   <li>GET_PROVIDERS: the providers we hold for the key (a multihash) and the closer peers.
+ *   <li>GET_PROVIDERS: the providers we hold for the key (a multihash), us first when we hold
+ *       the content ({@link #holds}), and the closer peers.
  *   <li>ADD_PROVIDER: stored for the sending peer only: the spec requires a provider's id to be
  *       the sender's, so a peer cannot announce others; entries without addresses are skipped
  *       (as go does). No answer.
@@ -69,13 +71,16 @@ public final class KadServerEngine {
   private final ProviderStore providers;
   private final Function<PeerId, List<Multiaddr>> addresses;
   private final Supplier<List<Multiaddr>> ownAddresses;
+  /** Whether we hold the content of a key ourselves (answered as a provider; default: never). */
+  private volatile Predicate<byte[]> holds = key -> false;
   private final TokenBucket global;
   private final LinkedHashMap<PeerId, TokenBucket> perPeer;
   private final Map<String, AtomicLong> counters = new TreeMap<>();
 
   /**
    * @param addresses what the peer store knows of a peer's addresses
-   * @param ownAddresses the addresses we advertise (for a FIND_NODE of our own id)
+   * @param ownAddresses the addresses we advertise (for a FIND_NODE of our own id, and as a
+   *     provider of what we hold)
    */
   public KadServerEngine(final KadConfig config, final Clock clock, final RoutingTable table,
       final ProviderStore providers, final Function<PeerId, List<Multiaddr>> addresses,
@@ -111,6 +116,16 @@ public final class KadServerEngine {
 
   public KadConfig config() {
     return config;
+  }
+
+  /**
+   * Tells the engine which keys (multihash bytes) we hold ourselves: GET_PROVIDERS for them lists
+   * us first, with our advertised addresses, as go-libp2p-kad-dht does for what it provides. No
+   * record is stored for that, so providing many keys costs the store nothing. Called on every
+   * GET_PROVIDERS: must be cheap and thread-safe.
+   */
+  public void holds(final Predicate<byte[]> holds) {
+    this.holds = Objects.requireNonNull(holds, "holds");
   }
 
   /** Answers one request of {@code from}. */
@@ -158,8 +173,17 @@ public final class KadServerEngine {
     if (!isMultihash(key)) {
       return refuse(Refusal.BAD_KEY);
     }
+    final List<KadPeer> found = new ArrayList<>();
+    if (holds.test(key)) {
+      found.add(new KadPeer(self, ownAddresses.get()));
+    }
+    for (final KadPeer provider : providers.providers(key, config.providersPerAnswer())) {
+      if (found.size() < config.providersPerAnswer() && !provider.id().equals(self)) {
+        found.add(provider);
+      }
+    }
     return Answer.reply(new KadMessage(KadMessage.Type.GET_PROVIDERS, key, closer(from, key),
-        providers.providers(key, config.providersPerAnswer()), false));
+        found, false));
   }
 
   private Answer addProvider(final PeerId from, final KadMessage request) {

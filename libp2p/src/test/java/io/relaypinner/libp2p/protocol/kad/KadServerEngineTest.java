@@ -170,4 +170,25 @@ class KadServerEngineTest {
     assertThat(engine.counters().get("provider_added")).isLessThanOrEqualTo(1 + 100);
     assertThat(engine.ratedPeers()).isEqualTo(256);
   }
+
+  @Test
+  void getProviders_shouldListUsFirst_whenWeHoldTheContent() {
+    final KadServerEngine engine = engine(KadConfig.DEFAULT);
+    final byte[] held = KadTestPeers.contentKey(random);
+    final byte[] other = KadTestPeers.contentKey(random);
+    engine.holds(key -> java.util.Arrays.equals(key, held));
+    final PeerId provider = KadTestPeers.random(random);
+    engine.handle(provider, new KadMessage(KadMessage.Type.ADD_PROVIDER, held, List.of(),
+        List.of(new KadPeer(provider, List.of(ADDRESS))), false));
+
+    final KadMessage found = engine.handle(KadTestPeers.random(random),
+        KadMessage.request(KadMessage.Type.GET_PROVIDERS, held)).response();
+    final KadMessage none = engine.handle(KadTestPeers.random(random),
+        KadMessage.request(KadMessage.Type.GET_PROVIDERS, other)).response();
+
+    assertThat(found.providerPeers()).extracting(KadPeer::id).containsExactly(self, provider);
+    assertThat(found.providerPeers().get(0).addresses())
+        .containsExactly(Multiaddr.parse("/ip4/198.51.100.1/tcp/4001"));
+    assertThat(none.providerPeers()).isEmpty();
+  }
 }
