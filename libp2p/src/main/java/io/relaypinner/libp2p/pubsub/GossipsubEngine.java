@@ -397,12 +397,17 @@ public final class GossipsubEngine {
     try {
       final PeerState peer = peers.computeIfAbsent(from, PeerState::new);
       count("rpc-received");
-      handleSubscriptions(peer, rpc.getSubscriptionsList());
+      final List<String> subscribed = handleSubscriptions(peer, rpc.getSubscriptionsList());
       for (final Message message : rpc.getPublishList()) {
         handleMessage(peer, message);
       }
       if (rpc.hasControl()) {
         handleControl(peer, rpc.getControl());
+      }
+      // After the RPC's control part: a PRUNE in it sets the backoff first, a GRAFT in it needs
+      // no GRAFT back.
+      for (final String topic : subscribed) {
+        graftOnSubscribe(peer.id, topic);
       }
       return !rpcFault;
     } finally {
@@ -410,11 +415,14 @@ public final class GossipsubEngine {
     }
   }
 
-  private void handleSubscriptions(final PeerState peer, final List<RPC.SubOpts> subs) {
+  /** @return the topics the peer newly subscribed to */
+  private List<String> handleSubscriptions(final PeerState peer,
+      final List<RPC.SubOpts> subs) {
     if (subs.size() > config.maxSubscriptionsPerRpc()) {
       count("drop-subscriptions-over-limit");
-      return;
+      return List.of();
     }
+    final List<String> added = new ArrayList<>();
     for (final RPC.SubOpts sub : subs) {
       if (!sub.hasTopic()) {
         continue;
@@ -443,7 +451,7 @@ public final class GossipsubEngine {
         }
         peer.topics.add(topic);
         topicPeers.computeIfAbsent(topic, t -> new LinkedHashSet<>()).add(peer.id);
-        graftOnSubscribe(peer.id, topic);
+        added.add(topic);
       } else {
         if (!peer.topics.remove(topic)) {
           continue;
@@ -468,6 +476,7 @@ public final class GossipsubEngine {
       final boolean subscribed = sub.getSubscribe();
       pendingEvents.add(() -> output.subscriptionChanged(peer.id, topic, subscribed));
     }
+    return added;
   }
 
   /**

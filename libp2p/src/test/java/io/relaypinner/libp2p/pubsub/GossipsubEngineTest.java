@@ -208,6 +208,30 @@ class GossipsubEngineTest {
   }
 
   @Test
+  void subscription_shouldHonourTheControlOfItsOwnRpc_beforeGrafting() {
+    engine.subscribe(TOPIC);
+    final PeerId grafter = Keys.generate(KeyType.ED25519, keyRandom).publicKey().peerId();
+    engine.outboundOpened(grafter, true);
+    sent.clear();
+    // SUBSCRIBE with a GRAFT (a JS peer joining): in the mesh, no GRAFT back.
+    engine.handleRpc(grafter, RPC.newBuilder().addSubscriptions(RPC.SubOpts.newBuilder()
+        .setSubscribe(true).setTopic(TOPIC)).setControl(ControlMessage.newBuilder()
+        .addGraft(ControlGraft.newBuilder().setTopicID(TOPIC))).build());
+    assertThat(engine.meshPeers(TOPIC)).containsExactly(grafter);
+    assertThat(graftsTo(grafter)).isEmpty();
+    // SUBSCRIBE with a PRUNE: its backoff holds, no GRAFT it would count against us.
+    final PeerId pruner = Keys.generate(KeyType.ED25519, keyRandom).publicKey().peerId();
+    engine.outboundOpened(pruner, true);
+    sent.clear();
+    engine.handleRpc(pruner, RPC.newBuilder().addSubscriptions(RPC.SubOpts.newBuilder()
+        .setSubscribe(true).setTopic(TOPIC)).setControl(ControlMessage.newBuilder()
+        .addPrune(ControlPrune.newBuilder().setTopicID(TOPIC).setBackoff(60))).build());
+    assertThat(engine.meshPeers(TOPIC)).containsExactly(grafter);
+    assertThat(graftsTo(pruner)).isEmpty();
+    assertThat(engine.inBackoff(pruner, TOPIC)).isTrue();
+  }
+
+  @Test
   void subscription_shouldNotGraft_whenMeshHasDPeersOrPeerInBackoffOrTopicNotJoined() {
     engine.subscribe(TOPIC);
     final List<PeerId> first = peers(6, TOPIC);
