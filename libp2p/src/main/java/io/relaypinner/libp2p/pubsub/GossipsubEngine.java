@@ -194,6 +194,10 @@ public final class GossipsubEngine {
           rpc.addSubscriptions(sub(topic, true));
         }
       }
+      // Its SUBSCRIBE may have come before this stream: graft it now, as on SUBSCRIBE.
+      for (final String topic : state.topics) {
+        graftOnSubscribe(peer, topic);
+      }
       changed();
     } finally {
       exit();
@@ -393,12 +397,17 @@ public final class GossipsubEngine {
     try {
       final PeerState peer = peers.computeIfAbsent(from, PeerState::new);
       count("rpc-received");
-      handleSubscriptions(peer, rpc.getSubscriptionsList());
+      final List<String> subscribed = handleSubscriptions(peer, rpc.getSubscriptionsList());
       for (final Message message : rpc.getPublishList()) {
         handleMessage(peer, message);
       }
       if (rpc.hasControl()) {
         handleControl(peer, rpc.getControl());
+      }
+      // After the RPC's control part: a PRUNE in it sets the backoff first, a GRAFT in it needs
+      // no GRAFT back.
+      for (final String topic : subscribed) {
+        graftOnSubscribe(peer.id, topic);
       }
       return !rpcFault;
     } finally {
@@ -406,11 +415,14 @@ public final class GossipsubEngine {
     }
   }
 
-  private void handleSubscriptions(final PeerState peer, final List<RPC.SubOpts> subs) {
+  /** @return the topics the peer newly subscribed to */
+  private List<String> handleSubscriptions(final PeerState peer,
+      final List<RPC.SubOpts> subs) {
     if (subs.size() > config.maxSubscriptionsPerRpc()) {
       count("drop-subscriptions-over-limit");
-      return;
+      return List.of();
     }
+    final List<String> added = new ArrayList<>();
     for (final RPC.SubOpts sub : subs) {
       if (!sub.hasTopic()) {
         continue;
@@ -439,6 +451,7 @@ public final class GossipsubEngine {
         }
         peer.topics.add(topic);
         topicPeers.computeIfAbsent(topic, t -> new LinkedHashSet<>()).add(peer.id);
+        added.add(topic);
       } else {
         if (!peer.topics.remove(topic)) {
           continue;
@@ -463,6 +476,7 @@ public final class GossipsubEngine {
       final boolean subscribed = sub.getSubscribe();
       pendingEvents.add(() -> output.subscriptionChanged(peer.id, topic, subscribed));
     }
+    return added;
   }
 
   /**
@@ -809,6 +823,27 @@ public final class GossipsubEngine {
     }
   }
 
+  /**
+   * Graft-on-subscribe (as js-libp2p gossipsub 16+ and rust-libp2p do): a peer whose SUBSCRIBE
+   * arrives for a topic we joined, while our mesh for it has fewer than D peers, is grafted at
+   * once rather than at the next heartbeat, so a message published right after it subscribed is
+   * forwarded to it. It must pass the heartbeat's own test ({@link #meshCandidate}: our stream
+   * open, subscribed, not in backoff). Filling to D (JS and rust stop at D_lo) matches what
+   * {@link #subscribe} and the heartbeat fill to; the heartbeat prunes only above D_hi, so it
+   * leaves such a mesh alone.
+   */
+  private void graftOnSubscribe(final PeerId peer, final String topic) {
+    final Set<PeerId> members = mesh.get(topic);
+    if (members == null || members.size() >= config.d() || members.contains(peer)
+        || !meshCandidate(peer, topic)) {
+      return;
+    }
+    members.add(peer);
+    graft(peer, topic);
+    count("graft-on-subscribe");
+    changed(topic);
+  }
+
   private void emitGossip() {
     if (config.dLazy() == 0) {
       return;
@@ -992,21 +1027,30 @@ public final class GossipsubEngine {
     return state != null && state.connected && state.topics.contains(topic);
   }
 
-  /** Up to {@code count} random eligible peers outside {@code exclude} and not in backoff. */
+  /**
+   * Whether we may GRAFT {@code peer} on {@code topic}: the one rule for every graft we start
+   * (subscribe, heartbeat, fanout, graft-on-subscribe): our stream to it open, subscribed, not
+   * in backoff.
+   */
+  private boolean meshCandidate(final PeerId peer, final String topic) {
+    return eligible(peer, topic) && !inBackoff(peer, topic);
+  }
+
+  /** Up to {@code count} random {@link #meshCandidate}s outside {@code exclude}. */
   private List<PeerId> candidates(final String topic, final Set<PeerId> exclude,
       final int count) {
     return shuffledEligible(topic, exclude, count, true);
   }
 
   private List<PeerId> shuffledEligible(final String topic, final Set<PeerId> exclude,
-      final int count, final boolean skipBackoff) {
+      final int count, final boolean forMesh) {
     if (count <= 0) {
       return List.of();
     }
     final List<PeerId> pool = new ArrayList<>();
     for (final PeerId peer : topicPeers.getOrDefault(topic, Set.of())) {
-      if (!exclude.contains(peer) && eligible(peer, topic)
-          && !(skipBackoff && inBackoff(peer, topic))) {
+      if (!exclude.contains(peer)
+          && (forMesh ? meshCandidate(peer, topic) : eligible(peer, topic))) {
         pool.add(peer);
       }
     }

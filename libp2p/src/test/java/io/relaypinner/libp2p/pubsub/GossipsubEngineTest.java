@@ -155,11 +155,105 @@ class GossipsubEngineTest {
   @Test
   void heartbeat_shouldGraftUpToD_whenMeshBelowDLo() {
     engine.subscribe(TOPIC);
-    peers(8, TOPIC);
-    assertThat(engine.meshPeers(TOPIC)).isEmpty();
-    heartbeats(1);
+    final List<PeerId> all = peers(8, TOPIC);
     assertThat(engine.meshPeers(TOPIC)).hasSize(6);
-    assertThat(engine.counter("graft-sent")).isEqualTo(6);
+    // Four mesh peers leave it (PRUNE with a backoff): 2 left, below D_lo.
+    final List<PeerId> leaving = all.stream().filter(engine.meshPeers(TOPIC)::contains)
+        .limit(4).toList();
+    for (final PeerId peer : leaving) {
+      engine.handleRpc(peer, control(ControlMessage.newBuilder()
+          .addPrune(ControlPrune.newBuilder().setTopicID(TOPIC).setBackoff(60))));
+    }
+    assertThat(engine.meshPeers(TOPIC)).hasSize(2);
+    final long before = engine.counter("graft-sent");
+    heartbeats(1);
+    // Only the two peers never in the mesh may be grafted: the others asked for a backoff.
+    assertThat(engine.meshPeers(TOPIC)).hasSize(4).doesNotContainAnyElementsOf(leaving);
+    assertThat(engine.counter("graft-sent") - before).isEqualTo(2);
+  }
+
+  @Test
+  void subscription_shouldGraftThePeerAtOnce_whenMeshBelowD() {
+    engine = newEngine(GossipsubConfig.builder().floodPublish(false).build());
+    engine.subscribe(TOPIC);
+    final PeerId writer = peers(1, TOPIC).get(0);
+    assertThat(engine.meshPeers(TOPIC)).containsExactly(writer);
+    final PeerId reader = peers(1, TOPIC).get(0);
+    // No heartbeat ran: the reader is in the mesh and got our GRAFT with its subscription.
+    assertThat(engine.meshPeers(TOPIC)).containsExactlyInAnyOrder(writer, reader);
+    assertThat(engine.counter("graft-on-subscribe")).isEqualTo(2);
+    sent.clear();
+    engine.handleRpc(reader, RPC.newBuilder().addSubscriptions(RPC.SubOpts.newBuilder()
+        .setSubscribe(true).setTopic(TOPIC)).build());
+    assertThat(graftsTo(reader)).as("a repeated SUBSCRIBE grafts nothing").isEmpty();
+    // The writer's first message, right after the reader subscribed, is forwarded to it.
+    engine.handleRpc(writer, publish(signedBy(writer, "first", 1)));
+    assertThat(messagesTo(reader)).extracting(m -> m.getData().toStringUtf8())
+        .containsExactly("first");
+    // So is ours without flood publishing: it goes to the mesh.
+    engine.publish(TOPIC, "ours".getBytes(StandardCharsets.UTF_8));
+    assertThat(messagesTo(reader)).hasSize(2);
+  }
+
+  @Test
+  void subscription_shouldGraftWhenOurStreamOpens_whenItCameBeforeTheStream() {
+    engine.subscribe(TOPIC);
+    final PeerId peer = Keys.generate(KeyType.ED25519, keyRandom).publicKey().peerId();
+    engine.handleRpc(peer, RPC.newBuilder().addSubscriptions(RPC.SubOpts.newBuilder()
+        .setSubscribe(true).setTopic(TOPIC)).build());
+    assertThat(engine.meshPeers(TOPIC)).as("nothing can be sent to it yet").isEmpty();
+    engine.outboundOpened(peer, true);
+    assertThat(engine.meshPeers(TOPIC)).containsExactly(peer);
+    assertThat(graftsTo(peer)).hasSize(1);
+  }
+
+  @Test
+  void subscription_shouldHonourTheControlOfItsOwnRpc_beforeGrafting() {
+    engine.subscribe(TOPIC);
+    final PeerId grafter = Keys.generate(KeyType.ED25519, keyRandom).publicKey().peerId();
+    engine.outboundOpened(grafter, true);
+    sent.clear();
+    // SUBSCRIBE with a GRAFT (a JS peer joining): in the mesh, no GRAFT back.
+    engine.handleRpc(grafter, RPC.newBuilder().addSubscriptions(RPC.SubOpts.newBuilder()
+        .setSubscribe(true).setTopic(TOPIC)).setControl(ControlMessage.newBuilder()
+        .addGraft(ControlGraft.newBuilder().setTopicID(TOPIC))).build());
+    assertThat(engine.meshPeers(TOPIC)).containsExactly(grafter);
+    assertThat(graftsTo(grafter)).isEmpty();
+    // SUBSCRIBE with a PRUNE: its backoff holds, no GRAFT it would count against us.
+    final PeerId pruner = Keys.generate(KeyType.ED25519, keyRandom).publicKey().peerId();
+    engine.outboundOpened(pruner, true);
+    sent.clear();
+    engine.handleRpc(pruner, RPC.newBuilder().addSubscriptions(RPC.SubOpts.newBuilder()
+        .setSubscribe(true).setTopic(TOPIC)).setControl(ControlMessage.newBuilder()
+        .addPrune(ControlPrune.newBuilder().setTopicID(TOPIC).setBackoff(60))).build());
+    assertThat(engine.meshPeers(TOPIC)).containsExactly(grafter);
+    assertThat(graftsTo(pruner)).isEmpty();
+    assertThat(engine.inBackoff(pruner, TOPIC)).isTrue();
+  }
+
+  @Test
+  void subscription_shouldNotGraft_whenMeshHasDPeersOrPeerInBackoffOrTopicNotJoined() {
+    engine.subscribe(TOPIC);
+    final List<PeerId> first = peers(6, TOPIC);
+    assertThat(engine.meshPeers(TOPIC)).containsExactlyInAnyOrderElementsOf(first);
+    final PeerId seventh = peers(1, TOPIC).get(0);
+    assertThat(engine.meshPeers(TOPIC)).doesNotContain(seventh);
+    assertThat(graftsTo(seventh)).isEmpty();
+    // A mesh peer that PRUNEd us, then unsubscribes and subscribes again: still in backoff.
+    final PeerId pruner = first.get(0);
+    engine.handleRpc(pruner, control(ControlMessage.newBuilder()
+        .addPrune(ControlPrune.newBuilder().setTopicID(TOPIC).setBackoff(60))));
+    engine.handleRpc(pruner, RPC.newBuilder().addSubscriptions(RPC.SubOpts.newBuilder()
+        .setSubscribe(false).setTopic(TOPIC)).build());
+    sent.clear();
+    engine.handleRpc(pruner, RPC.newBuilder().addSubscriptions(RPC.SubOpts.newBuilder()
+        .setSubscribe(true).setTopic(TOPIC)).build());
+    assertThat(engine.meshPeers(TOPIC)).hasSize(5).doesNotContain(pruner);
+    assertThat(graftsTo(pruner)).isEmpty();
+    // A topic we did not join: no mesh, no GRAFT.
+    final PeerId other = peers(1, "other").get(0);
+    assertThat(graftsTo(other)).isEmpty();
+    assertThat(engine.meshPeers("other")).isEmpty();
   }
 
   @Test
