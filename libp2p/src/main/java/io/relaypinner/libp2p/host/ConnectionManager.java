@@ -5,6 +5,7 @@ import io.netty.buffer.ByteBufHolder;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.quic.QuicChannel;
 import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.Ticker;
 import io.relaypinner.common.budget.KeyedScopes;
@@ -20,6 +21,7 @@ import io.relaypinner.libp2p.mux.yamux.YamuxStreamChannel;
 import io.relaypinner.multiformats.PeerId;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
@@ -149,7 +151,18 @@ final class ConnectionManager {
   }
 
   private static InetAddress address(final Channel channel) {
-    return channel.remoteAddress() instanceof InetSocketAddress inet ? inet.getAddress() : null;
+    final InetSocketAddress inet = remoteSocket(channel);
+    return inet == null ? null : inet.getAddress();
+  }
+
+  /**
+   * The remote's IP and port: the channel's remote address, or for a QUIC connection (whose
+   * remote address is a connection id) the UDP peer's.
+   */
+  static InetSocketAddress remoteSocket(final Channel channel) {
+    final SocketAddress remote = channel instanceof QuicChannel quic
+        ? quic.remoteSocketAddress() : channel.remoteAddress();
+    return remote instanceof InetSocketAddress inet ? inet : null;
   }
 
   /** Transport channels open now (upgrading or established), both directions. */
@@ -278,6 +291,19 @@ final class ConnectionManager {
     final ConnectionState state = new ConnectionState(channel, user);
     channel.attr(STATE).set(state);
     return state;
+  }
+
+  /**
+   * Counts a stream of a connection that multiplexes itself (QUIC) against its connection's
+   * state (the idle timeout), from now until it closes; yamux counts its own.
+   */
+  void trackStream(final Channel stream) {
+    final ConnectionState state = stream.parent() == null ? null
+        : stream.parent().attr(STATE).get();
+    if (state != null) {
+      state.opened();
+      stream.closeFuture().addListener(f -> state.closed());
+    }
   }
 
   /** Adds the idle timer and the inbound byte budget once the peer is known. */
@@ -443,17 +469,25 @@ final class ConnectionManager {
       return true;
     }
 
-    @Override
-    public void streamOpened(final YamuxStreamChannel stream) {
+    void opened() {
       streams++;
       lastChangeNanos = ticker.nanoTime();
+    }
+
+    void closed() {
+      streams--;
+      lastChangeNanos = ticker.nanoTime();
+    }
+
+    @Override
+    public void streamOpened(final YamuxStreamChannel stream) {
+      opened();
       user.streamOpened(stream);
     }
 
     @Override
     public void streamClosed(final YamuxStreamChannel stream) {
-      streams--;
-      lastChangeNanos = ticker.nanoTime();
+      closed();
       user.streamClosed(stream);
     }
 
