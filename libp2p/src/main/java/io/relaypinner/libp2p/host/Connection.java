@@ -58,7 +58,7 @@ public final class Connection {
       final Direction direction, final Multiaddr remoteAddress, final Multiaddr localAddress,
       final String muxerProtocol, final MultistreamConfig multistream, final Instant opened) {
     this(channel, session.remotePublicKey(), session.earlyMuxer().isPresent(), muxer,
-        muxer::newStream, direction, remoteAddress, localAddress, muxerProtocol, multistream,
+        initializer -> muxer.newStream(initializer), direction, remoteAddress, localAddress, muxerProtocol, multistream,
         opened);
   }
 

@@ -30,6 +30,12 @@ public final class Libp2pTrustManager extends X509ExtendedTrustManager {
     } catch (final BadCertificateException e) {
       refused.accept(e);
       throw e;
+    } catch (final RuntimeException e) {
+      // A certificate no rule above expected to break: still the remote's, never ours.
+      final BadCertificateException bad = new BadCertificateException(
+          "certificate could not be checked: " + e, e);
+      refused.accept(bad);
+      throw bad;
     }
   }
 

@@ -29,7 +29,7 @@ import io.relaypinner.multiformats.PeerId;
 import java.net.InetSocketAddress;
 import java.security.SecureRandom;
 import java.security.cert.Certificate;
-import java.security.cert.X509Certificate;
+import java.security.cert.CertificateEncodingException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -307,14 +307,17 @@ public final class QuicTransport {
     } catch (final SSLPeerUnverifiedException e) {
       throw new BadCertificateException("no peer certificate", e);
     }
-    final X509Certificate[] chain = new X509Certificate[certificates.length];
-    for (int i = 0; i < certificates.length; i++) {
-      if (!(certificates[i] instanceof X509Certificate x509)) {
-        throw new BadCertificateException("not an X.509 certificate");
-      }
-      chain[i] = x509;
+    if (certificates.length != 1) {
+      throw new BadCertificateException("expected exactly one certificate, got "
+          + certificates.length);
     }
-    return CertificateVerifier.verify(chain, now, expected);
+    final byte[] der;
+    try {
+      der = certificates[0].getEncoded();
+    } catch (final CertificateEncodingException | RuntimeException e) {
+      throw new BadCertificateException("certificate not readable: " + e.getMessage());
+    }
+    return CertificateVerifier.verify(der, now, expected);
   }
 
   /** No address validation tokens (no Retry round trip), as go-libp2p by default. */
