@@ -49,6 +49,9 @@ final class ConnectionManager {
       AttributeKey.valueOf(ConnectionManager.class, "started");
   private static final AttributeKey<ConnectionState> STATE =
       AttributeKey.valueOf(ConnectionManager.class, "state");
+  /** A QUIC connection's peer byte budget, charged by each of its streams. */
+  private static final AttributeKey<PeerBudget> QUIC_BUDGET =
+      AttributeKey.valueOf(ConnectionManager.class, "quicBudget");
   /** Set once a channel's handshake outcome was counted (or it succeeded): count once. */
   private static final AttributeKey<Boolean> SETTLED =
       AttributeKey.valueOf(ConnectionManager.class, "settled");
@@ -295,7 +298,8 @@ final class ConnectionManager {
 
   /**
    * Counts a stream of a connection that multiplexes itself (QUIC) against its connection's
-   * state (the idle timeout), from now until it closes; yamux counts its own.
+   * state (the idle timeout), from now until it closes (yamux counts its own), and charges what
+   * it reads to the peer's inbound byte rate once the connection is established.
    */
   void trackStream(final Channel stream) {
     final ConnectionState state = stream.parent() == null ? null
@@ -303,6 +307,11 @@ final class ConnectionManager {
     if (state != null) {
       state.opened();
       stream.closeFuture().addListener(f -> state.closed());
+    }
+    final PeerBudget budget = stream.parent() == null ? null
+        : stream.parent().attr(QUIC_BUDGET).get();
+    if (budget != null) {
+      stream.pipeline().addFirst("inbound-budget", new InboundBudget(budget));
     }
   }
 
@@ -338,7 +347,13 @@ final class ConnectionManager {
         b.users++;
         return b;
       });
-      connection.channel().pipeline().addFirst("inbound-budget", new InboundBudget(budget));
+      if (connection.channel() instanceof QuicChannel) {
+        // QUIC's bytes flow in its stream channels, not the connection's: each stream charges
+        // the peer's bucket and pauses itself (trackStream); QUIC flow control slows the peer.
+        connection.channel().attr(QUIC_BUDGET).set(budget);
+      } else {
+        connection.channel().pipeline().addFirst("inbound-budget", new InboundBudget(budget));
+      }
       connection.closeFuture().addListener(f -> budgets.computeIfPresent(peer, (key, b) ->
           --b.users == 0 ? null : b));
     }

@@ -152,6 +152,25 @@ class QuicHostIT {
   }
 
   @Test
+  void peerInboundByteRate_shouldPauseQuicStreams_andStillDeliverEveryByte() throws Exception {
+    final Host slow = new Host(Keys.generate(KeyType.ED25519, RANDOM), HostConfig.builder()
+        .listenAddresses(List.of(Multiaddr.parse("/ip4/127.0.0.1/udp/0/quic-v1")))
+        .limits(ConnectionLimits.builder().peerInboundBytesPerSecond(256 * 1024)
+            .peerInboundBurstBytes(64 * 1024).build())
+        .build(), loops, Clock.systemUTC());
+    try (slow; Host client = host(List.of())) {
+      slow.start().get(5, TimeUnit.SECONDS);
+      EchoStreams.serve(slow);
+      final Connection connection = client.dial(slow.listenAddresses().get(0)
+          .withPeerId(slow.peerId())).get(10, TimeUnit.SECONDS);
+
+      EchoStreams.assertConcurrentEchoes(connection, 4, 64 * 1024);
+
+      assertThat(slow.limitCounters().get(Limit.PEER_INBOUND_BYTES)).isPositive();
+    }
+  }
+
+  @Test
   void dial_shouldFail_whenTheRemoteIsAnotherPeer() throws Exception {
     try (Host client = host(List.of())) {
       final Multiaddr wrong = serverAddress.withoutPeerId().withPeerId(
