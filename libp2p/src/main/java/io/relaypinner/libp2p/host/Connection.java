@@ -58,8 +58,8 @@ public final class Connection {
       final Direction direction, final Multiaddr remoteAddress, final Multiaddr localAddress,
       final String muxerProtocol, final MultistreamConfig multistream, final Instant opened) {
     this(channel, session.remotePublicKey(), session.earlyMuxer().isPresent(), muxer,
-        initializer -> muxer.newStream(initializer), direction, remoteAddress, localAddress, muxerProtocol, multistream,
-        opened);
+        initializer -> muxer.newStream(initializer), direction, remoteAddress, localAddress,
+        muxerProtocol, multistream, opened);
   }
 
   /**

@@ -37,10 +37,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A libp2p node: TCP and WebSocket (plain, or TLS detected per connection) listeners and dials
- * upgraded to Noise + yamux connections, QUIC ({@code /quic-v1}, libp2p TLS, QUIC's streams), the protocols it answers ({@link #protocols()}), identify
- * (on every new connection, and pushes when our protocols change), ping, a peer store fed by
- * identify, and a connection manager enforcing {@link HostConfig#limits()} (counted in
- * {@link #limitCounters()}).
+ * upgraded to Noise + yamux connections, QUIC ({@code /quic-v1}: libp2p TLS, QUIC's own streams),
+ * the protocols it answers ({@link #protocols()}), identify (on every new connection, and pushes
+ * when our protocols change), ping, a peer store fed by identify, and a connection manager
+ * enforcing {@link HostConfig#limits()} (counted in {@link #limitCounters()}).
  *
  * <p>Runs entirely on the given event loops; every method may be called from any thread and none
  * blocks except {@link #close()}.

@@ -78,7 +78,8 @@ class QuicHostIT {
   void listen_shouldBindAQuicV1Address() {
     assertThat(QuicTransport.isAvailable()).as("native QUIC: %s",
         QuicTransport.unavailabilityCause()).isTrue();
-    assertThat(serverAddress.toString()).startsWith("/ip4/127.0.0.1/udp/").contains("/quic-v1/p2p/");
+    assertThat(serverAddress.toString()).startsWith("/ip4/127.0.0.1/udp/")
+        .contains("/quic-v1/p2p/");
   }
 
   @Test

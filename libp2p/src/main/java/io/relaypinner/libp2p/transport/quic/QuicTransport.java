@@ -6,6 +6,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelInitializer;
+import io.netty.handler.codec.quic.Quic;
 import io.netty.handler.codec.quic.QuicChannel;
 import io.netty.handler.codec.quic.QuicClientCodecBuilder;
 import io.netty.handler.codec.quic.QuicCodecBuilder;
@@ -13,8 +14,8 @@ import io.netty.handler.codec.quic.QuicServerCodecBuilder;
 import io.netty.handler.codec.quic.QuicSslContext;
 import io.netty.handler.codec.quic.QuicSslContextBuilder;
 import io.netty.handler.codec.quic.QuicTokenHandler;
-import io.netty.handler.codec.quic.Quic;
 import io.netty.handler.ssl.ClientAuth;
+import io.netty.util.concurrent.ScheduledFuture;
 import io.relaypinner.libp2p.crypto.PrivateKey;
 import io.relaypinner.libp2p.crypto.PublicKey;
 import io.relaypinner.libp2p.netty.EventLoops;
@@ -264,7 +265,7 @@ public final class QuicTransport {
             return;
           }
           final Channel udp = bound.channel();
-          final var deadline = udp.eventLoop().schedule(() -> {
+          final ScheduledFuture<?> deadline = udp.eventLoop().schedule(() -> {
             if (result.completeExceptionally(new TimeoutException(
                 "QUIC handshake with " + address + " did not finish within "
                     + timeout.toMillis() + " ms"))) {
