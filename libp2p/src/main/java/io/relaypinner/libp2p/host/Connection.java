@@ -2,6 +2,7 @@ package io.relaypinner.libp2p.host;
 
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelInitializer;
 import io.netty.util.AttributeKey;
 import io.relaypinner.libp2p.crypto.PublicKey;
@@ -20,9 +21,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 /**
- * An upgraded libp2p connection (libp2p/specs connections): a transport channel secured with Noise
- * and multiplexed with yamux, to one authenticated remote peer. Streams are opened with
- * {@link #newStream}; inbound streams go to the host's {@link ProtocolRegistry}.
+ * An upgraded libp2p connection (libp2p/specs connections) to one authenticated remote peer: a
+ * transport channel secured with Noise and multiplexed with yamux (TCP, WebSocket), or a QUIC
+ * connection whose own streams are the libp2p streams (TLS inside QUIC authenticated the peer).
+ * Streams are opened with {@link #newStream}; inbound streams go to the host's
+ * {@link ProtocolRegistry}.
  *
  * <p>The connection is reachable from any of its stream channels through {@link #of(Channel)}.
  */
@@ -30,9 +33,18 @@ public final class Connection {
   private static final AttributeKey<Connection> KEY = AttributeKey.valueOf(
       Connection.class, "connection");
 
+  /** Opens one outbound stream channel with {@code initializer} in its pipeline. */
+  @FunctionalInterface
+  interface StreamOpener {
+    io.netty.util.concurrent.Future<? extends Channel> open(ChannelHandler initializer);
+  }
+
   private final Channel channel;
-  private final SecureSession session;
+  private final PeerId remotePeer;
+  private final PublicKey remoteKey;
+  private final boolean earlyMuxer;
   private final YamuxHandler muxer;
+  private final StreamOpener opener;
   private final Direction direction;
   private final Multiaddr remoteAddress;
   private final Multiaddr localAddress;
@@ -45,9 +57,25 @@ public final class Connection {
   Connection(final Channel channel, final SecureSession session, final YamuxHandler muxer,
       final Direction direction, final Multiaddr remoteAddress, final Multiaddr localAddress,
       final String muxerProtocol, final MultistreamConfig multistream, final Instant opened) {
+    this(channel, session.remotePublicKey(), session.earlyMuxer().isPresent(), muxer,
+        initializer -> muxer.newStream(initializer), direction, remoteAddress, localAddress,
+        muxerProtocol, multistream, opened);
+  }
+
+  /**
+   * @param muxer the yamux session, or null where the transport multiplexes itself (QUIC)
+   * @param opener opens the outbound streams
+   */
+  Connection(final Channel channel, final PublicKey remoteKey, final boolean earlyMuxer,
+      final YamuxHandler muxer, final StreamOpener opener, final Direction direction,
+      final Multiaddr remoteAddress, final Multiaddr localAddress, final String muxerProtocol,
+      final MultistreamConfig multistream, final Instant opened) {
     this.channel = channel;
-    this.session = session;
+    this.remoteKey = remoteKey;
+    this.remotePeer = remoteKey.peerId();
+    this.earlyMuxer = earlyMuxer;
     this.muxer = muxer;
+    this.opener = opener;
     this.direction = direction;
     this.remoteAddress = remoteAddress;
     this.localAddress = localAddress;
@@ -74,11 +102,11 @@ public final class Connection {
   }
 
   public PeerId remotePeer() {
-    return session.remotePeerId();
+    return remotePeer;
   }
 
   public PublicKey remotePublicKey() {
-    return session.remotePublicKey();
+    return remoteKey;
   }
 
   public Direction direction() {
@@ -94,14 +122,17 @@ public final class Connection {
     return localAddress;
   }
 
-  /** {@code /yamux/1.0.0}. */
+  /** {@code /yamux/1.0.0}, or {@code quic-v1} where QUIC's own streams are used. */
   public String muxerProtocol() {
     return muxerProtocol;
   }
 
-  /** Whether the muxer was chosen inside the Noise handshake (no multistream round trip). */
+  /**
+   * Whether the muxer was chosen inside the handshake (no multistream round trip): Noise's early
+   * muxer negotiation, or QUIC (no muxer to negotiate).
+   */
   public boolean earlyMuxerNegotiated() {
-    return session.earlyMuxer().isPresent();
+    return earlyMuxer;
   }
 
   /**
@@ -152,11 +183,15 @@ public final class Connection {
     return opened;
   }
 
-  /** The connection's transport channel (its pipeline ends with the yamux session). */
+  /**
+   * The connection's transport channel: a TCP/WebSocket channel whose pipeline ends with the
+   * yamux session, or the QUIC connection channel (the parent of its stream channels).
+   */
   public Channel channel() {
     return channel;
   }
 
+  /** The yamux session; null on a QUIC connection. */
   public YamuxHandler muxer() {
     return muxer;
   }
@@ -198,7 +233,7 @@ public final class Connection {
   private CompletableFuture<Stream> open(final MultistreamInitiator initiator,
       final ProtocolInstaller lazyInstaller) {
     final CompletableFuture<Stream> result = new CompletableFuture<>();
-    muxer.newStream(new ChannelInitializer<Channel>() {
+    opener.open(new ChannelInitializer<Channel>() {
       @Override
       protected void initChannel(final Channel stream) throws Exception {
         stream.pipeline().addLast("multistream", initiator);
@@ -223,7 +258,7 @@ public final class Connection {
     return result;
   }
 
-  /** Closes the connection (yamux GO_AWAY, then the transport). */
+  /** Closes the connection (yamux GO_AWAY, then the transport; or QUIC's CONNECTION_CLOSE). */
   public ChannelFuture close() {
     return channel.close();
   }

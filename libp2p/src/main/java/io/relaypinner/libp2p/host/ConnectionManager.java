@@ -5,6 +5,7 @@ import io.netty.buffer.ByteBufHolder;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.quic.QuicChannel;
 import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.Ticker;
 import io.relaypinner.common.budget.KeyedScopes;
@@ -20,6 +21,7 @@ import io.relaypinner.libp2p.mux.yamux.YamuxStreamChannel;
 import io.relaypinner.multiformats.PeerId;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
@@ -47,6 +49,9 @@ final class ConnectionManager {
       AttributeKey.valueOf(ConnectionManager.class, "started");
   private static final AttributeKey<ConnectionState> STATE =
       AttributeKey.valueOf(ConnectionManager.class, "state");
+  /** A QUIC connection's peer byte budget, charged by each of its streams. */
+  private static final AttributeKey<PeerBudget> QUIC_BUDGET =
+      AttributeKey.valueOf(ConnectionManager.class, "quicBudget");
   /** Set once a channel's handshake outcome was counted (or it succeeded): count once. */
   private static final AttributeKey<Boolean> SETTLED =
       AttributeKey.valueOf(ConnectionManager.class, "settled");
@@ -149,7 +154,18 @@ final class ConnectionManager {
   }
 
   private static InetAddress address(final Channel channel) {
-    return channel.remoteAddress() instanceof InetSocketAddress inet ? inet.getAddress() : null;
+    final InetSocketAddress inet = remoteSocket(channel);
+    return inet == null ? null : inet.getAddress();
+  }
+
+  /**
+   * The remote's IP and port: the channel's remote address, or for a QUIC connection (whose
+   * remote address is a connection id) the UDP peer's.
+   */
+  static InetSocketAddress remoteSocket(final Channel channel) {
+    final SocketAddress remote = channel instanceof QuicChannel quic
+        ? quic.remoteSocketAddress() : channel.remoteAddress();
+    return remote instanceof InetSocketAddress inet ? inet : null;
   }
 
   /** Transport channels open now (upgrading or established), both directions. */
@@ -280,6 +296,25 @@ final class ConnectionManager {
     return state;
   }
 
+  /**
+   * Counts a stream of a connection that multiplexes itself (QUIC) against its connection's
+   * state (the idle timeout), from now until it closes (yamux counts its own), and charges what
+   * it reads to the peer's inbound byte rate once the connection is established.
+   */
+  void trackStream(final Channel stream) {
+    final ConnectionState state = stream.parent() == null ? null
+        : stream.parent().attr(STATE).get();
+    if (state != null) {
+      state.opened();
+      stream.closeFuture().addListener(f -> state.closed());
+    }
+    final PeerBudget budget = stream.parent() == null ? null
+        : stream.parent().attr(QUIC_BUDGET).get();
+    if (budget != null) {
+      stream.pipeline().addFirst("inbound-budget", new InboundBudget(budget));
+    }
+  }
+
   /** Adds the idle timer and the inbound byte budget once the peer is known. */
   void established(final Connection connection) {
     connection.channel().attr(SETTLED).setIfAbsent(Boolean.TRUE);
@@ -312,7 +347,13 @@ final class ConnectionManager {
         b.users++;
         return b;
       });
-      connection.channel().pipeline().addFirst("inbound-budget", new InboundBudget(budget));
+      if (connection.channel() instanceof QuicChannel) {
+        // QUIC's bytes flow in its stream channels, not the connection's: each stream charges
+        // the peer's bucket and pauses itself (trackStream); QUIC flow control slows the peer.
+        connection.channel().attr(QUIC_BUDGET).set(budget);
+      } else {
+        connection.channel().pipeline().addFirst("inbound-budget", new InboundBudget(budget));
+      }
       connection.closeFuture().addListener(f -> budgets.computeIfPresent(peer, (key, b) ->
           --b.users == 0 ? null : b));
     }
@@ -443,17 +484,25 @@ final class ConnectionManager {
       return true;
     }
 
-    @Override
-    public void streamOpened(final YamuxStreamChannel stream) {
+    void opened() {
       streams++;
       lastChangeNanos = ticker.nanoTime();
+    }
+
+    void closed() {
+      streams--;
+      lastChangeNanos = ticker.nanoTime();
+    }
+
+    @Override
+    public void streamOpened(final YamuxStreamChannel stream) {
+      opened();
       user.streamOpened(stream);
     }
 
     @Override
     public void streamClosed(final YamuxStreamChannel stream) {
-      streams--;
-      lastChangeNanos = ticker.nanoTime();
+      closed();
       user.streamClosed(stream);
     }
 

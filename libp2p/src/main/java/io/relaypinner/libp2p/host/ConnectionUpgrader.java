@@ -5,11 +5,15 @@ import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
+import io.netty.handler.codec.quic.QuicChannel;
+import io.netty.handler.codec.quic.QuicStreamChannel;
+import io.netty.handler.codec.quic.QuicStreamType;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.netty.util.concurrent.Ticker;
 import io.relaypinner.common.Failures;
 import io.relaypinner.libp2p.core.BadPeerException;
 import io.relaypinner.libp2p.core.InternalErrorException;
+import io.relaypinner.libp2p.crypto.PublicKey;
 import io.relaypinner.libp2p.multistream.MultistreamConfig;
 import io.relaypinner.libp2p.multistream.MultistreamInitiator;
 import io.relaypinner.libp2p.multistream.MultistreamResponder;
@@ -21,7 +25,9 @@ import io.relaypinner.libp2p.mux.yamux.YamuxSessionListener;
 import io.relaypinner.libp2p.security.noise.NoiseHandshakeHandler;
 import io.relaypinner.libp2p.security.noise.NoiseProtocol;
 import io.relaypinner.libp2p.security.noise.SecureSession;
+import io.relaypinner.libp2p.security.tls.BadCertificateException;
 import io.relaypinner.libp2p.transport.SocketAddresses;
+import io.relaypinner.libp2p.transport.quic.QuicTransport;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.multiformats.PeerId;
 import java.net.InetSocketAddress;
@@ -45,6 +51,8 @@ import org.slf4j.LoggerFactory;
 final class ConnectionUpgrader {
   private static final Logger LOG = LoggerFactory.getLogger(ConnectionUpgrader.class);
   static final String YAMUX_PROTOCOL_ID = "/yamux/1.0.0";
+  /** {@link Connection#muxerProtocol()} of a QUIC connection: QUIC's streams, no muxer. */
+  static final String QUIC_MUXER = "quic-v1";
 
   /** Learns the outcome of every upgrade. Called on the connection's event loop. */
   interface Listener {
@@ -57,6 +65,8 @@ final class ConnectionUpgrader {
   private final YamuxConfig yamux;
   private final MultistreamConfig multistream;
   private final ChannelHandler inboundStreams;
+  /** Every QUIC stream the remote opens (see {@link QuicStreamInitializer}). */
+  private final ChannelHandler quicStreams = new QuicStreamInitializer(null);
   private final YamuxSessionListener sessionListener;
   private final Duration timeout;
   private final Clock clock;
@@ -266,6 +276,135 @@ final class ConnectionUpgrader {
         channel.close();
       }
     }
+  }
+
+  /**
+   * For a QUIC listener: installed on every connection at its first packet. It is admitted like
+   * an accepted TCP channel (caps, per-IP share, banned IPs, the handshake deadline) and becomes
+   * a {@link Connection} when its TLS handshake is done.
+   */
+  ChannelHandler quicInbound() {
+    return new QuicConnectionInitializer(Direction.INBOUND);
+  }
+
+  /** For a QUIC dial: installed on the connection before it connects. */
+  ChannelHandler quicOutbound() {
+    return new QuicConnectionInitializer(Direction.OUTBOUND);
+  }
+
+  /** Installed on every QUIC stream the remote opens: negotiates against the registry. */
+  ChannelHandler quicStreams() {
+    return quicStreams;
+  }
+
+  @ChannelHandler.Sharable
+  private final class QuicConnectionInitializer extends ChannelInitializer<QuicChannel> {
+    private final Direction direction;
+
+    QuicConnectionInitializer(final Direction direction) {
+      this.direction = direction;
+    }
+
+    @Override
+    protected void initChannel(final QuicChannel channel) {
+      // A failed handshake (a refused certificate) is an exception on the connection: the
+      // remote's fault, logged at DEBUG without a stack trace, never Netty's tail warning.
+      channel.pipeline().addLast("errors", ConnectionErrors.INSTANCE);
+      if (direction == Direction.OUTBOUND) {
+        manager.trackOutbound(channel);
+      } else if (!manager.admitInbound(channel)) {
+        return;
+      }
+      manager.newConnectionState(channel, YamuxSessionListener.NOOP);
+      if (direction == Direction.INBOUND) {
+        channel.pipeline().addBefore("errors", "quic-established",
+            new ChannelInboundHandlerAdapter() {
+              @Override
+              public void channelActive(final ChannelHandlerContext ctx) {
+                ctx.pipeline().remove(this);
+                quicEstablished(channel, Direction.INBOUND, Optional.empty(),
+                    new CompletableFuture<>());
+                ctx.fireChannelActive();
+              }
+            });
+      }
+    }
+  }
+
+  /**
+   * A QUIC stream, either side's: half-closable (a FIN is {@code ChannelInputShutdownEvent}, as
+   * over yamux), counted for the idle timeout, then {@code next} (an outbound stream's
+   * initializer) or the responder (an inbound stream).
+   */
+  @ChannelHandler.Sharable
+  private final class QuicStreamInitializer extends ChannelInitializer<QuicStreamChannel> {
+    private final ChannelHandler next;
+
+    QuicStreamInitializer(final ChannelHandler next) {
+      this.next = next;
+    }
+
+    @Override
+    protected void initChannel(final QuicStreamChannel stream) throws Exception {
+      stream.config().setAllowHalfClosure(true);
+      manager.trackStream(stream);
+      if (next != null) {
+        stream.pipeline().addLast(next);
+      } else {
+        stream.pipeline().addLast("multistream-init", inboundStreams);
+      }
+    }
+  }
+
+  /**
+   * A QUIC connection finished its handshake: the remote's certificate names its peer (and is
+   * {@code expected} when dialled with {@code /p2p}); no Noise, no muxer to negotiate.
+   */
+  void quicEstablished(final QuicChannel channel, final Direction direction,
+      final Optional<PeerId> expected, final CompletableFuture<Connection> result) {
+    final PublicKey remoteKey;
+    try {
+      remoteKey = QuicTransport.remoteKey(channel, clock.instant(), expected);
+    } catch (final BadCertificateException e) {
+      quicFailed(channel, direction, result, new BadPeerException(e.getMessage(), e));
+      return;
+    }
+    final PeerId remote = remoteKey.peerId();
+    if (remote.equals(noise.localPeerId())) {
+      quicFailed(channel, direction, result, new BadPeerException("the remote peer is ourselves"));
+      return;
+    }
+    if (direction == Direction.INBOUND && manager.refuseBanned(channel, remote)) {
+      // No handshake to hold back here (QUIC's is done): close at once.
+      result.completeExceptionally(new BadPeerException("peer " + remote + " is banned"));
+      channel.close();
+      return;
+    }
+    final Connection connection = new Connection(channel, remoteKey, true, null,
+        initializer -> channel.createStream(QuicStreamType.BIDIRECTIONAL,
+            new QuicStreamInitializer(initializer)),
+        direction, quicAddress(ConnectionManager.remoteSocket(channel)),
+        quicAddress(channel.localSocketAddress()), QUIC_MUXER, multistream, clock.instant());
+    if (!result.complete(connection)) {
+      channel.close();
+      return;
+    }
+    manager.established(connection);
+    listener.established(connection);
+  }
+
+  private void quicFailed(final QuicChannel channel, final Direction direction,
+      final CompletableFuture<Connection> result, final Throwable cause) {
+    result.completeExceptionally(cause);
+    manager.upgradeFailed(channel, cause);
+    listener.failed(direction, quicAddress(ConnectionManager.remoteSocket(channel)), cause);
+    channel.close();
+  }
+
+  private static Multiaddr quicAddress(final SocketAddress socket) {
+    return socket instanceof InetSocketAddress inet
+        ? SocketAddresses.toQuicMultiaddr(inet)
+        : Multiaddr.EMPTY;
   }
 
   private static Multiaddr address(final SocketAddress socket) {

@@ -12,6 +12,7 @@ import io.relaypinner.libp2p.protocol.identify.IdentifyPushProtocol;
 import io.relaypinner.libp2p.protocol.identify.IdentifyResult;
 import io.relaypinner.libp2p.protocol.ping.PingProtocol;
 import io.relaypinner.libp2p.security.noise.NoiseProtocol;
+import io.relaypinner.libp2p.transport.quic.QuicTransport;
 import io.relaypinner.libp2p.transport.tcp.TcpTransport;
 import io.relaypinner.libp2p.transport.ws.WebSocketTransport;
 import io.relaypinner.multiformats.Multiaddr;
@@ -36,10 +37,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A libp2p node: TCP and WebSocket (plain, or TLS detected per connection) listeners and dials
- * upgraded to Noise + yamux connections, the protocols it answers ({@link #protocols()}), identify
- * (on every new connection, and pushes when our protocols change), ping, a peer store fed by
- * identify, and a connection manager enforcing {@link HostConfig#limits()} (counted in
- * {@link #limitCounters()}).
+ * upgraded to Noise + yamux connections, QUIC ({@code /quic-v1}: libp2p TLS, QUIC's own streams),
+ * the protocols it answers ({@link #protocols()}), identify (on every new connection, and pushes
+ * when our protocols change), ping, a peer store fed by identify, and a connection manager
+ * enforcing {@link HostConfig#limits()} (counted in {@link #limitCounters()}).
  *
  * <p>Runs entirely on the given event loops; every method may be called from any thread and none
  * blocks except {@link #close()}.
@@ -65,6 +66,7 @@ public final class Host implements AutoCloseable {
   private final Ticker ticker;
   private final TcpTransport tcp;
   private final WebSocketTransport websocket;
+  private final QuicTransport quic;
   private final ConnectionUpgrader upgrader;
   private final IdentifyProtocol identify;
   private final IdentifyPushProtocol identifyPush;
@@ -121,6 +123,11 @@ public final class Host implements AutoCloseable {
     this.manager = new ConnectionManager(config.limits(), config.connectionBudget().orElseGet(
         () -> ConnectionBudget.standalone(config.limits().maxConnections())), clock, ticker,
         config.inboundMemory().orElse(null));
+    this.quic = new QuicTransport(loops, identity, config.quic(),
+        config.limits().maxStreamsPerConnection(), clock, refused -> {
+          manager.counters().hit(LimitCounters.Limit.BAD_CERTIFICATE);
+          LOG.debug("refused a QUIC peer's certificate: {}", refused.getMessage());
+        }, () -> manager.counters().hit(LimitCounters.Limit.QUIC_DATAGRAM_DROPPED));
     final NoiseProtocol noise = new NoiseProtocol(identity, config.noise(), new SecureRandom());
     this.upgrader = new ConnectionUpgrader(noise, config.effectiveYamux(), config.multistream(),
         protocols, sessionListener, config.upgradeTimeout(), clock, ticker, new UpgradeListener(),
@@ -197,26 +204,39 @@ public final class Host implements AutoCloseable {
     hostListeners.add(listener);
   }
 
-  /** Binds every configured listen address; completes when all are bound. */
+  /**
+   * Binds every configured listen address; completes when all are bound. A QUIC address where
+   * QUIC cannot run ({@link QuicTransport#isAvailable()}) is skipped with one warning: the host
+   * starts without it.
+   */
   public CompletableFuture<Void> start() {
     final List<CompletableFuture<Multiaddr>> binds = new ArrayList<>();
     for (final Multiaddr address : config.listenAddresses()) {
+      if (QuicTransport.handles(address) && !QuicTransport.isAvailable()) {
+        LOG.warn("not listening on {}: QUIC is off, its native library did not load ({})",
+            address, QuicTransport.unavailabilityCause().map(Throwable::toString).orElse("?"));
+        continue;
+      }
       binds.add(listen(address));
     }
     return CompletableFuture.allOf(binds.toArray(CompletableFuture[]::new));
   }
 
   /**
-   * Binds one more listen address, TCP ({@code /ip4|ip6/<host>/tcp/<port>}) or WebSocket
-   * ({@code .../tcp/<port>/ws}), port 0 for an ephemeral one, and completes with the bound
-   * address.
+   * Binds one more listen address, TCP ({@code /ip4|ip6/<host>/tcp/<port>}), WebSocket
+   * ({@code .../tcp/<port>/ws}) or QUIC ({@code /ip4|ip6/<host>/udp/<port>/quic-v1}), port 0 for
+   * an ephemeral one, and completes with the bound address.
    */
   public CompletableFuture<Multiaddr> listen(final Multiaddr address) {
     if (closed) {
       return CompletableFuture.failedFuture(new IllegalStateException("host is closed"));
     }
     final CompletableFuture<BoundListener> bound;
-    if (WebSocketTransport.handles(address)) {
+    if (QuicTransport.handles(address)) {
+      bound = quic.listen(address, upgrader.quicInbound(), upgrader.quicStreams())
+          .thenApply(listener ->
+              new BoundListener(listener.boundAddress(), listener::listenAddresses, listener));
+    } else if (WebSocketTransport.handles(address)) {
       bound = websocket.listen(address, config.webSocketTls(), manager::admitInbound,
           channel -> upgrader.upgrade(channel, Direction.INBOUND, Optional.empty(),
               new CompletableFuture<>(), WebSocketTransport.transportSuffix(channel)))
@@ -280,8 +300,9 @@ public final class Host implements AutoCloseable {
   }
 
   /**
-   * Dials {@code address} ({@code /ip4|ip6/.../tcp/...}, optionally ending in {@code /p2p/<id>},
-   * which Noise then verifies) and completes with the upgraded connection.
+   * Dials {@code address} ({@code /ip4|ip6/.../tcp/...} or {@code .../udp/<port>/quic-v1},
+   * optionally ending in {@code /p2p/<id>}, which Noise or TLS then verifies) and completes with
+   * the upgraded connection.
    */
   public CompletableFuture<Connection> dial(final Multiaddr address) {
     if (closed) {
@@ -293,7 +314,17 @@ public final class Host implements AutoCloseable {
           new IllegalArgumentException("cannot dial ourselves: " + address));
     }
     final CompletableFuture<Connection> result = new CompletableFuture<>();
-    if (WebSocketTransport.handles(address)) {
+    if (QuicTransport.handles(address)) {
+      quic.dial(address, upgrader.quicOutbound(), upgrader.quicStreams(), config.dialTimeout())
+          .whenComplete((channel, error) -> {
+            if (error != null) {
+              result.completeExceptionally(error);
+            } else {
+              channel.eventLoop().execute(() -> upgrader.quicEstablished(channel,
+                  Direction.OUTBOUND, expected, result));
+            }
+          });
+    } else if (WebSocketTransport.handles(address)) {
       websocket.dial(address, config.dialTimeout()).whenComplete((channel, error) -> {
         if (error != null) {
           result.completeExceptionally(error);

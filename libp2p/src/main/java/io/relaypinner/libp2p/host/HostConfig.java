@@ -8,6 +8,7 @@ import io.netty.handler.ssl.SslContext;
 import io.relaypinner.common.budget.Resource;
 import io.relaypinner.common.budget.Scope;
 import io.relaypinner.libp2p.security.noise.NoiseConfig;
+import io.relaypinner.libp2p.transport.quic.QuicConfig;
 import io.relaypinner.libp2p.transport.ws.ServerTlsSource;
 import io.relaypinner.multiformats.Multiaddr;
 import java.time.Duration;
@@ -34,6 +35,8 @@ import java.util.Optional;
  * @param connectionBudget where connections are admitted from (a node's budget: libp2p and
  *     per-IP scopes); empty = a budget of the host's own, {@link ConnectionLimits#maxConnections()}
  *     in all and no per-IP cap ({@link ConnectionBudget#standalone})
+ * @param quic the QUIC transport's parameters (used for {@code /quic-v1} listen addresses and
+ *     dials; its stream cap is {@link ConnectionLimits#maxStreamsPerConnection()})
  * @param inboundMemory where the bytes of decoded inbound messages waiting for their protocol
  *     are reserved ({@link Resource#MEMORY}; a node's budget: its libp2p memory surface); a
  *     refusal pauses the stream like a full inbound queue; empty = only the host's own queue
@@ -53,7 +56,8 @@ public record HostConfig(
     ServerTlsSource webSocketTls,
     Optional<SslContext> webSocketClientTls,
     Optional<ConnectionBudget> connectionBudget,
-    Optional<Scope> inboundMemory) {
+    Optional<Scope> inboundMemory,
+    QuicConfig quic) {
   public static final HostConfig DEFAULT = builder().build();
 
   public HostConfig {
@@ -73,6 +77,7 @@ public record HostConfig(
     Objects.requireNonNull(webSocketClientTls, "webSocketClientTls");
     Objects.requireNonNull(connectionBudget, "connectionBudget");
     Objects.requireNonNull(inboundMemory, "inboundMemory");
+    Objects.requireNonNull(quic, "quic");
     webSocketClientTls.ifPresent(context -> {
       if (!context.isClient()) {
         throw new IllegalArgumentException("webSocketClientTls must be a client context");
@@ -107,7 +112,7 @@ public record HostConfig(
         .limits(limits).webSocketTls(webSocketTls)
         .webSocketClientTls(webSocketClientTls.orElse(null))
         .connectionBudget(connectionBudget.orElse(null))
-        .inboundMemory(inboundMemory.orElse(null));
+        .inboundMemory(inboundMemory.orElse(null)).quic(quic);
   }
 
   /** Validating builder; {@link #build()} checks every value. */
@@ -127,6 +132,12 @@ public record HostConfig(
     private SslContext webSocketClientTls;
     private ConnectionBudget connectionBudget;
     private Scope inboundMemory;
+    private QuicConfig quic = QuicConfig.DEFAULT;
+
+    public Builder quic(final QuicConfig value) {
+      this.quic = value;
+      return this;
+    }
 
     public Builder listenAddresses(final List<Multiaddr> value) {
       this.listenAddresses = value;
@@ -214,7 +225,7 @@ public record HostConfig(
       return new HostConfig(listenAddresses, agentVersion, dialTimeout, peerStoreCapacity,
           multistream, noise, yamux, identify, ping, limits, webSocketTls,
           Optional.ofNullable(webSocketClientTls), Optional.ofNullable(connectionBudget),
-          Optional.ofNullable(inboundMemory));
+          Optional.ofNullable(inboundMemory), quic);
     }
   }
 }

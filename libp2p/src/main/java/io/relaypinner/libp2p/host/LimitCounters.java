@@ -69,7 +69,17 @@ public final class LimitCounters {
      * An inbound connection beyond its IP key's share ({@link ConnectionBudget#ips()}, half-open
      * ones included) was closed at accept, before a byte was read.
      */
-    MAX_CONNECTIONS_PER_IP;
+    MAX_CONNECTIONS_PER_IP,
+    /**
+     * A datagram to a QUIC listener that cannot be a QUIC v1 packet of it (garbage, another
+     * version, a short Initial, a connection id it never issued) was dropped unparsed.
+     */
+    QUIC_DATAGRAM_DROPPED,
+    /**
+     * A remote's TLS certificate broke libp2p's TLS rules (no or a wrong libp2p extension, a bad
+     * signature, expired): the QUIC handshake was refused.
+     */
+    BAD_CERTIFICATE;
 
     /** The metric label: the name in lower case, e.g. {@code max_connections}. */
     public String label() {

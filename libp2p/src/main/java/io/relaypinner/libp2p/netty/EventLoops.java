@@ -6,10 +6,13 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.DatagramChannel;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioDatagramChannel;
 import io.netty.channel.socket.SocketProtocolFamily;
 import io.netty.channel.unix.IntegerUnixChannelOption;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
@@ -73,6 +76,12 @@ public record EventLoops(
       throw new IllegalArgumentException("threads must be >= 1: " + threads);
     }
     return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(name), factory);
+  }
+
+  /** The datagram channel class of these loops (UDP: the QUIC transport). */
+  public Class<? extends DatagramChannel> datagramChannelType() {
+    return serverChannelType == EpollServerSocketChannel.class
+        ? EpollDatagramChannel.class : NioDatagramChannel.class;
   }
 
   /** {@code setsockopt(IPPROTO_IPV6, IPV6_V6ONLY)} on Linux: 41 and 26. */

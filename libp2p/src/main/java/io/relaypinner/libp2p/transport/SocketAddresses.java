@@ -24,8 +24,21 @@ public final class SocketAddresses {
    * components after those two (such as {@code /ws} or {@code /p2p/...}) are ignored.
    */
   public static Optional<InetSocketAddress> tcp(final Multiaddr address) {
+    return socket(address, MultiaddrProtocol.TCP);
+  }
+
+  /**
+   * The socket address of a multiaddr that starts with {@code /ip4|ip6/<addr>/udp/<port>} (such as
+   * {@code .../quic-v1}); any components after those two are ignored.
+   */
+  public static Optional<InetSocketAddress> udp(final Multiaddr address) {
+    return socket(address, MultiaddrProtocol.UDP);
+  }
+
+  private static Optional<InetSocketAddress> socket(final Multiaddr address,
+      final MultiaddrProtocol transport) {
     final List<MultiaddrComponent> parts = address.components();
-    if (parts.size() < 2 || parts.get(1).protocol() != MultiaddrProtocol.TCP) {
+    if (parts.size() < 2 || parts.get(1).protocol() != transport) {
       return Optional.empty();
     }
     final MultiaddrComponent ip = parts.get(0);
@@ -43,12 +56,23 @@ public final class SocketAddresses {
 
   /** {@code /ip4|ip6/<addr>/tcp/<port>} for a socket address. */
   public static Multiaddr toMultiaddr(final InetSocketAddress address) {
+    return toMultiaddr(address, MultiaddrProtocol.TCP);
+  }
+
+  /** {@code /ip4|ip6/<addr>/udp/<port>/quic-v1} for a socket address. */
+  public static Multiaddr toQuicMultiaddr(final InetSocketAddress address) {
+    return toMultiaddr(address, MultiaddrProtocol.UDP)
+        .with(MultiaddrComponent.of(MultiaddrProtocol.QUIC_V1));
+  }
+
+  private static Multiaddr toMultiaddr(final InetSocketAddress address,
+      final MultiaddrProtocol transport) {
     final InetAddress inet = address.getAddress();
     final MultiaddrProtocol ipProtocol =
         inet instanceof Inet4Address ? MultiaddrProtocol.IP4 : MultiaddrProtocol.IP6;
     return Multiaddr.of(List.of(
         MultiaddrComponent.of(ipProtocol, inet.getHostAddress().replaceFirst("%.*$", "")),
-        MultiaddrComponent.of(MultiaddrProtocol.TCP, Integer.toString(address.getPort()))));
+        MultiaddrComponent.of(transport, Integer.toString(address.getPort()))));
   }
 
   /**

@@ -7,7 +7,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
-import io.netty.channel.socket.DuplexChannel;
+import io.relaypinner.libp2p.netty.HalfClose;
 import java.nio.channels.ClosedChannelException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -56,11 +56,17 @@ final class EchoStreams {
    */
   static void assertConcurrentEchoes(final Connection connection, final int streams)
       throws Exception {
+    assertConcurrentEchoes(connection, streams, 1 << 20);
+  }
+
+  /** As above with {@code bytes} per stream. */
+  static void assertConcurrentEchoes(final Connection connection, final int streams,
+      final int bytes) throws Exception {
     final SecureRandom random = new SecureRandom();
     final List<byte[]> payloads = new ArrayList<>();
     final List<CompletableFuture<Echo>> echoes = new ArrayList<>();
     for (int i = 0; i < streams; i++) {
-      final byte[] payload = new byte[1 << 20];
+      final byte[] payload = new byte[bytes];
       random.nextBytes(payload);
       payloads.add(payload);
       echoes.add(roundTrip(connection, payload));
@@ -123,7 +129,7 @@ final class EchoStreams {
     public void userEventTriggered(final ChannelHandlerContext ctx, final Object evt) {
       if (evt instanceof ChannelInputShutdownEvent) {
         ctx.writeAndFlush(Unpooled.EMPTY_BUFFER)
-            .addListener(f -> ((DuplexChannel) ctx.channel()).shutdownOutput());
+            .addListener(f -> HalfClose.shutdownOutput(ctx.channel()));
       }
       ctx.fireUserEventTriggered(evt);
     }
@@ -176,7 +182,7 @@ final class EchoStreams {
       ctx.flush();
       if (offset == data.length && !outputDone) {
         outputDone = true;
-        ((DuplexChannel) ctx.channel()).shutdownOutput();
+        HalfClose.shutdownOutput(ctx.channel());
       }
     }
 

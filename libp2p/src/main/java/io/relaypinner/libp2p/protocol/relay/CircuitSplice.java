@@ -11,6 +11,7 @@ import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.relaypinner.common.Failures;
 import io.relaypinner.libp2p.mux.yamux.YamuxStreamChannel;
+import io.relaypinner.libp2p.netty.HalfClose;
 import io.relaypinner.libp2p.mux.yamux.YamuxStreamTermination;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -206,7 +207,7 @@ final class CircuitSplice {
       }
       if (channel instanceof DuplexChannel duplex) {
         if (!duplex.isOutputShutdown()) {
-          duplex.shutdownOutput();
+          HalfClose.shutdownOutput(channel);
         }
       } else {
         channel.close();
