@@ -21,6 +21,7 @@ import { join } from 'node:path'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { SoftAuthenticator } from './soft-authenticator.mjs'
+import { heliaNode } from '../common/helia-node.mjs'
 
 const deps = await import(pathToFileURL(join(process.cwd(), 'deps.mjs')).href)
 const out = (obj) => process.stdout.write(JSON.stringify(obj) + '\n')
@@ -42,7 +43,7 @@ console.group = () => {}
 console.groupEnd = () => {}
 deps.useIdentityProvider(provider.OrbitDBWebAuthnIdentityProviderFunction)
 
-const libp2p = await deps.createLibp2p({
+const { libp2p, helia } = await heliaNode(deps, {
   addresses: { listen: [] },
   transports: [deps.tcp()],
   connectionEncrypters: [deps.noise()],
@@ -52,15 +53,7 @@ const libp2p = await deps.createLibp2p({
     ping: deps.ping(),
     pubsub: deps.gossipsub({ allowPublishToZeroTopicPeers: true })
   }
-})
-const helia = new deps.Helia({
-  libp2p,
-  blockstore: new deps.MemoryBlockstore(),
-  datastore: new deps.MemoryDatastore(),
-  blockBrokers: [deps.bitswap()],
-  routers: [deps.libp2pRouting(libp2p)]
-})
-await helia.start()
+}, { blockstore: new deps.MemoryBlockstore(), datastore: new deps.MemoryDatastore() })
 
 let orbitdb
 let stopping = false
