@@ -1,6 +1,7 @@
 // A passkey writer and a fresh reader for the relay's passkey interop test
-// (relay: RelayPasskeyJsInteropIT). Runs on stack B (OrbitDB 4): start it with interop/js/stack-b
-// as the working directory (the stack's deps.mjs), the passkey provider comes from this folder.
+// (relay: RelayPasskeyJsInteropIT). Runs on stacks B and C (OrbitDB 4): start it with
+// interop/js/stack-b or stack-c as the working directory (the stack's deps.mjs), the passkey
+// provider comes from this folder.
 //
 //   passkey-peer.mjs writer --dial <relay> [--entries N] [--varsig]
 //     A software authenticator (./soft-authenticator.mjs, origin https://app.example.test) makes
