@@ -2,8 +2,8 @@
 // relay is relay-pinner): WebSockets on 127.0.0.1, circuit relay v2 server, identify, gossipsub
 // and pubsub peer discovery on the given topic. Prints {"event":"ready", addrs}.
 //   js-relay.mjs <topic>
-import { noise } from '@chainsafe/libp2p-noise'
-import { yamux } from '@chainsafe/libp2p-yamux'
+import { noise } from '@libp2p/noise'
+import { yamux } from '@libp2p/yamux'
 import { circuitRelayServer } from '@libp2p/circuit-relay-v2'
 import { gossipsub } from '@libp2p/gossipsub'
 import { identify } from '@libp2p/identify'

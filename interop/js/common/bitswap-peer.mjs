@@ -19,6 +19,7 @@
 import { pathToFileURL } from 'node:url'
 import { join } from 'node:path'
 import { readFile, writeFile } from 'node:fs/promises'
+import { heliaNode } from './helia-node.mjs'
 
 const deps = await import(pathToFileURL(join(process.cwd(), 'deps.mjs')).href)
 const out = (obj) => process.stdout.write(JSON.stringify(obj) + '\n')
@@ -37,21 +38,13 @@ const catCid = option('--cat')
 const outFile = option('--out')
 const seconds = Number(option('--seconds') ?? 120)
 
-const libp2p = await deps.createLibp2p({
+const { libp2p, helia } = await heliaNode(deps, {
   addresses: { listen: listen ? ['/ip4/127.0.0.1/tcp/0'] : [] },
   transports: [deps.tcp()],
   connectionEncrypters: [deps.noise()],
   streamMuxers: [deps.yamux()],
   services: { identify: deps.identify(), identifyPush: deps.identifyPush(), ping: deps.ping() }
-})
-const helia = new deps.Helia({
-  libp2p,
-  blockstore: new deps.MemoryBlockstore(),
-  datastore: new deps.MemoryDatastore(),
-  blockBrokers: [deps.bitswap()],
-  routers: [deps.libp2pRouting(libp2p)]
-})
-await helia.start()
+}, { blockstore: new deps.MemoryBlockstore(), datastore: new deps.MemoryDatastore() })
 const fs = deps.unixfs(helia)
 
 const stop = async () => {

@@ -27,6 +27,7 @@ import { pathToFileURL } from 'node:url'
 import { join } from 'node:path'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { heliaNode } from './helia-node.mjs'
 
 const deps = await import(pathToFileURL(join(process.cwd(), 'deps.mjs')).href)
 const did = await import(new URL('../did/deps.mjs', import.meta.url).href)
@@ -43,7 +44,7 @@ const entries = Number(arg('--entries', '100'))
 const listen = args.includes('--listen')
 const directory = mkdtempSync(join(tmpdir(), 'orbitdb-peer-'))
 
-const libp2p = await deps.createLibp2p({
+const { libp2p, helia } = await heliaNode(deps, {
   addresses: { listen: listen ? ['/ip4/127.0.0.1/tcp/0'] : [] },
   transports: [deps.tcp()],
   connectionEncrypters: [deps.noise()],
@@ -53,15 +54,7 @@ const libp2p = await deps.createLibp2p({
     ping: deps.ping(),
     pubsub: deps.gossipsub({ allowPublishToZeroTopicPeers: true })
   }
-})
-const helia = new deps.Helia({
-  libp2p,
-  blockstore: new deps.MemoryBlockstore(),
-  datastore: new deps.MemoryDatastore(),
-  blockBrokers: [deps.bitswap()],
-  routers: [deps.libp2pRouting(libp2p)]
-})
-await helia.start()
+}, { blockstore: new deps.MemoryBlockstore(), datastore: new deps.MemoryDatastore() })
 
 did.OrbitDBIdentityProviderDID.setDIDResolver(did.KeyDidResolver.getResolver())
 deps.useIdentityProvider(did.OrbitDBIdentityProviderDID)
@@ -77,7 +70,7 @@ const didOrbit = await deps.createOrbitDB({
 })
 
 function stackSeed () {
-  return deps.stack === 'A' ? 0x0a : 0x0b
+  return { A: 0x0a, B: 0x0b, C: 0x0c }[deps.stack]
 }
 
 const specs = [

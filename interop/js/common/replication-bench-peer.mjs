@@ -41,6 +41,7 @@ import { join } from 'node:path'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { randomBytes } from 'node:crypto'
+import { heliaNode } from './helia-node.mjs'
 
 const deps = await import(pathToFileURL(join(process.cwd(), 'deps.mjs')).href)
 const out = (obj) => process.stdout.write(JSON.stringify(obj) + '\n')
@@ -56,7 +57,7 @@ const option = (name, fallback) => {
 }
 const directory = mkdtempSync(join(tmpdir(), `replication-bench-${role}-`))
 
-const libp2p = await deps.createLibp2p({
+const config = {
   addresses: { listen: role === 'subscriber' ? ['/ip4/127.0.0.1/tcp/0'] : [] },
   transports: [deps.tcp()],
   connectionEncrypters: [deps.noise()],
@@ -66,7 +67,13 @@ const libp2p = await deps.createLibp2p({
     ping: deps.ping(),
     pubsub: deps.gossipsub({ allowPublishToZeroTopicPeers: true })
   }
-})
+}
+// Helia 7 (stack C) builds libp2p itself, so there the Helia node comes first (every role);
+// stacks A and B create libp2p here and a Helia on it in startOrbit.
+const node = deps.createHelia != null
+  ? await heliaNode(deps, config, { blockstore: new deps.MemoryBlockstore(), datastore: new deps.MemoryDatastore() })
+  : null
+const libp2p = node?.libp2p ?? await deps.createLibp2p(config)
 const pubsub = libp2p.services.pubsub
 
 let stopping = false
@@ -98,14 +105,17 @@ try {
 }
 
 async function startOrbit (id) {
-  const helia = new deps.Helia({
-    libp2p,
-    blockstore: new deps.MemoryBlockstore(),
-    datastore: new deps.MemoryDatastore(),
-    blockBrokers: [deps.bitswap()],
-    routers: [deps.libp2pRouting(libp2p)]
-  })
-  await helia.start()
+  let helia = node?.helia
+  if (helia == null) {
+    helia = new deps.Helia({
+      libp2p,
+      blockstore: new deps.MemoryBlockstore(),
+      datastore: new deps.MemoryDatastore(),
+      blockBrokers: [deps.bitswap()],
+      routers: [deps.libp2pRouting(libp2p)]
+    })
+    await helia.start()
+  }
   const orbitdb = await deps.createOrbitDB({ ipfs: helia, id, directory: join(directory, id) })
   closers.push(() => helia.stop(), () => orbitdb.stop())
   return { helia, orbitdb }

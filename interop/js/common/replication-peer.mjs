@@ -32,6 +32,7 @@ import { join } from 'node:path'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { createHash, randomBytes } from 'node:crypto'
+import { heliaNode } from './helia-node.mjs'
 
 const deps = await import(pathToFileURL(join(process.cwd(), 'deps.mjs')).href)
 const out = (obj) => process.stdout.write(JSON.stringify(obj) + '\n')
@@ -46,7 +47,7 @@ const option = (name, fallback) => {
 const relay = option('--dial')
 const directory = mkdtempSync(join(tmpdir(), `replication-${role}-`))
 
-const libp2p = await deps.createLibp2p({
+const { libp2p, helia } = await heliaNode(deps, {
   // --listen: reachable on loopback (the relay re-dials peers it saw on a topic, spec 3.5).
   addresses: { listen: args.includes('--listen') ? ['/ip4/127.0.0.1/tcp/0'] : [] },
   transports: [deps.tcp()],
@@ -57,15 +58,7 @@ const libp2p = await deps.createLibp2p({
     ping: deps.ping(),
     pubsub: deps.gossipsub({ allowPublishToZeroTopicPeers: true })
   }
-})
-const helia = new deps.Helia({
-  libp2p,
-  blockstore: new deps.MemoryBlockstore(),
-  datastore: new deps.MemoryDatastore(),
-  blockBrokers: [deps.bitswap()],
-  routers: [deps.libp2pRouting(libp2p)]
-})
-await helia.start()
+}, { blockstore: new deps.MemoryBlockstore(), datastore: new deps.MemoryDatastore() })
 const fs = deps.unixfs(helia)
 // Both roles know did:key identities (Bob must verify Alice's).
 const did = await import(new URL('../did/deps.mjs', import.meta.url).href)

@@ -27,6 +27,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { randomBytes } from 'node:crypto'
 import { createInterface } from 'node:readline'
+import { heliaNode } from './helia-node.mjs'
 
 const deps = await import(pathToFileURL(join(process.cwd(), 'deps.mjs')).href)
 const out = (obj) => process.stdout.write(JSON.stringify(obj) + '\n')
@@ -75,7 +76,7 @@ async function append (writer) {
 }
 
 async function startWriter (j) {
-  const libp2p = await deps.createLibp2p({
+  const { libp2p, helia } = await heliaNode(deps, {
     addresses: { listen: [] },
     // 30 s instead of 10 s for a dial (TCP, Noise, yamux).
     connectionManager: { dialTimeout: 30_000 },
@@ -87,15 +88,7 @@ async function startWriter (j) {
       ping: deps.ping(),
       pubsub: deps.gossipsub({ allowPublishToZeroTopicPeers: true })
     }
-  })
-  const helia = new deps.Helia({
-    libp2p,
-    blockstore: new deps.MemoryBlockstore(),
-    datastore: new deps.MemoryDatastore(),
-    blockBrokers: [deps.bitswap()],
-    routers: [deps.libp2pRouting(libp2p)]
-  })
-  await helia.start()
+  }, { blockstore: new deps.MemoryBlockstore(), datastore: new deps.MemoryDatastore() })
   const orbitdb = await deps.createOrbitDB({
     ipfs: helia, id: `writer-${process.pid}-${j}`, directory: join(directory, `writer-${j}`)
   })

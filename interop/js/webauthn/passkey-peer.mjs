@@ -1,6 +1,7 @@
 // A passkey writer and a fresh reader for the relay's passkey interop test
-// (relay: RelayPasskeyJsInteropIT). Runs on stack B (OrbitDB 4): start it with interop/js/stack-b
-// as the working directory (the stack's deps.mjs), the passkey provider comes from this folder.
+// (relay: RelayPasskeyJsInteropIT). Runs on stacks B and C (OrbitDB 4): start it with
+// interop/js/stack-b or stack-c as the working directory (the stack's deps.mjs), the passkey
+// provider comes from this folder.
 //
 //   passkey-peer.mjs writer --dial <relay> [--entries N] [--varsig]
 //     A software authenticator (./soft-authenticator.mjs, origin https://app.example.test) makes
@@ -21,6 +22,7 @@ import { join } from 'node:path'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { SoftAuthenticator } from './soft-authenticator.mjs'
+import { heliaNode } from '../common/helia-node.mjs'
 
 const deps = await import(pathToFileURL(join(process.cwd(), 'deps.mjs')).href)
 const out = (obj) => process.stdout.write(JSON.stringify(obj) + '\n')
@@ -42,7 +44,7 @@ console.group = () => {}
 console.groupEnd = () => {}
 deps.useIdentityProvider(provider.OrbitDBWebAuthnIdentityProviderFunction)
 
-const libp2p = await deps.createLibp2p({
+const { libp2p, helia } = await heliaNode(deps, {
   addresses: { listen: [] },
   transports: [deps.tcp()],
   connectionEncrypters: [deps.noise()],
@@ -52,15 +54,7 @@ const libp2p = await deps.createLibp2p({
     ping: deps.ping(),
     pubsub: deps.gossipsub({ allowPublishToZeroTopicPeers: true })
   }
-})
-const helia = new deps.Helia({
-  libp2p,
-  blockstore: new deps.MemoryBlockstore(),
-  datastore: new deps.MemoryDatastore(),
-  blockBrokers: [deps.bitswap()],
-  routers: [deps.libp2pRouting(libp2p)]
-})
-await helia.start()
+}, { blockstore: new deps.MemoryBlockstore(), datastore: new deps.MemoryDatastore() })
 
 let orbitdb
 let stopping = false

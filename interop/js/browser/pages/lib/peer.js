@@ -1,12 +1,11 @@
-// What every test page shares: a js-libp2p 3 node for the browser, a Helia node on it (built from
-// the @helia/utils class with only bitswap and libp2p routing, like interop/js/common/bitswap-
-// peer.mjs: createHelia's defaults reach for the public network), a status area on the page, and
-// the link to the test (the driver exposes `relayTestReport`; see driver.mjs).
-import { noise } from '@chainsafe/libp2p-noise'
-import { yamux } from '@chainsafe/libp2p-yamux'
-import { bitswap } from '@helia/block-brokers'
-import { libp2pRouting } from '@helia/routers'
-import { Helia } from '@helia/utils'
+// What every test page shares: a Helia 7 node for the browser with its js-libp2p 3 (the stack-C
+// generation; Helia builds libp2p from the page's config, like interop/js/common/helia-node.mjs:
+// no HTTP routers, recursive gateways or bootstrap peers, which reach for the public network), a
+// status area on the page, and the link to the test (the driver exposes `relayTestReport`; see
+// driver.mjs).
+import { createHelia } from 'helia'
+import { noise } from '@libp2p/noise'
+import { yamux } from '@libp2p/yamux'
 import { circuitRelayTransport } from '@libp2p/circuit-relay-v2'
 import { gossipsub } from '@libp2p/gossipsub'
 import { identify, identifyPush } from '@libp2p/identify'
@@ -16,7 +15,6 @@ import { webSockets } from '@libp2p/websockets'
 import { multiaddr } from '@multiformats/multiaddr'
 import { MemoryBlockstore } from 'blockstore-core'
 import { MemoryDatastore } from 'datastore-core'
-import { createLibp2p } from 'libp2p'
 
 export { multiaddr }
 
@@ -73,28 +71,27 @@ export async function startPeer ({ browserToBrowser = false, discoveryTopics = [
     listen.push('/p2p-circuit', '/webrtc')
     peerDiscovery.push(pubsubPeerDiscovery({ interval: 1000, topics: discoveryTopics, listenOnly: false }))
   }
-  const libp2p = await createLibp2p({
-    addresses: { listen },
-    transports,
-    connectionEncrypters: [noise()],
-    streamMuxers: [yamux()],
-    // Browsers deny private addresses and plain /ws by default; the test relay is on loopback.
-    connectionGater: { denyDialMultiaddr: () => false },
-    peerDiscovery,
-    services: {
-      identify: identify(),
-      identifyPush: identifyPush(),
-      pubsub: gossipsub({ allowPublishToZeroTopicPeers: true })
-    }
-  })
-  const helia = new Helia({
-    libp2p,
+  const helia = createHelia({
+    libp2p: {
+      addresses: { listen },
+      transports,
+      connectionEncrypters: [noise()],
+      streamMuxers: [yamux()],
+      // Browsers deny private addresses and plain /ws by default; the test relay is on loopback.
+      connectionGater: { denyDialMultiaddr: () => false },
+      peerDiscovery,
+      services: {
+        identify: identify(),
+        identifyPush: identifyPush(),
+        pubsub: gossipsub({ allowPublishToZeroTopicPeers: true })
+      }
+    },
     blockstore: new MemoryBlockstore(),
     datastore: new MemoryDatastore(),
-    blockBrokers: [bitswap()],
-    routers: [libp2pRouting(libp2p)]
+    http: { delegatedRouters: [], recursiveGateways: [] }
   })
   await helia.start()
+  const libp2p = helia.libp2p
   log(`peer ${libp2p.peerId}`)
   return { libp2p, helia }
 }

@@ -85,7 +85,7 @@ class OrbitDbAddressTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void manifest_shouldDecodeJsManifests_whenFetchedByAddress(final String stack) {
     final JsDump dump = JsDump.resource("orbitdb-vectors-" + stack + ".json");
     for (final JsDump.Db db : dump.dbs()) {

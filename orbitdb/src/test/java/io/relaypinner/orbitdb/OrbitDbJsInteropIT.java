@@ -107,7 +107,7 @@ class OrbitDbJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void replicate_shouldVerifyEveryJsEntry_overHeadsExchangeAndPubsub(final String stack)
       throws Exception {
     final JsPeer js = NodeJs.start(stack, "../common/orbitdb-peer.mjs", "--listen",

@@ -27,7 +27,7 @@ class OrbitDbReplicasTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void follow_shouldOpenControllerDatabase_whenAccessControllerIsOrbitdb(final String stack)
       throws Exception {
     final JsDump dump = JsDump.resource("orbitdb-vectors-" + stack + ".json");
@@ -57,7 +57,7 @@ class OrbitDbReplicasTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void aControllersDatabaseFollowedFirst_shouldBeTheOneReplicaItsDatabaseUses(final String stack)
       throws Exception {
     final JsDump dump = JsDump.resource("orbitdb-vectors-" + stack + ".json");
@@ -83,7 +83,7 @@ class OrbitDbReplicasTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void onPubsubMessage_shouldJoinEntryBlock_whenTopicIsFollowed(final String stack)
       throws Exception {
     final JsDump dump = JsDump.resource("orbitdb-vectors-" + stack + ".json");

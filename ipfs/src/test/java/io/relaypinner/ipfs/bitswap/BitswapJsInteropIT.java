@@ -91,7 +91,7 @@ class BitswapJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void networkPin_shouldFetchHeliasFile_whenConnectedToHelia(final String stack)
       throws Exception {
     final byte[] content = randomBytes(5 * 1024 * 1024, 11);
@@ -123,7 +123,7 @@ class BitswapJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void heliaCat_shouldFetchJavasFile_whenConnectedOnlyToJava(final String stack)
       throws Exception {
     final byte[] content = randomBytes(3 * 1024 * 1024 + 777, 12);

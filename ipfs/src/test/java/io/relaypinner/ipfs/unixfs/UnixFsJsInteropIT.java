@@ -68,7 +68,7 @@ class UnixFsJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void importBytes_shouldGiveJsRootCid_whenSameBytesAndOptions(final String stack) {
     final JsonNode files = js(stack).get("files");
     assertThat(files).hasSize(7);
@@ -93,7 +93,7 @@ class UnixFsJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void open_shouldReadJsFilesAndRanges_whenTrickleOrDagPbLeaves(final String stack) {
     final JsonNode dags = js(stack).get("dags");
     assertThat(dags).hasSize(2);
@@ -116,7 +116,7 @@ class UnixFsJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void resolveAndOpen_shouldReadJsFiles_whenJsBuiltDirectories(final String stack) {
     final Map<String, Kind> rootKinds = new HashMap<>();
     long subShards = 0;

@@ -51,7 +51,7 @@ class HostJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void jsDialsJava_shouldIdentifyAndPing(final String stack) throws Exception {
     final List<IdentifyResult> learned = new ArrayList<>();
     host.addListener(new HostListener() {
@@ -91,7 +91,7 @@ class HostJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void javaDialsJs_shouldIdentifyAndPing(final String stack) throws Exception {
     try (JsPeer js = NodeJs.start(stack, "../common/libp2p-peer.mjs", "listen", "60")) {
       final JsonNode listening = js.nextJson(NODE_TIMEOUT);
@@ -118,7 +118,7 @@ class HostJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void jsOpensFiftyEchoStreams_shouldGetEveryByteBack(final String stack) throws Exception {
     EchoStreams.serve(host);
     final Multiaddr target = javaAddress(false);
@@ -129,7 +129,7 @@ class HostJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void javaOpensFiftyEchoStreams_shouldGetEveryByteBack(final String stack) throws Exception {
     try (JsPeer js = NodeJs.start(stack, "../common/libp2p-peer.mjs", "listen", "120")) {
       final JsonNode listening = js.nextJson(NODE_TIMEOUT);
@@ -145,7 +145,7 @@ class HostJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void jsDialsJavaOverWebSocket_shouldIdentifyAndPing(final String stack) throws Exception {
     final JsonNode js = JSON.readTree(NodeJs.run(stack, "../common/libp2p-peer.mjs",
         NODE_TIMEOUT, "dial", javaAddress(true).toString(), "2").stdout());
@@ -157,7 +157,7 @@ class HostJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void javaDialsJsOverWebSocket_shouldIdentifyAndPing(final String stack) throws Exception {
     try (JsPeer js = NodeJs.start(stack, "../common/libp2p-peer.mjs", "listen", "60")) {
       final JsonNode listening = js.nextJson(NODE_TIMEOUT);

@@ -68,7 +68,7 @@ class WebSocketTlsJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void jsDialsJavaOverTlsWebSocket_shouldIdentifyAndPing(final String stack) throws Exception {
     final JsonNode js = JSON.readTree(NodeJs.run(stack, "../common/libp2p-peer.mjs",
         NODE_TIMEOUT, nodeEnv, "dial", address("/tls/ws").toString(), "3").stdout());
@@ -83,7 +83,7 @@ class WebSocketTlsJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void jsOpensEchoStreamsOverTlsWebSocket_shouldGetEveryByteBack(final String stack)
       throws Exception {
     final JsonNode result = JSON.readTree(NodeJs.run(stack, "../common/libp2p-peer.mjs",
@@ -94,7 +94,7 @@ class WebSocketTlsJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void jsDialsPlainWebSocket_shouldStillWork_whenTheCertificateIsPresent(final String stack)
       throws Exception {
     final JsonNode js = JSON.readTree(NodeJs.run(stack, "../common/libp2p-peer.mjs",

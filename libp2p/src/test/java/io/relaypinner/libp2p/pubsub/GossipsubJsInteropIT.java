@@ -100,7 +100,7 @@ class GossipsubJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void javaAndJs_shouldExchangeMessages_bothWays(final String stack) throws Exception {
     final String topic = "relay-pinner/interop/" + stack;
     pubsub.subscribe(topic).get(5, TimeUnit.SECONDS);
@@ -126,7 +126,7 @@ class GossipsubJsInteropIT {
           assertThat(e.get("subscribed").asBoolean()).isTrue();
         });
 
-    final String prefix = stack.equals("stack-a") ? "A-" : "B-";
+    final String prefix = stack.equals("stack-a") ? "A-" : stack.equals("stack-b") ? "B-" : "C-";
     await().atMost(WAIT).until(() -> received.size() >= 3);
     await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(4))
         .until(() -> received.size() == 3);
@@ -140,7 +140,7 @@ class GossipsubJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void jsToJavaToJs_shouldRelayEachMessageOnce_whenJavaSubscribesFromTheCallback(
       final String stack) throws Exception {
     final String topic = "/orbitdb/zdpuAwV7hJ5nSmzkqQMTvYGV4pYkVnEJeMxmRnW4wTZ93cUq"
@@ -164,7 +164,7 @@ class GossipsubJsInteropIT {
 
     final List<JsonNode> events = new ArrayList<>();
     readUntil(reader, events, e -> messageData(e).size() >= 20);
-    final String prefix = stack.equals("stack-a") ? "A-" : "B-";
+    final String prefix = stack.equals("stack-a") ? "A-" : stack.equals("stack-b") ? "B-" : "C-";
     final List<String> expected = new ArrayList<>();
     for (int i = 0; i < 20; i++) {
       expected.add(padded(prefix + i, 1024));

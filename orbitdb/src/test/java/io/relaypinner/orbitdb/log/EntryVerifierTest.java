@@ -24,8 +24,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Entry verification against databases written by real OrbitDB (vectors from
- * interop/js/common/orbitdb-peer.mjs: OrbitDB 3.0.2 on stack A, 4.0.0 on stack B), and against
- * attacks crafted from them.
+ * interop/js/common/orbitdb-peer.mjs: OrbitDB 3.0.2 on stack A, 4.0.0 on stacks B and C), and
+ * against attacks crafted from them.
  */
 class EntryVerifierTest {
   private static JsDump dump(final String stack) {
@@ -55,7 +55,7 @@ class EntryVerifierTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void verify_shouldAcceptEveryJsEntry_whenWrittenByOrbitDb(final String stack)
       throws Exception {
     final JsDump dump = dump(stack);
@@ -79,7 +79,7 @@ class EntryVerifierTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void verify_shouldRejectUnauthorizedWriter_whenIdentityNotInAccessController(
       final String stack) {
     final JsDump dump = dump(stack);
@@ -89,7 +89,7 @@ class EntryVerifierTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void verify_shouldRefuseAnUnauthorizedWriter_beforeCheckingItsSignature(final String stack) {
     // A forged entry by a writer the access controller refuses: refused as unauthorized, the
     // lookup before the signature (cheap checks first), so its forged signature costs nothing.
@@ -101,7 +101,7 @@ class EntryVerifierTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void verify_shouldRejectForgedSignature_whenPayloadChanged(final String stack) {
     final JsDump dump = dump(stack);
     for (final String name : new String[] {"events-pk", "events-did"}) {
@@ -113,7 +113,7 @@ class EntryVerifierTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void verify_shouldRejectKeyIdentityMismatch_whenSignedByAnotherKey(final String stack) {
     final JsDump dump = dump(stack);
     final JsDump.Db db = dump.db("keyvalue-pk");
@@ -125,7 +125,7 @@ class EntryVerifierTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void verify_shouldRejectWrongLog_whenEntryIdIsAnotherDatabase(final String stack) {
     final JsDump dump = dump(stack);
     final JsDump.Db events = dump.db("events-pk");
@@ -136,7 +136,7 @@ class EntryVerifierTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void verify_shouldRejectUnknownIdentityType_whenIdentityIsWebauthn(final String stack) {
     final JsDump dump = dump(stack);
     final JsDump.Db db = dump.db("events-pk");
@@ -156,7 +156,7 @@ class EntryVerifierTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void verify_shouldRejectInvalidIdentity_whenDidSignatureTampered(final String stack) {
     final JsDump dump = dump(stack);
     final JsDump.Db db = dump.db("events-did");
@@ -180,7 +180,7 @@ class EntryVerifierTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void verify_shouldRejectIdentityUnavailable_whenIdentityBlockMissing(final String stack) {
     final JsDump dump = dump(stack);
     final JsDump.Db db = dump.db("events-pk");
@@ -194,7 +194,7 @@ class EntryVerifierTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void decode_shouldRejectMalformedEntry_whenFieldMissingOrTruncated(final String stack) {
     final JsDump dump = dump(stack);
     final byte[] real = dump.block(dump.db("events-pk").entries().get(0).get("hash").asText());

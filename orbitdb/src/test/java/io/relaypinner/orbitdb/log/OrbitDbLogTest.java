@@ -59,7 +59,7 @@ class OrbitDbLogTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void join_shouldAddEveryJsEntry_whenGivenTheJsHead(final String stack) throws Exception {
     final JsDump dump = JsDump.resource("orbitdb-vectors-" + stack + ".json");
     dump.copyTo(remote);

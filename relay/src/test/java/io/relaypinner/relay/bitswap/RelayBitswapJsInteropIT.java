@@ -108,7 +108,7 @@ class RelayBitswapJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void get_shouldStreamContentOnlyAConnectedHeliaHolds_whenPinnedFirst(final String stack)
       throws Exception {
     final RelayNode node = relay(GatewayMode.PINNED_FIRST, Duration.ofSeconds(30));

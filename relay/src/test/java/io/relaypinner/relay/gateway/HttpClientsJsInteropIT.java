@@ -35,16 +35,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The relay's HTTP interfaces against the real npm clients of interop/js/http-clients (Helia 6
- * generation): Helia with only a trustlessGateway block broker fetches a 5 MiB chunked file and
- * an OrbitDB 4 entry block; verified-fetch fetches a file and a raw block; the CAR parses with
- * {@code @ipld/car} and every block hashes to its CID; the delegated routing client finds the
- * relay as provider; {@code @helia/remote-pinning} pins a CID only a Helia peer holds, sees it
- * pinned, lists and removes it.
+ * generation) and interop/js/stack-c/http-clients.mjs (Helia 7): Helia with only a trustless
+ * gateway block broker fetches a 5 MiB chunked file and an OrbitDB 4 entry block; verified-fetch
+ * fetches a file and a raw block; the CAR parses with {@code @ipld/car} and every block hashes to
+ * its CID; the delegated routing client finds the relay as provider; {@code @helia/remote-pinning}
+ * pins a CID only a Helia peer holds, sees it pinned, lists and removes it.
  */
 class HttpClientsJsInteropIT {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -85,8 +86,15 @@ class HttpClientsJsInteropIT {
     throw new IllegalStateException("no block for entry " + hash);
   }
 
-  @Test
-  void realHttpClients_fetchVerifyRouteAndPin() throws Exception {
+  /**
+   * Once per client generation: the npm project {@code http-clients} (Helia 6, the holder on
+   * stack B) and {@code stack-c}'s {@code http-clients.mjs} (Helia 7: an HTTP-only node with the
+   * relay as delegated router and recursive gateway; the holder on stack C).
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"http-clients, stack-b", "stack-c, stack-c"})
+  void realHttpClients_fetchVerifyRouteAndPin(final String clients, final String holderStack)
+      throws Exception {
     final PrivateKey key = Keys.generate(KeyType.ED25519, new SecureRandom());
     node = new RelayNode(RelayConfig.builder().dataDir(dir.resolve("relay"))
         .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
@@ -108,12 +116,12 @@ class HttpClientsJsInteropIT {
     node.storage().blockstore().put(entry.getKey(), entry.getValue());
     node.storage().pins().pin(entry.getKey(), TestPins.HOLDER);
 
-    // A Helia peer (stack B) holds what the pinning service is asked to pin.
+    // A Helia peer (of the clients' generation) holds what the pinning service is asked to pin.
     final Path held = dir.resolve("held.bin");
     final byte[] heldBytes = new byte[700_000];
     new Random(52).nextBytes(heldBytes);
     Files.write(held, heldBytes);
-    holder = NodeJs.start("stack-b", "../common/bitswap-peer.mjs", "--listen", "--add",
+    holder = NodeJs.start(holderStack, "../common/bitswap-peer.mjs", "--listen", "--add",
         held.toString(), "--chunk", "262144");
     final Cid heldCid = Cid.parse(holder.nextEvent("added", Duration.ofSeconds(60)).get("cid")
         .asText());
@@ -122,7 +130,7 @@ class HttpClientsJsInteropIT {
         .withPeerId(PeerId.parse(ready.get("peerId").asText())).toString();
 
     final String url = "http://127.0.0.1:" + node.http().port().getAsInt();
-    final NodeJs.Result result = NodeJs.run("http-clients", "http-clients.mjs",
+    final NodeJs.Result result = NodeJs.run(clients, "http-clients.mjs",
         Duration.ofMinutes(3), "--url", url, "--file", fileCid.toString(), "--entry",
         entry.getKey().toString(), "--raw", leaf.toString(), "--car", fileCid.toString(),
         "--peer", node.identity().peerId().toBase58(), "--pin", heldCid.toString(),

@@ -26,15 +26,16 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * A passkey writer through the relay (interop/js/webauthn/passkey-peer.mjs on stack B, the real
- * provider 0.3.1 behind a software authenticator): the writer's {@code webauthn} identity (P-256
- * did:key, the passkey's proof checked here for real) writes an {@code events} database whose
- * access controller lists the did:key; the relay replicates it; the writer leaves; a fresh reader
- * connected only to the relay gets every entry. The same with a {@code webauthn-varsig} writer
- * (every entry a passkey assertion, judged against {@code RELAY_WEBAUTHN_ORIGINS}).
+ * A passkey writer through the relay (interop/js/webauthn/passkey-peer.mjs on stacks B and C,
+ * the real provider 0.3.1 behind a software authenticator): the writer's {@code webauthn}
+ * identity (P-256 did:key, the passkey's proof checked here for real) writes an {@code events}
+ * database whose access controller lists the did:key; the relay replicates it; the writer leaves;
+ * a fresh reader connected only to the relay gets every entry. The same with a
+ * {@code webauthn-varsig} writer (every entry a passkey assertion, judged against
+ * {@code RELAY_WEBAUTHN_ORIGINS}).
  */
 class RelayPasskeyJsInteropIT {
   private static final Duration LINE = Duration.ofSeconds(180);
@@ -49,10 +50,11 @@ class RelayPasskeyJsInteropIT {
     }
   }
 
-  @ParameterizedTest
-  @ValueSource(strings = {"webauthn", "webauthn-varsig"})
-  void passkeyWriter_shouldReachAFreshReader_throughTheRelayAlone(final String type,
-      @TempDir final Path dir) throws Exception {
+  @ParameterizedTest(name = "{0} {1}")
+  @CsvSource({"stack-b, webauthn", "stack-b, webauthn-varsig", "stack-c, webauthn",
+      "stack-c, webauthn-varsig"})
+  void passkeyWriter_shouldReachAFreshReader_throughTheRelayAlone(final String stack,
+      final String type, @TempDir final Path dir) throws Exception {
     final String varsig = type.equals("webauthn-varsig") ? "--varsig" : "--keystore";
     final PrivateKey key = Keys.generate(KeyType.ED25519, new SecureRandom());
     final NodeIdentity identity = new NodeIdentity(key, key.publicKey().peerId(),
@@ -68,7 +70,7 @@ class RelayPasskeyJsInteropIT {
         .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow()
         .withPeerId(identity.peerId()).toString();
 
-    final JsPeer writer = NodeJs.start("stack-b", "../webauthn/passkey-peer.mjs", "writer",
+    final JsPeer writer = NodeJs.start(stack, "../webauthn/passkey-peer.mjs", "writer",
         "--dial", address, "--entries", String.valueOf(ENTRIES), varsig);
     toClose.add(writer);
     final JsonNode ready = writer.nextEvent("ready", LINE);
@@ -82,7 +84,7 @@ class RelayPasskeyJsInteropIT {
         replication.replicas().replica(db).map(r -> r.log().size()).orElse(0) == ENTRIES);
     writer.close();
 
-    final JsPeer reader = NodeJs.start("stack-b", "../webauthn/passkey-peer.mjs", "reader",
+    final JsPeer reader = NodeJs.start(stack, "../webauthn/passkey-peer.mjs", "reader",
         "--dial", address, "--open", db.toString(), "--count", String.valueOf(ENTRIES), varsig);
     toClose.add(reader);
     final JsonNode done = reader.nextEvent("done", LINE);

@@ -48,7 +48,7 @@ class RelayNodeCircuitJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void jsPeers_shouldReserveAndConnectThroughTheRelayNodeOverWebSockets(final String stack)
       throws Exception {
     final PrivateKey key = Keys.generate(KeyType.ED25519, new SecureRandom());

@@ -58,7 +58,7 @@ class RelayPubSubJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void relay_shouldForwardAnOrbitDbTopicItFollowedByItself(final String stack,
       @TempDir final Path dir) throws Exception {
     final PrivateKey key = Keys.generate(KeyType.ED25519, new SecureRandom());
@@ -100,7 +100,7 @@ class RelayPubSubJsInteropIT {
       final JsonNode event = reader.nextEvent("message", LINE);
       data.add(event.get("data").asText());
     }
-    final String prefix = stack.equals("stack-a") ? "A-" : "B-";
+    final String prefix = stack.equals("stack-a") ? "A-" : stack.equals("stack-b") ? "B-" : "C-";
     final List<String> expected = new ArrayList<>();
     for (int i = 0; i < 20; i++) {
       expected.add(prefix + i);

@@ -110,7 +110,8 @@ class RelayReplicationJsInteropIT {
    */
   @ParameterizedTest(name = "{0} {1}")
   @CsvSource({"stack-a, publickey, 20, 200", "stack-b, publickey, 20, 200",
-      "stack-a, did, 5, 40", "stack-b, did, 5, 40"})
+      "stack-c, publickey, 20, 200", "stack-a, did, 5, 40", "stack-b, did, 5, 40",
+      "stack-c, did, 5, 40"})
   void replication_shouldServeBobEverything_afterAliceLeftAndTheRelayRestarted(
       final String stack, final String identityType, final int files, final int entries,
       @TempDir final Path dir) throws Exception {

@@ -63,7 +63,7 @@ class CircuitRelayJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void jsPeers_shouldReserveDialThroughTheRelayPingAndEcho(final String stack) throws Exception {
     startRelay(CircuitRelayConfig.DEFAULT);
     try (JsPeer listener = NodeJs.start(stack, "../common/circuit-peer.mjs", "listen",
@@ -97,7 +97,7 @@ class CircuitRelayJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void dataLimit_shouldEndTheCircuitWhenExceededAndNotBefore(final String stack)
       throws Exception {
     startRelay(CircuitRelayConfig.builder().defaultDataLimit(256 * 1024)
@@ -120,7 +120,7 @@ class CircuitRelayJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void durationLimit_shouldEndTheCircuitWhenExceededAndNotBefore(final String stack)
       throws Exception {
     startRelay(CircuitRelayConfig.builder().defaultDataLimit(0)
@@ -153,7 +153,7 @@ class CircuitRelayJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void refreshedReservation_shouldKeepItsSlot(final String stack) throws Exception {
     startRelay(CircuitRelayConfig.builder().maxReservations(1).build());
     try (JsPeer listener = NodeJs.start(stack, "../common/circuit-peer.mjs", "listen",
@@ -183,7 +183,7 @@ class CircuitRelayJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void reconnectingPeer_shouldGetItsReservationBackTwentyTimesWithoutLeaking(
       final String stack) throws Exception {
     final int times = 20;

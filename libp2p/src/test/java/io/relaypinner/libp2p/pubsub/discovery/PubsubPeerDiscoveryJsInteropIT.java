@@ -56,7 +56,7 @@ class PubsubPeerDiscoveryJsInteropIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"stack-a", "stack-b"})
+  @ValueSource(strings = {"stack-a", "stack-b", "stack-c"})
   void jsPeers_shouldFindEachOtherAndTheRelayThroughTheRelay(final String stack)
       throws Exception {
     host = new Host(Keys.generate(KeyType.ED25519, new SecureRandom()), HostConfig.builder()
