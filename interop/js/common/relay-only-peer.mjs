@@ -27,6 +27,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { createHash, randomBytes } from 'node:crypto'
 import { createInterface } from 'node:readline'
+import { heliaNode } from './helia-node.mjs'
 
 const deps = await import(pathToFileURL(join(process.cwd(), 'deps.mjs')).href)
 const out = (obj) => process.stdout.write(JSON.stringify(obj) + '\n')
@@ -41,7 +42,7 @@ const option = (name, fallback) => {
 const directory = mkdtempSync(join(tmpdir(), `relay-only-${role}-`))
 const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex')
 
-const libp2p = await deps.createLibp2p({
+const { libp2p, helia } = await heliaNode(deps, {
   addresses: { listen: [] },
   transports: [deps.tcp()],
   connectionEncrypters: [deps.noise()],
@@ -51,15 +52,7 @@ const libp2p = await deps.createLibp2p({
     ping: deps.ping(),
     pubsub: deps.gossipsub({ allowPublishToZeroTopicPeers: true })
   }
-})
-const helia = new deps.Helia({
-  libp2p,
-  blockstore: new deps.MemoryBlockstore(),
-  datastore: new deps.MemoryDatastore(),
-  blockBrokers: [deps.bitswap()],
-  routers: [deps.libp2pRouting(libp2p)]
-})
-await helia.start()
+}, { blockstore: new deps.MemoryBlockstore(), datastore: new deps.MemoryDatastore() })
 const fs = deps.unixfs(helia)
 const orbitdb = await deps.createOrbitDB({ ipfs: helia, id: role, directory: join(directory, role) })
 
