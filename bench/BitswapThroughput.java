@@ -8,7 +8,7 @@
 //      second Java peer has 100,000 wants open at the server (<greedy MiB> of them held by the
 //      server and sent to it, the rest missing): cat time with the greedy peer.
 //   java -Dbench.root=. -cp cli/target/relay-pinner.jar bench/BitswapThroughput.java \
-//       [stack-b|stack-a] [MiB] [greedy MiB]
+//       [stack-b|stack-a|stack-c] [MiB] [greedy MiB]
 import io.netty.buffer.Unpooled;
 import io.relaypinner.ipfs.bitswap.Bitswap;
 import io.relaypinner.ipfs.bitswap.BitswapConfig;

@@ -9,7 +9,7 @@
 //   Then Alice leaves and Bob (fresh stores, connected only to the relay) opens both databases:
 //     reader has all  Bob's own timing from start to the last database holding every entry
 //   java -Dbench.root=. -cp cli/target/relay-pinner.jar bench/ReplicationBench.java \
-//       [stack-b|stack-a] [entries,entries,...] [files] [file KiB]
+//       [stack-b|stack-a|stack-c] [entries,entries,...] [files] [file KiB]
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;

@@ -26,7 +26,7 @@
 // Each round also records the relay's bitswap and heads-exchange counters (from /metrics; polled
 // with ?name[]= every 5 ms at a round's end, so the polls cost the relay little).
 //   java -Dbench.root=. -cp cli/target/relay-pinner.jar bench/ReplicationLatencyBench.java \
-//       [stack-a,stack-b] [rounds] [entries] [files] [file KiB]
+//       [stack-a,stack-b,stack-c] [rounds] [entries] [files] [file KiB]
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;

@@ -2,7 +2,7 @@
 # Bitswap against Helia over loopback: fetch MB/s from a Helia peer, serve MB/s to a Helia peer,
 # and a 10 MiB Helia cat from the Java node alone and next to a peer with 100,000 open wants
 # (bench/BitswapThroughput.java; one JVM, the Helia peers as Node processes on the same cores).
-# Usage: bench/bitswap.sh [stack-b|stack-a] [MiB] [greedy MiB]   (build first)
+# Usage: bench/bitswap.sh [stack-b|stack-a|stack-c] [MiB] [greedy MiB]   (build first)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jar="$root/cli/target/relay-pinner.jar"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# OrbitDB replication latency through the relay with JS writers and readers, both stacks in one
+# OrbitDB replication latency through the relay with JS writers and readers, any of the three stacks in one
 # run (issue 17; bench/ReplicationLatencyBench.java): the writer's time for its appends with the
 # relay vs with a plain js-libp2p subscriber (same writer process, rounds alternate), media pinned
 # and "relay has all" after the writer's last append, a fresh reader's first entry (10-entry
 # database) and all entries, and the relay process's RSS idle and after the run. The relay runs
 # as its own process through ./relay-pinner (the launcher's JVM settings).
-# Usage: bench/replication-latency.sh [stack-a,stack-b] [rounds] [entries] [files] [file KiB]
+# Usage: bench/replication-latency.sh [stack-a,stack-b,stack-c] [rounds] [entries] [files] [file KiB]
 # Needs: interop/js/install.sh stack-a stack-b did; a built jar (./relay-pinner builds it).
 # BENCH_NICE=-10 runs the benchmark and every process it starts (relay, JS peers) at that
 # niceness (root only), so that other work on a shared machine disturbs the figures less.

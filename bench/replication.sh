@@ -2,7 +2,7 @@
 # OrbitDB replication through the relay with JS writers and readers (bench/ReplicationBench.java):
 # time until the relay has every entry, until every media file is pinned, and until a fresh
 # reader connected only to the relay has every entry.
-# Usage: bench/replication.sh [stack-b|stack-a] [entries,entries,...] [files] [file KiB]
+# Usage: bench/replication.sh [stack-b|stack-a|stack-c] [entries,entries,...] [files] [file KiB]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jar="$root/cli/target/relay-pinner.jar"
