@@ -829,6 +829,15 @@ class RelayConfigTest {
     }
 
     @Test
+    void bootstrapAddresses_shouldAcceptDnsAddrWithoutPeerId_whenItsTxtRecordsNameThePeers() {
+      assertThat(env("RELAY_BOOTSTRAP_PEERS", "/dnsaddr/bootstrap.libp2p.io,"
+          + "/dnsaddr/bootstrap.libp2p.io/p2p/QmNnooDu7bfjPFoTZYxMNLWUQJyrVwtbZg5gBMjTezGAJN")
+          .network().bootstrapAddresses()).hasSize(2);
+      assertThatThrownBy(() -> env("RELAY_BOOTSTRAP_PEERS", "/dns4/a.example/tcp/4001").network()
+          .bootstrapAddresses()).hasMessageContaining("does not end in /p2p/<peer id>");
+    }
+
+    @Test
     void toBuilder_shouldKeepTheMode() {
       final RelayConfig c = env("RELAY_DHT_MODE", "server");
       assertThat(c.toBuilder().build()).isEqualTo(c);
