@@ -8,9 +8,9 @@ import io.relaypinner.libp2p.host.ConnectionBudget;
 import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostConfig;
 import io.relaypinner.libp2p.netty.EventLoops;
+import io.relaypinner.libp2p.protocol.autonat.AutoNat;
 import io.relaypinner.libp2p.protocol.kad.KadConfig;
 import io.relaypinner.libp2p.protocol.kad.KadDht;
-import io.relaypinner.libp2p.protocol.autonat.AutoNat;
 import io.relaypinner.libp2p.protocol.relay.CircuitRelay;
 import io.relaypinner.libp2p.protocol.relay.CircuitRelayConfig;
 import io.relaypinner.libp2p.pubsub.PubSub;
@@ -113,10 +113,10 @@ public final class NetworkSubsystem extends Subsystem {
       final EventLoops loops, final PrometheusRegistry registry, final Clock clock,
       final NodeTuning tuning, final NodeBudget budget, final DnsAddrResolver dnsAddr) {
     Objects.requireNonNull(config, "config");
-    this.dnsAddr = Objects.requireNonNull(dnsAddr, "dnsAddr");
     Objects.requireNonNull(identity, "identity");
     Objects.requireNonNull(webSocketTls, "webSocketTls");
     Objects.requireNonNull(budget, "budget");
+    this.dnsAddr = Objects.requireNonNull(dnsAddr, "dnsAddr");
     this.bootstrapPeers = List.copyOf(bootstrapPeers);
     final Predicate<InetAddress> trustedProxy = trustedProxy(config);
     if (config.deployment().proxyHostname().isPresent()
