@@ -79,6 +79,16 @@ class MainTest {
   }
 
   @Test
+  void contradictoryDhtSettings_shouldExit2_namingBoth() {
+    assertThat(run(Map.of("RELAY_DISABLE_DHT", "true", "RELAY_DHT_MODE", "server")))
+        .isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("RELAY_DISABLE_DHT=true")
+        .contains("contradicts RELAY_DHT_MODE=server");
+    assertThat(run(Map.of("RELAY_DHT_MODE", "dht"))).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("RELAY_DHT_MODE").contains("off, client, server or auto");
+  }
+
+  @Test
   void badEnvFileValue_shouldExit2_andTheProcessEnvironmentShouldWin(@TempDir final Path dir)
       throws Exception {
     final Path file = dir.resolve("relay.env");

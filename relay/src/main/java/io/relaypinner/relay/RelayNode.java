@@ -12,6 +12,7 @@ import io.relaypinner.relay.config.MetricsHttpsEndpoint;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.identity.NodeIdentity;
+import io.relaypinner.relay.network.PinnedContent;
 import io.relaypinner.relay.node.BudgetMetrics;
 import io.relaypinner.relay.node.ContentSubsystem;
 import io.relaypinner.relay.node.HttpSubsystem;
@@ -176,6 +177,8 @@ public final class RelayNode implements AutoCloseable {
           budget));
       replication = add(new ReplicationSubsystem(config, peerId, storage, network, content,
           registry, clock, tuning, budget));
+      // GET_PROVIDERS for a root the relay has pinned lists the relay (server mode).
+      network.dht().ifPresent(dht -> dht.holds(new PinnedContent(storage.pins())));
       network.dialBootstrapPeers();
       http = add(new HttpSubsystem(new HttpSubsystem.Settings(config, identity, status,
           httpsEndpoint, responses, autoTlsOptions), certificates, storage, network, content,

@@ -2,6 +2,7 @@ package io.relaypinner.relay.config;
 
 import io.netty.util.NetUtil;
 import io.relaypinner.multiformats.Multiaddr;
+import io.relaypinner.multiformats.MultiaddrProtocol;
 import io.relaypinner.multiformats.MultiformatException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -153,7 +154,8 @@ final class Checks {
         throw new InvalidConfigException(variable, variable + ": \"" + text
             + "\" is not a multiaddr (" + e.getMessage() + ")");
       }
-      if (address.peerId().isEmpty()) {
+      // /dnsaddr/<host> names its peers in its TXT records (resolved when dialled).
+      if (address.peerId().isEmpty() && !address.has(MultiaddrProtocol.DNSADDR)) {
         throw new InvalidConfigException(variable, variable + ": \"" + text
             + "\" does not end in /p2p/<peer id>");
       }

@@ -51,8 +51,6 @@ public final class JsRelayEnvironment {
    */
   public record Variable(String name, Kind kind, String ours, String note) {}
 
-  private static final String DHT = "relay-pinner has no Kad-DHT yet (it comes as "
-      + "RELAY_DHT_MODE)";
   private static final String QUIC = "relay-pinner has no QUIC listener yet (it comes under "
       + "this name)";
   private static final String WEBRTC = "relay-pinner has no WebRTC-direct listener; browsers "
@@ -79,8 +77,9 @@ public final class JsRelayEnvironment {
           + "public bootstrap list: it dials RELAY_BOOTSTRAP_PEERS (empty by default)"),
       new Variable("RELAY_DISABLE_AUTONAT", Kind.MAPPED, "",
           "true: no AutoNAT v1 server (relay-pinner runs one by default, as orbitdb-relay)"),
-      new Variable("RELAY_DISABLE_DHT", Kind.OFF_ONLY, "RELAY_DHT_MODE=off (later)",
-          DHT + "; only true is accepted"),
+      new Variable("RELAY_DISABLE_DHT", Kind.MAPPED, "RELAY_DHT_MODE",
+          "true: RELAY_DHT_MODE=off; false: the DHT runs (RELAY_DHT_MODE, default client). "
+              + "Refused when it contradicts RELAY_DHT_MODE"),
       same("RELAY_MAX_CONNECTIONS", "half-open connections count too"),
       alias("VITE_APPEND_ANNOUNCE", "RELAY_ANNOUNCE", "the /tls/ws twins of /ws addresses "
           + "are added while a certificate is available"),
@@ -255,7 +254,6 @@ public final class JsRelayEnvironment {
     // Switches accepted only when they ask for a feature relay-pinner does not have to be off.
     offOnly(in, "RELAY_DISABLE_QUIC", true, refused);
     offOnly(in, "RELAY_DISABLE_WEBRTC", true, refused);
-    offOnly(in, "RELAY_DISABLE_DHT", true, refused);
     offOnly(in, "RELAY_REQUIRE_ORBITDB_HEADS_PROTOCOL", false, refused);
     offOnly(in, "RELAY_CONNECTIVITY_ECHO_ENABLED", false, refused);
     offOnly(in, "RELAY_CONNECTIVITY_BULK_ENABLED", false, refused);
@@ -269,6 +267,18 @@ public final class JsRelayEnvironment {
     }
 
     in.get("RELAY_DISABLE_AUTONAT").map(EnvReader::bool).ifPresent(b::autoNatDisabled);
+    in.get("RELAY_DISABLE_DHT").ifPresent(v -> {
+      final boolean disabled = EnvReader.bool(v);
+      final Optional<Value> mode = in.get("RELAY_DHT_MODE");
+      if (mode.isEmpty()) {
+        if (disabled) {
+          b.dhtMode(DhtMode.OFF);
+        }
+      } else if (disabled != (b.dhtMode() == DhtMode.OFF)) {
+        refused.put(v.variable(), "contradicts RELAY_DHT_MODE=" + mode.get().text()
+            + "; set only RELAY_DHT_MODE (off, client, server or auto)");
+      }
+    });
     if (in.get("VITE_APPEND_ANNOUNCE_DEV").isPresent() && !development(in)) {
       noEffect.add("VITE_APPEND_ANNOUNCE_DEV (read only when NODE_ENV=development, as "
           + "orbitdb-relay)");

@@ -13,7 +13,7 @@ import java.util.Objects;
  * {@code RELAY_DISABLE_BOOTSTRAP}, {@code RELAY_ANNOUNCE}), and the connection manager's limits
  * ({@code RELAY_MAX_CONNECTIONS}, {@code RELAY_MAX_STREAMS_PER_CONNECTION},
  * {@code RELAY_HANDSHAKE_TIMEOUT_MS}, {@code RELAY_IDLE_TIMEOUT_MS},
- * {@code RELAY_MAX_PEER_INBOUND_BYTES_PER_SEC}).
+ * {@code RELAY_MAX_PEER_INBOUND_BYTES_PER_SEC}), and the Kad-DHT's mode ({@code RELAY_DHT_MODE}).
  *
  * @param listenIpv4 IPv4 listen host
  * @param listenIpv6 IPv6 listen host, unused when {@code ipv6Disabled}
@@ -29,6 +29,7 @@ import java.util.Objects;
  * @param idleTimeout a connection without streams for this long is closed; zero = never
  * @param maxPeerInboundBytesPerSec inbound bytes per second per peer; 0 = unlimited
  * @param autoNatDisabled no AutoNAT v1 server ({@code RELAY_DISABLE_AUTONAT}, as orbitdb-relay)
+ * @param dhtMode the Kad-DHT's mode ({@code RELAY_DHT_MODE}, {@code RELAY_DISABLE_DHT})
  */
 public record NetworkConfig(
     String listenIpv4,
@@ -44,7 +45,8 @@ public record NetworkConfig(
     Duration handshakeTimeout,
     Duration idleTimeout,
     long maxPeerInboundBytesPerSec,
-    boolean autoNatDisabled) {
+    boolean autoNatDisabled,
+    DhtMode dhtMode) {
 
   public static final int MAX_MAX_CONNECTIONS = 1_000_000;
   public static final int MAX_STREAMS_PER_CONNECTION = 100_000;
@@ -55,7 +57,11 @@ public record NetworkConfig(
   /** A peer may send this many seconds' worth of its rate at once. */
   public static final int BURST_SECONDS = 2;
 
+  /** {@code RELAY_DHT_MODE}'s default: see {@link DhtMode#CLIENT}. */
+  public static final DhtMode DEFAULT_DHT_MODE = DhtMode.CLIENT;
+
   public NetworkConfig {
+    Objects.requireNonNull(dhtMode, "dhtMode");
     Checks.ipv4("RELAY_LISTEN_IPV4", Objects.requireNonNull(listenIpv4, "listenIpv4"));
     Checks.ipv6("RELAY_LISTEN_IPV6", Objects.requireNonNull(listenIpv6, "listenIpv6"));
     Checks.port("RELAY_TCP_PORT", tcpPort);

@@ -149,6 +149,7 @@ public record RelayConfig(
     b.idleTimeout = network.idleTimeout();
     b.maxPeerInboundBytesPerSec = network.maxPeerInboundBytesPerSec();
     b.autoNatDisabled = network.autoNatDisabled();
+    b.dhtMode = network.dhtMode();
     b.budget = budget;
     b.publicIpv4 = deployment.publicIpv4().orElse(null);
     b.publicIpv6 = deployment.publicIpv6().orElse(null);
@@ -233,6 +234,10 @@ public record RelayConfig(
     in.get("RELAY_WS_PORT").map(EnvReader::port).ifPresent(b::wsPort);
     multiaddrs(in.get("RELAY_BOOTSTRAP_PEERS")).ifPresent(b::bootstrapPeers);
     in.get("RELAY_DISABLE_BOOTSTRAP").map(EnvReader::bool).ifPresent(b::bootstrapDisabled);
+    // RELAY_DISABLE_DHT (orbitdb-relay's switch) is applied, and checked against it, by
+    // JsRelayEnvironment.
+    in.get("RELAY_DHT_MODE").map(v -> DhtMode.parse(v.variable(), v.text()))
+        .ifPresent(b::dhtMode);
     multiaddrs(in.get("RELAY_ANNOUNCE", JsRelayEnvironment.announceAlias(in)))
         .ifPresent(b::announce);
     in.get("RELAY_MAX_CONNECTIONS").map(v -> (int) EnvReader.integer(v, 1,
@@ -423,6 +428,7 @@ public record RelayConfig(
     private LogLevel logLevel = LogLevel.INFO;
     private Map<String, LogLevel> loggerLevels = new LinkedHashMap<>();
     private boolean autoNatDisabled;
+    private DhtMode dhtMode = NetworkConfig.DEFAULT_DHT_MODE;
     private LogFormat logFormat = LogFormat.TEXT;
     private CircuitRelayConfig.Builder circuitRelay = CircuitRelayConfig.DEFAULT.toBuilder();
     private List<String> discoveryTopics = List.of(CircuitConfig.DEFAULT_DISCOVERY_TOPIC);
@@ -819,6 +825,16 @@ public record RelayConfig(
     }
 
     /** {@code RELAY_DISABLE_AUTONAT}: no AutoNAT v1 server. */
+    /** {@code RELAY_DHT_MODE}; {@code null} = the default ({@link DhtMode#CLIENT}). */
+    public Builder dhtMode(final DhtMode value) {
+      this.dhtMode = value == null ? NetworkConfig.DEFAULT_DHT_MODE : value;
+      return this;
+    }
+
+    public DhtMode dhtMode() {
+      return dhtMode;
+    }
+
     public Builder autoNatDisabled(final boolean value) {
       this.autoNatDisabled = value;
       return this;
@@ -903,7 +919,7 @@ public record RelayConfig(
           new NetworkConfig(listenIpv4, listenIpv6, ipv6Disabled, tcpPort, wsPort,
               bootstrapPeers, bootstrapDisabled, announce, maxConnections,
               maxStreamsPerConnection, handshakeTimeout, idleTimeout, maxPeerInboundBytesPerSec,
-              autoNatDisabled),
+              autoNatDisabled, dhtMode),
           new DeploymentConfig(Optional.ofNullable(publicIpv4), Optional.ofNullable(publicIpv6),
               Optional.ofNullable(proxyHostname), optional(externalTcpPort),
               optional(externalWsPort), optional(externalWebrtcPort), optional(externalQuicPort),

@@ -9,6 +9,8 @@ import io.relaypinner.libp2p.host.Host;
 import io.relaypinner.libp2p.host.HostConfig;
 import io.relaypinner.libp2p.netty.EventLoops;
 import io.relaypinner.libp2p.protocol.autonat.AutoNat;
+import io.relaypinner.libp2p.protocol.kad.KadConfig;
+import io.relaypinner.libp2p.protocol.kad.KadDht;
 import io.relaypinner.libp2p.protocol.relay.CircuitRelay;
 import io.relaypinner.libp2p.protocol.relay.CircuitRelayConfig;
 import io.relaypinner.libp2p.pubsub.PubSub;
@@ -18,10 +20,13 @@ import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.multiformats.PeerId;
 import io.relaypinner.relay.RelayVersion;
 import io.relaypinner.relay.api.AdvertisedAddresses;
+import io.relaypinner.relay.config.DhtMode;
 import io.relaypinner.relay.config.NetworkConfig;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.identity.NodeIdentity;
 import io.relaypinner.relay.network.CircuitRelayMetrics;
+import io.relaypinner.relay.network.DhtMetrics;
+import io.relaypinner.relay.network.DnsAddrResolver;
 import io.relaypinner.relay.network.Libp2pMetrics;
 import io.relaypinner.relay.network.NodeAddresses;
 import io.relaypinner.relay.tls.CertificateStore;
@@ -34,6 +39,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -43,8 +49,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The node's libp2p side: the host and its listeners, circuit relay v2, the AutoNAT v1 server,
- * gossipsub, pubsub peer discovery, the bootstrap peers, and what the relay advertises
- * ({@link NodeAddresses}). It owns no executor: everything runs on the event loops it is given.
+ * gossipsub, pubsub peer discovery, the Kad-DHT ({@code RELAY_DHT_MODE}), the bootstrap peers,
+ * and what the relay advertises ({@link NodeAddresses}). It owns no executor: everything runs on
+ * the event loops it is given (but for one short-lived thread resolving {@code /dnsaddr}
+ * bootstrap addresses, DNS being blocking).
  */
 public final class NetworkSubsystem extends Subsystem {
   private static final Logger LOG = LoggerFactory.getLogger(NetworkSubsystem.class);
@@ -57,6 +65,8 @@ public final class NetworkSubsystem extends Subsystem {
   private final AutoNat autoNat;
   private final PubSub pubsub;
   private final PubsubPeerDiscovery discovery;
+  private final KadDht dht;
+  private final DnsAddrResolver dnsAddr;
 
   /**
    * Starts libp2p: the IPv4 listeners must bind (a taken port stops the node: {@link
@@ -89,10 +99,24 @@ public final class NetworkSubsystem extends Subsystem {
       final ServerTlsSource webSocketTls, final CertificateStore certificates,
       final EventLoops loops, final PrometheusRegistry registry, final Clock clock,
       final NodeTuning tuning, final NodeBudget budget) {
+    this(config, identity, advertiser, bootstrapPeers, webSocketTls, certificates, loops,
+        registry, clock, tuning, budget, DnsAddrResolver.system());
+  }
+
+  /**
+   * As above, resolving {@code /dnsaddr} bootstrap addresses with {@code dnsAddr} (tests give a
+   * resolver of their own).
+   */
+  public NetworkSubsystem(final RelayConfig config, final NodeIdentity identity,
+      final AdvertisedAddresses advertiser, final List<Multiaddr> bootstrapPeers,
+      final ServerTlsSource webSocketTls, final CertificateStore certificates,
+      final EventLoops loops, final PrometheusRegistry registry, final Clock clock,
+      final NodeTuning tuning, final NodeBudget budget, final DnsAddrResolver dnsAddr) {
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(identity, "identity");
     Objects.requireNonNull(webSocketTls, "webSocketTls");
     Objects.requireNonNull(budget, "budget");
+    this.dnsAddr = Objects.requireNonNull(dnsAddr, "dnsAddr");
     this.bootstrapPeers = List.copyOf(bootstrapPeers);
     final Predicate<InetAddress> trustedProxy = trustedProxy(config);
     if (config.deployment().proxyHostname().isPresent()
@@ -117,6 +141,7 @@ public final class NetworkSubsystem extends Subsystem {
     CircuitRelay relay = null;
     AutoNat nat = null;
     PubSub gossip = null;
+    KadDht kad = null;
     try {
       Libp2pMetrics.register(registry, host);
       final NetworkConfig network = config.network();
@@ -159,7 +184,11 @@ public final class NetworkSubsystem extends Subsystem {
             config.circuit().discoveryInterval());
         CircuitRelayMetrics.register(registry, discovery);
       }
+      kad = startDht(config, budget, registry);
     } catch (final RuntimeException e) {
+      if (kad != null) {
+        kad.close();
+      }
       if (gossip != null) {
         gossip.close();
       }
@@ -175,6 +204,49 @@ public final class NetworkSubsystem extends Subsystem {
     this.circuitRelay = relay;
     this.autoNat = nat;
     this.pubsub = gossip;
+    this.dht = kad;
+  }
+
+  /**
+   * Starts the Kad-DHT in the mode {@code RELAY_DHT_MODE} asks for ({@code auto}: server when
+   * {@link #publiclyReachable}), its provider records in the budget's {@code kad_providers}
+   * scope; null when the mode is {@code off}.
+   */
+  private KadDht startDht(final RelayConfig config, final NodeBudget budget,
+      final PrometheusRegistry registry) {
+    final DhtMode wanted = config.network().dhtMode();
+    if (wanted == DhtMode.OFF) {
+      LOG.info("Kad-DHT off (RELAY_DHT_MODE=off)");
+      return null;
+    }
+    final KadDht.Mode mode;
+    if (wanted == DhtMode.AUTO) {
+      final boolean reachable = publiclyReachable(config, addresses.advertised());
+      mode = reachable ? KadDht.Mode.SERVER : KadDht.Mode.CLIENT;
+      LOG.info("RELAY_DHT_MODE=auto: {} mode ({})", reachable ? "server" : "client",
+          reachable ? "deployed with a public advertised address"
+              : "not deployed with a public advertised address");
+    } else {
+      mode = wanted == DhtMode.SERVER ? KadDht.Mode.SERVER : KadDht.Mode.CLIENT;
+    }
+    final KadDht kad = KadDht.start(host, KadConfig.DEFAULT, mode, budget.kadProviders(),
+        addresses::advertised);
+    DhtMetrics.register(registry, kad);
+    if (bootstrapPeers.isEmpty()) {
+      LOG.info("Kad-DHT has no bootstrap peers (RELAY_BOOTSTRAP_PEERS is empty or "
+          + "RELAY_DISABLE_BOOTSTRAP is set): it only learns the peers that connect to the relay");
+    }
+    return kad;
+  }
+
+  /**
+   * Whether {@code RELAY_DHT_MODE=auto} makes the relay a DHT server: it is deployed
+   * ({@code PUBLIC_IPV4}, {@code PROXY_HOSTNAME} or an external port) and advertises at least one
+   * public address. Decided once at start, from what the operator declared (the AutoNAT here is
+   * a server only: the relay does not test its own reachability).
+   */
+  static boolean publiclyReachable(final RelayConfig config, final List<Multiaddr> advertised) {
+    return config.deployedMode() && advertised.stream().anyMatch(AdvertisedAddresses::isPublic);
   }
 
   /**
@@ -215,16 +287,38 @@ public final class NetworkSubsystem extends Subsystem {
     return Multiaddr.parse((ipv6 ? "/ip6/" : "/ip4/") + host + "/tcp/" + port + suffix);
   }
 
-  /** Dials the bootstrap peers once, without waiting; failures are logged, not fatal. */
+  /**
+   * Dials the bootstrap peers once, without waiting; failures are logged, not fatal.
+   * {@code /dnsaddr} addresses are resolved first, on a short-lived thread (DNS blocks). With the
+   * DHT on, once every dial has ended (and identify has told which peers speak the DHT) the routing
+   * table is refreshed, so the relay knows its part of the DHT at once rather than at the first
+   * periodic refresh.
+   */
   public void dialBootstrapPeers() {
-    for (final Multiaddr address : bootstrapPeers) {
-      host.dial(address).whenComplete((connection, error) -> {
+    if (bootstrapPeers.stream().noneMatch(DnsAddrResolver::isDnsAddr)) {
+      dial(bootstrapPeers);
+      return;
+    }
+    final Thread resolver = new Thread(() -> dial(dnsAddr.resolve(bootstrapPeers)),
+        "relay-dnsaddr");
+    resolver.setDaemon(true);
+    resolver.start();
+  }
+
+  private void dial(final List<Multiaddr> peers) {
+    final List<CompletableFuture<?>> dials = new ArrayList<>();
+    for (final Multiaddr address : peers) {
+      dials.add(host.dial(address).whenComplete((connection, error) -> {
         if (error == null) {
           LOG.info("connected to bootstrap peer {}", address);
         } else {
           LOG.warn("cannot reach bootstrap peer {}: {}", address, rootMessage(error));
         }
-      });
+      }).thenCompose(host::identify).handle((ok, error) -> null));
+    }
+    if (dht != null && !peers.isEmpty()) {
+      CompletableFuture.allOf(dials.toArray(CompletableFuture[]::new))
+          .whenComplete((ok, error) -> dht.refresh());
     }
   }
 
@@ -298,9 +392,20 @@ public final class NetworkSubsystem extends Subsystem {
     return Optional.ofNullable(discovery);
   }
 
-  /** Closes discovery, the relay, AutoNAT, gossipsub, then the host (its connections). */
+  /** The Kad-DHT; empty with {@code RELAY_DHT_MODE=off}. */
+  public Optional<KadDht> dht() {
+    return Optional.ofNullable(dht);
+  }
+
+  /**
+   * Closes the DHT (its timers), discovery, the relay, AutoNAT, gossipsub, then the host (its
+   * connections).
+   */
   @Override
   protected void onStop() {
+    if (dht != null) {
+      dht.close();
+    }
     if (discovery != null) {
       discovery.close();
     }

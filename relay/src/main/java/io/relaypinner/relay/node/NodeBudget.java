@@ -120,6 +120,7 @@ public final class NodeBudget {
   private volatile Scope gatewayFallback;
   private volatile Scope circuitRelay;
   private volatile Scope gossipsubTopics;
+  private volatile Scope kadProviders;
   private volatile CircuitRelayEngine.IpScopes circuitIps;
   private final LimitListener listener;
 
@@ -273,6 +274,24 @@ public final class NodeBudget {
     return gossipsubTopics;
   }
 
+  /**
+   * The Kad-DHT's provider records ({@link Resource#MEMORY}, their estimated bytes), under the
+   * {@link Surface#LIBP2P} surface and at most {@value #KAD_PROVIDERS_SHARE_PERCENT}% of it, so
+   * that records other nodes store on us cannot take the memory of connections and streams. Made
+   * on the first call; later calls return it.
+   */
+  public synchronized Scope kadProviders() {
+    if (kadProviders == null) {
+      kadProviders = surfaces.get(Surface.LIBP2P).child("kad_providers", "kad_providers",
+          Limits.NONE.with(Resource.MEMORY,
+              (long) (maxHeap * Surface.LIBP2P.share()) * KAD_PROVIDERS_SHARE_PERCENT / 100));
+    }
+    return kadProviders;
+  }
+
+  /** The share of the libp2p surface's memory provider records may hold. */
+  public static final int KAD_PROVIDERS_SHARE_PERCENT = 25;
+
   /** The scopes of fixed identity (not keyed), for metrics: read at every scrape. */
   public List<Scope> fixedScopes() {
     final List<Scope> out = new ArrayList<>(List.of(system, libp2p, http));
@@ -287,6 +306,9 @@ public final class NodeBudget {
     }
     if (gossipsubTopics != null) {
       out.add(gossipsubTopics);
+    }
+    if (kadProviders != null) {
+      out.add(kadProviders);
     }
     return out;
   }

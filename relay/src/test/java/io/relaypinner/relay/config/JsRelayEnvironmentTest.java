@@ -218,10 +218,13 @@ class JsRelayEnvironmentTest {
     assertThat(RelayConfig.fromEnvironment(Map.of("RELAY_DISABLE_AUTONAT", "true")).network()
         .autoNatDisabled()).isTrue();
     assertThat(RelayConfig.DEFAULT.network().autoNatDisabled()).isFalse();
-    assertThat(RelayConfig.fromEnvironment(Map.of("RELAY_DISABLE_DHT", "1")))
+    assertThat(RelayConfig.fromEnvironment(Map.of("RELAY_DISABLE_DHT", "1")).network()
+        .dhtMode()).isEqualTo(DhtMode.OFF);
+    assertThat(RelayConfig.fromEnvironment(Map.of("RELAY_DISABLE_DHT", "false")))
         .isEqualTo(RelayConfig.DEFAULT);
-    assertThatThrownBy(() -> RelayConfig.fromEnvironment(Map.of("RELAY_DISABLE_DHT", "false")))
-        .hasMessageContaining("RELAY_DISABLE_DHT=false").hasMessageContaining("RELAY_DHT_MODE");
+    assertThatThrownBy(() -> RelayConfig.fromEnvironment(Map.of("RELAY_DISABLE_DHT", "true",
+        "RELAY_DHT_MODE", "server"))).isInstanceOf(InvalidConfigException.class)
+        .hasMessageContaining("RELAY_DISABLE_DHT=true").hasMessageContaining("RELAY_DHT_MODE");
     // Ports of missing transports are fine while the transport is off.
     assertThat(RelayConfig.fromEnvironment(Map.of("RELAY_QUIC_PORT", "9094",
         "RELAY_DISABLE_QUIC", "true"))).isEqualTo(RelayConfig.DEFAULT);

@@ -120,7 +120,7 @@ class RelayConfigTest {
           "RELAY_ORBITDB_ALLOW", "RELAY_ORBITDB_DENY",
           "LOG_LEVEL", "LOG_FORMAT", "RELAY_MAX_CONNECTIONS", "RELAY_MAX_STREAMS_PER_CONNECTION",
           "RELAY_HANDSHAKE_TIMEOUT_MS", "RELAY_IDLE_TIMEOUT_MS",
-          "RELAY_MAX_PEER_INBOUND_BYTES_PER_SEC")) {
+          "RELAY_MAX_PEER_INBOUND_BYTES_PER_SEC", "RELAY_DHT_MODE", "RELAY_DISABLE_DHT")) {
         env.put(name, name.hashCode() % 2 == 0 ? "" : "   ");
       }
       assertThat(RelayConfig.fromEnvironment(env)).isEqualTo(RelayConfig.DEFAULT);
@@ -787,6 +787,60 @@ class RelayConfigTest {
           .contains("RELAY_GATEWAY_CACHE_MAX_BYTES");
       assertThat(rejected("RELAY_GC_GRACE_MS", "soon").getMessage())
           .contains("RELAY_GC_GRACE_MS");
+    }
+  }
+
+  @Nested
+  class Dht {
+    @Test
+    void fromEnvironment_shouldRunDhtAsClient_whenNothingIsSet() {
+      assertThat(RelayConfig.DEFAULT.network().dhtMode()).isEqualTo(DhtMode.CLIENT);
+    }
+
+    @Test
+    void fromEnvironment_shouldParseEveryMode_inAnyCase() {
+      assertThat(env("RELAY_DHT_MODE", "off").network().dhtMode()).isEqualTo(DhtMode.OFF);
+      assertThat(env("RELAY_DHT_MODE", "client").network().dhtMode()).isEqualTo(DhtMode.CLIENT);
+      assertThat(env("RELAY_DHT_MODE", "SERVER").network().dhtMode()).isEqualTo(DhtMode.SERVER);
+      assertThat(env("RELAY_DHT_MODE", " Auto ").network().dhtMode()).isEqualTo(DhtMode.AUTO);
+      assertThat(rejected("RELAY_DHT_MODE", "on"))
+          .hasMessageContaining("RELAY_DHT_MODE").hasMessageContaining("off, client, server or auto");
+    }
+
+    @Test
+    void fromEnvironment_shouldTurnDhtOff_whenRelayDisableDhtIsTrue() {
+      assertThat(env("RELAY_DISABLE_DHT", "1").network().dhtMode()).isEqualTo(DhtMode.OFF);
+      assertThat(env("RELAY_DISABLE_DHT", "true", "RELAY_DHT_MODE", "off").network().dhtMode())
+          .isEqualTo(DhtMode.OFF);
+      assertThat(env("RELAY_DISABLE_DHT", "false", "RELAY_DHT_MODE", "server").network()
+          .dhtMode()).isEqualTo(DhtMode.SERVER);
+      assertThat(env("RELAY_DISABLE_DHT", "no").network().dhtMode()).isEqualTo(DhtMode.CLIENT);
+    }
+
+    @Test
+    void fromEnvironment_shouldRefuseStart_whenRelayDisableDhtContradictsTheMode() {
+      assertThat(rejected("RELAY_DISABLE_DHT", "1", "RELAY_DHT_MODE", "server"))
+          .hasMessageContaining("RELAY_DISABLE_DHT=1")
+          .hasMessageContaining("contradicts RELAY_DHT_MODE=server");
+      assertThat(rejected("RELAY_DISABLE_DHT", "false", "RELAY_DHT_MODE", "off").variable())
+          .isEqualTo("RELAY_DISABLE_DHT");
+      assertThat(rejected("RELAY_DISABLE_DHT", "maybe").variable())
+          .isEqualTo("RELAY_DISABLE_DHT");
+    }
+
+    @Test
+    void bootstrapAddresses_shouldAcceptDnsAddrWithoutPeerId_whenItsTxtRecordsNameThePeers() {
+      assertThat(env("RELAY_BOOTSTRAP_PEERS", "/dnsaddr/bootstrap.libp2p.io,"
+          + "/dnsaddr/bootstrap.libp2p.io/p2p/QmNnooDu7bfjPFoTZYxMNLWUQJyrVwtbZg5gBMjTezGAJN")
+          .network().bootstrapAddresses()).hasSize(2);
+      assertThatThrownBy(() -> env("RELAY_BOOTSTRAP_PEERS", "/dns4/a.example/tcp/4001").network()
+          .bootstrapAddresses()).hasMessageContaining("does not end in /p2p/<peer id>");
+    }
+
+    @Test
+    void toBuilder_shouldKeepTheMode() {
+      final RelayConfig c = env("RELAY_DHT_MODE", "server");
+      assertThat(c.toBuilder().build()).isEqualTo(c);
     }
   }
 }

@@ -5,8 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.relaypinner.libp2p.netty.EventLoops;
+import io.relaypinner.libp2p.protocol.kad.KadConfig;
+import io.relaypinner.libp2p.protocol.kad.KadDht;
 import io.relaypinner.libp2p.transport.ws.ServerTlsSource;
 import io.relaypinner.multiformats.Multiaddr;
+import io.relaypinner.relay.config.DhtMode;
 import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.network.NodeAddresses;
 import io.relaypinner.relay.tls.CertificateStore;
@@ -60,6 +63,10 @@ class NetworkSubsystemIT {
     assertThat(network.circuitRelay()).isNotNull();
     assertThat(network.autoNat()).isPresent();
     assertThat(network.discovery()).isPresent();
+    // RELAY_DHT_MODE's default: a DHT client, which does not advertise /ipfs/kad/1.0.0.
+    assertThat(network.dht()).hasValueSatisfying(dht ->
+        assertThat(dht.mode()).isEqualTo(KadDht.Mode.CLIENT));
+    assertThat(network.host().protocols().protocols()).doesNotContain(KadConfig.PROTOCOL_ID);
     // Loopback only, and no deployment: the broker could dial none of them.
     assertThat(network.addresses().dialBack()).isNotEmpty()
         .noneMatch(NodeAddresses::isDialable);
@@ -73,6 +80,37 @@ class NetworkSubsystemIT {
       assertThatThrownBy(() -> socket.connect(new InetSocketAddress("127.0.0.1", port), 2_000))
           .isInstanceOf(ConnectException.class);
     }
+  }
+
+  @Test
+  void network_shouldRunTheDhtAsConfigured_offOrServer() throws Exception {
+    final CertificateStore certificates = NodeFixtures.certificates(dir.resolve("tls"), clock);
+    final NetworkSubsystem off = network(NodeFixtures.config(dir).toBuilder()
+        .dhtMode(DhtMode.OFF).build(), certificates);
+    try {
+      assertThat(off.dht()).isEmpty();
+      assertThat(off.host().protocols().protocols()).doesNotContain(KadConfig.PROTOCOL_ID);
+    } finally {
+      off.close();
+    }
+    final NetworkSubsystem server = network(NodeFixtures.config(dir).toBuilder()
+        .dhtMode(DhtMode.SERVER).build(), certificates);
+    try {
+      assertThat(server.dht().orElseThrow().mode()).isEqualTo(KadDht.Mode.SERVER);
+      assertThat(server.host().protocols().protocols()).contains(KadConfig.PROTOCOL_ID);
+    } finally {
+      server.close();
+      certificates.close();
+    }
+    assertThat(server.host().protocols().protocols()).doesNotContain(KadConfig.PROTOCOL_ID);
+    // auto: server only when deployed and advertising a public address.
+    final List<Multiaddr> loopback = List.of(Multiaddr.parse("/ip4/127.0.0.1/tcp/9091"));
+    final List<Multiaddr> public4 = List.of(Multiaddr.parse("/ip4/203.0.113.8/tcp/9091"));
+    final RelayConfig deployed = NodeFixtures.config(dir).toBuilder().publicIpv4("203.0.113.8")
+        .build();
+    assertThat(NetworkSubsystem.publiclyReachable(deployed, public4)).isTrue();
+    assertThat(NetworkSubsystem.publiclyReachable(deployed, loopback)).isFalse();
+    assertThat(NetworkSubsystem.publiclyReachable(NodeFixtures.config(dir), public4)).isFalse();
   }
 
   @Test
