@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -82,20 +83,26 @@ public final class Reprovider {
   /** A key of a run with its point. */
   private record Key(ByteBuffer id, byte[] bytes, KadKey point) {}
 
-  /** A part of the keyspace (a prefix of {@code depth} bits) and the keys of a run in it. */
-  private record Region(int depth, List<Key> keys) {}
+  /**
+   * A part of the keyspace (a prefix of {@code depth} bits), the keys of a run in it, and the
+   * peers the lookup that split its parent found (candidates too: they lie in the parent).
+   */
+  private record Region(int depth, List<Key> keys, List<KadPeer> inherited) {}
 
   /** A leaf region's keys and the peers to send each of them to, sent key by key. */
   private static final class Leaf {
     final List<Key> keys;
-    final List<KadPeer> peers;
+    /** The candidates: the leaf's lookup's peers and those inherited. */
+    final List<KadPeer> pool;
+    /** The current key's k closest of the pool. */
+    List<KadPeer> peers = List.of();
     int key;
     int peer;
     KeyState current;
 
-    Leaf(final List<Key> keys, final List<KadPeer> peers) {
+    Leaf(final List<Key> keys, final List<KadPeer> pool) {
       this.keys = keys;
-      this.peers = peers;
+      this.pool = pool;
     }
   }
 
@@ -293,7 +300,7 @@ public final class Reprovider {
       return;
     }
     inRuns += run.size();
-    final Region whole = new Region(0, run);
+    final Region whole = new Region(0, run, List.of());
     if (first) {
       regions.addFirst(whole);
     } else {
@@ -338,7 +345,7 @@ public final class Reprovider {
       }
       lookupsInFlight++;
       count("lookups");
-      final Region target = new Region(region.depth(), live);
+      final Region target = new Region(region.depth(), live, region.inherited());
       actions.add(() -> lookup(target));
     }
     refill();
@@ -355,6 +362,9 @@ public final class Reprovider {
         continue;
       }
       if (leaf.peer == 0) {
+        leaf.peers = leaf.pool.stream()
+            .sorted(java.util.Comparator.comparing(KadPeer::key, key.point().byDistance()))
+            .limit(k).toList();
         leaf.current = new KeyState(leaf.peers.size());
       }
       final KeyState state = leaf.current;
@@ -411,7 +421,14 @@ public final class Reprovider {
     final KadPeer farthest = found.get(found.size() - 1);
     if (region.keys().size() == 1 || found.size() < k || depth >= MAX_DEPTH
         || target.commonPrefixLength(farthest.key()) < depth) {
-      leaves.addLast(new Leaf(region.keys(), List.copyOf(found)));
+      final Map<io.relaypinner.multiformats.PeerId, KadPeer> pool = new LinkedHashMap<>();
+      for (final KadPeer peer : found) {
+        pool.put(peer.id(), peer);
+      }
+      for (final KadPeer peer : region.inherited()) {
+        pool.putIfAbsent(peer.id(), peer);
+      }
+      leaves.addLast(new Leaf(region.keys(), List.copyOf(pool.values())));
       return;
     }
     final boolean targetBit = target.bit(depth);
@@ -421,9 +438,9 @@ public final class Reprovider {
       (key.point().bit(depth) == targetBit ? same : other).add(key);
     }
     if (!other.isEmpty()) {
-      regions.addFirst(new Region(depth + 1, other));
+      regions.addFirst(new Region(depth + 1, other, found));
     }
-    place(new Region(depth + 1, same), found, target);
+    place(new Region(depth + 1, same, region.inherited()), found, target);
   }
 
   private void send(final Key key, final KadPeer peer, final KeyState state) {

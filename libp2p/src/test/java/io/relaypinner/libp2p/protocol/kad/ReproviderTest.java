@@ -11,12 +11,15 @@ import io.relaypinner.testkit.MutableClock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -30,12 +33,16 @@ class ReproviderTest {
   private static final KadConfig config = KadConfig.builder().peerRate(1_000_000, 1_000_000)
       .globalRequestsPerSecond(1_000_000).build();
   private final Random random = new Random(7);
-  private final MutableClock clock = new MutableClock(Instant.parse("2026-11-29T00:00:00Z"));
-  private final ManualTimer timer = new ManualTimer(clock);
-  private final Map<PeerId, KadServerEngine> nodes = new HashMap<>();
-  private final List<PeerId> ids = new ArrayList<>();
-  private final List<ProviderStore> stores = new ArrayList<>();
-  private final AtomicInteger addProviders = new AtomicInteger();
+  /** One clock for the servers and the reprovider, so that records expire as time passes. */
+  private static final MutableClock clock =
+      new MutableClock(Instant.parse("2026-11-29T00:00:00Z"));
+  private static final ManualTimer timer = new ManualTimer(clock);
+  /** The simulated network, built once (each test provides its own random keys). */
+  private static final Map<PeerId, KadServerEngine> nodes = new HashMap<>();
+  private static final List<PeerId> ids = new ArrayList<>();
+  private static final List<ProviderStore> stores = new ArrayList<>();
+  private static final AtomicInteger addProviders = new AtomicInteger();
+  private Reprovider reprovider;
   private final PeerId self = KadTestPeers.random(random);
   private final KadPeer us = new KadPeer(self,
       List.of(Multiaddr.parse("/ip4/203.0.113.5/tcp/4001")));
@@ -44,8 +51,8 @@ class ReproviderTest {
     return Multiaddr.parse("/ip4/10.0.0.1/tcp/" + (1 + (peer.hashCode() & 0x7fff)));
   }
 
-  @BeforeEach
-  void network() {
+  @BeforeAll
+  static void network() {
     final Random seeds = new Random(4);
     for (int i = 0; i < NODES; i++) {
       ids.add(KadTestPeers.random(seeds));
@@ -63,7 +70,19 @@ class ReproviderTest {
     }
   }
 
-  private KadLookup.Network network(final PeerId from) {
+  @BeforeEach
+  void reset() {
+    addProviders.set(0);
+  }
+
+  @AfterEach
+  void close() {
+    if (reprovider != null) {
+      reprovider.close();
+    }
+  }
+
+  private static KadLookup.Network network(final PeerId from) {
     return (peer, request) -> {
       if (request.type() == KadMessage.Type.ADD_PROVIDER) {
         addProviders.incrementAndGet();
@@ -79,7 +98,7 @@ class ReproviderTest {
     };
   }
 
-  private KadClient client(final PeerId id, final int firstSeed) {
+  private static KadClient client(final PeerId id, final int firstSeed) {
     final RoutingTable table = new RoutingTable(id, config.k(), clock);
     for (int i = firstSeed; i < firstSeed + 4; i++) {
       table.offer(ids.get(i));
@@ -90,13 +109,31 @@ class ReproviderTest {
   }
 
   private Reprovider reprovider(final KadClient client, final int sendsPerSecond) {
-    return new Reprovider(client, config, clock, timer, () -> us,
+    reprovider = new Reprovider(client, config, clock, timer, () -> us,
         new Reprovider.Settings(Duration.ofHours(22), Duration.ofSeconds(10), 10_000, 4, 32,
             sendsPerSecond));
+    return reprovider;
   }
 
   private boolean findable(final KadClient finder, final byte[] key) {
     return finder.findProviders(key, 1).join().providers().contains(us);
+  }
+
+  /** How many of the k nodes truly closest to {@code key} hold our record for it. */
+  private int holders(final byte[] key) {
+    final KadKey point = KadKey.of(key);
+    final List<Integer> order = new ArrayList<>();
+    for (int i = 0; i < NODES; i++) {
+      order.add(i);
+    }
+    order.sort(Comparator.comparing(i -> KadKey.of(ids.get(i)), point.byDistance()));
+    int holding = 0;
+    for (final int i : order.subList(0, config.k())) {
+      if (stores.get(i).providers(key, 64).contains(us)) {
+        holding++;
+      }
+    }
+    return holding;
   }
 
   /** Advances in steps so that the rate limiter's wake-ups run. */
@@ -108,8 +145,7 @@ class ReproviderTest {
 
   @Test
   void keys_shouldBeProvidedInRegionBatches_andFindable() {
-    final KadClient client = client(self, 0);
-    final Reprovider reprovider = reprovider(client, 1_000_000);
+    reprovider(client(self, 0), 1_000_000);
     final List<byte[]> keys = new ArrayList<>();
     for (int i = 0; i < KEYS; i++) {
       keys.add(KadTestPeers.contentKey(random));
@@ -125,16 +161,26 @@ class ReproviderTest {
     // About NODES / k leaf regions, one lookup each: far below one lookup per key.
     assertThat(counters.get("lookups")).isLessThanOrEqualTo(2L * NODES / config.k() + 8);
     assertThat(addProviders.get()).isEqualTo(KEYS * config.k());
-    final PeerId searcher = KadTestPeers.random(random);
-    final KadClient finder = client(searcher, NODES - 4);
+    // Every key is held by most of its true k closest nodes, so any lookup finds it (the peers
+    // outside a leaf region are those closest to the region's looked-up key: nearly right).
+    int held = 0;
+    int min = config.k();
     for (final byte[] key : keys) {
+      final int atClosest = holders(key);
+      min = Math.min(min, atClosest);
+      held += atClosest;
+    }
+    assertThat(min).isGreaterThanOrEqualTo(config.k() / 2);
+    assertThat(held).isGreaterThan(KEYS * config.k() * 9 / 10);
+    final KadClient finder = client(KadTestPeers.random(random), NODES - 4);
+    for (final byte[] key : keys.subList(0, 200)) {
       assertThat(findable(finder, key)).isTrue();
     }
   }
 
   @Test
   void sweep_shouldReprovideBeforeExpiry_andNotRemovedKeys() {
-    final Reprovider reprovider = reprovider(client(self, 0), 1_000_000);
+    reprovider(client(self, 0), 1_000_000);
     reprovider.start();
     final List<byte[]> keys = new ArrayList<>();
     for (int i = 0; i < 300; i++) {
@@ -164,7 +210,7 @@ class ReproviderTest {
 
   @Test
   void sends_shouldKeepTheRate_andTheBacklogShrinks() {
-    final Reprovider reprovider = reprovider(client(self, 0), 100);
+    reprovider(client(self, 0), 100);
     for (int i = 0; i < 20; i++) {
       reprovider.add(KadTestPeers.contentKey(random));
     }
@@ -182,7 +228,7 @@ class ReproviderTest {
 
   @Test
   void add_shouldRefuseKeys_pastTheBound() {
-    final Reprovider reprovider = new Reprovider(client(self, 0), config, clock, timer,
+    reprovider = new Reprovider(client(self, 0), config, clock, timer,
         () -> us, new Reprovider.Settings(Duration.ofHours(22), Duration.ofSeconds(10), 2, 1, 1,
             1));
 
