@@ -45,7 +45,8 @@ import java.util.function.Supplier;
  * are right to within the order of peers that share the region's parent prefix, as in Kubo.
  *
  * <p><b>When.</b> {@link #add} queues a key: queued keys are provided together (one run, so
- * batched by region too) {@link Settings#batchDelay} after the first of them was queued. Every
+ * batched by region too) {@link Settings#batchDelay} after the first of them was queued. Keys
+ * whose lookup found no peer at all are queued again for the next batch. Every
  * {@link Settings#interval} (22 h, as go and js, within the 48 h record lifetime) a sweep
  * re-provides every key. {@link #remove} forgets a key: it is no longer sent, even by a run
  * already under way.
@@ -413,8 +414,19 @@ public final class Reprovider {
   /** Decides a looked-up region: a leaf to send, or split (see the class comment). */
   private void place(final Region region, final List<KadPeer> found, final KadKey target) {
     if (found.isEmpty()) {
+      // No peer known (a relay whose bootstrap has not ended, or cut off): the keys wait for
+      // the next batch rather than the next sweep, 22 h later.
       inRuns -= region.keys().size();
       counters.merge("failed", (long) region.keys().size(), Long::sum);
+      for (final Key key : region.keys()) {
+        if (keys.contains(key.id())) {
+          queued.add(key.id());
+        }
+      }
+      if (!queued.isEmpty() && !batchScheduled) {
+        batchScheduled = true;
+        timer.schedule(this::batch, settings.batchDelay());
+      }
       return;
     }
     final int depth = region.depth();

@@ -41,6 +41,7 @@ class ReproviderTest {
   private static final Map<PeerId, KadServerEngine> nodes = new HashMap<>();
   private static final List<PeerId> ids = new ArrayList<>();
   private static final List<ProviderStore> stores = new ArrayList<>();
+  private static final List<KadKey> points = new ArrayList<>();
   private static final AtomicInteger addProviders = new AtomicInteger();
   private Reprovider reprovider;
   private final PeerId self = KadTestPeers.random(random);
@@ -58,6 +59,7 @@ class ReproviderTest {
       ids.add(KadTestPeers.random(seeds));
     }
     for (final PeerId id : ids) {
+      points.add(KadKey.of(id));
       final RoutingTable table = new RoutingTable(id, config.k(), clock);
       for (final PeerId other : ids) {
         table.offer(other);
@@ -126,7 +128,7 @@ class ReproviderTest {
     for (int i = 0; i < NODES; i++) {
       order.add(i);
     }
-    order.sort(Comparator.comparing(i -> KadKey.of(ids.get(i)), point.byDistance()));
+    order.sort(Comparator.comparing(points::get, point.byDistance()));
     int holding = 0;
     for (final int i : order.subList(0, config.k())) {
       if (stores.get(i).providers(key, 64).contains(us)) {
@@ -223,6 +225,23 @@ class ReproviderTest {
 
     assertThat(addProviders.get()).isEqualTo(400);
     assertThat(reprovider.counters()).containsEntry("provided", 20L)
+        .containsEntry("backlog", 0L);
+  }
+
+  @Test
+  void keys_shouldWaitForTheNextBatch_whenNoPeerIsKnown() {
+    final KadClient lonely = new KadClient(config, new RoutingTable(self, config.k(), clock),
+        new ProviderStore(config, clock, Scope.root("dht", Limits.NONE, LimitListener.NONE)),
+        network(self), timer, peer -> List.of(address(peer)));
+    reprovider(lonely, 1_000_000);
+    reprovider.add(KadTestPeers.contentKey(random));
+
+    timer.advance(Duration.ofSeconds(10));
+    assertThat(reprovider.counters()).containsEntry("failed", 1L).containsEntry("backlog", 1L);
+    ids.subList(0, 4).forEach(lonely.table()::offer);
+    timer.advance(Duration.ofSeconds(10));
+
+    assertThat(reprovider.counters()).containsEntry("provided", 1L)
         .containsEntry("backlog", 0L);
   }
 
