@@ -46,7 +46,8 @@ import java.util.function.Supplier;
  *
  * <p><b>When.</b> {@link #add} queues a key: queued keys are provided together (one run, so
  * batched by region too) {@link Settings#batchDelay} after the first of them was queued. Keys
- * whose lookup found no peer at all are queued again for the next batch. Every
+ * whose lookup found no peer at all are queued again for the next batch; while the routing
+ * table is empty, batches wait (every batch delay) without looking anything up. Every
  * {@link Settings#interval} (22 h, as go and js, within the 48 h record lifetime) a sweep
  * re-provides every key. {@link #remove} forgets a key: it is no longer sent, even by a run
  * already under way.
@@ -280,6 +281,12 @@ public final class Reprovider {
     synchronized (this) {
       batchScheduled = false;
       if (closed || queued.isEmpty()) {
+        return;
+      }
+      if (client.table().size() == 0) {
+        // No peer to ask (bootstrap not ended, or none configured): wait, at no cost.
+        batchScheduled = true;
+        timer.schedule(this::batch, settings.batchDelay());
         return;
       }
       count("batches");
