@@ -2,6 +2,7 @@ package io.relaypinner.relay;
 
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.relaypinner.libp2p.netty.EventLoops;
+import io.relaypinner.libp2p.protocol.kad.Reprovider;
 import io.relaypinner.libp2p.transport.ws.ServerTlsSource;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.relay.api.AdvertisedAddresses;
@@ -13,6 +14,7 @@ import io.relaypinner.relay.config.RelayConfig;
 import io.relaypinner.relay.http.HttpResponses;
 import io.relaypinner.relay.identity.NodeIdentity;
 import io.relaypinner.relay.network.PinnedContent;
+import io.relaypinner.relay.network.PinnedProviding;
 import io.relaypinner.relay.node.BudgetMetrics;
 import io.relaypinner.relay.node.ContentSubsystem;
 import io.relaypinner.relay.node.HttpSubsystem;
@@ -95,6 +97,8 @@ public final class RelayNode implements AutoCloseable {
   private volatile ContentSubsystem content;
   private volatile ReplicationSubsystem replication;
   private volatile HttpSubsystem http;
+  /** Null when the DHT is off. */
+  private volatile PinnedProviding providing;
 
   /**
    * A node with its own event loops (one per processor).
@@ -179,6 +183,9 @@ public final class RelayNode implements AutoCloseable {
           registry, clock, tuning, budget));
       // GET_PROVIDERS for a root the relay has pinned lists the relay (server mode).
       network.dht().ifPresent(dht -> dht.holds(new PinnedContent(storage.pins())));
+      // Every pinned root is announced (ADD_PROVIDER) and re-provided in region batches.
+      providing = network.dht().map(dht -> PinnedProviding.start(dht, storage.pins(),
+          Reprovider.Settings.defaults(), registry)).orElse(null);
       network.dialBootstrapPeers();
       http = add(new HttpSubsystem(new HttpSubsystem.Settings(config, identity, status,
           httpsEndpoint, responses, autoTlsOptions), certificates, storage, network, content,
@@ -299,6 +306,9 @@ public final class RelayNode implements AutoCloseable {
       return;
     }
     state = State.CLOSED;
+    if (providing != null) {
+      providing.close();
+    }
     for (int i = started.size() - 1; i >= 0; i--) {
       step(started.get(i), Subsystem::stop);
     }

@@ -48,7 +48,8 @@ import org.junit.jupiter.api.io.TempDir;
  * A {@link RelayNode} with {@code RELAY_DHT_MODE=server} bootstrapped to three Java
  * {@link KadDht} servers on loopback (one relay and one small DHT per class): the relay joins
  * their routing tables, a GET_PROVIDERS lookup for a root the relay has pinned finds the relay,
- * and the DHT's counters are in {@code /metrics}.
+ * the relay provides that root (ADD_PROVIDER: the servers store a record for it), and the DHT's
+ * counters are in {@code /metrics}.
  */
 class RelayDhtIT {
   private static final SecureRandom RANDOM = new SecureRandom();
@@ -136,5 +137,26 @@ class RelayDhtIT {
     assertThat(exposition.samples("relay_dht_client_total"))
         .anyMatch(s -> "lookups".equals(s.labels().get("event")) && s.value() >= 1);
     assertThat(exposition.samples("relay_resource_limit_hits_total")).isNotNull();
+  }
+
+  @Test
+  void relay_shouldProvideWhatItPinned_toTheServersStores() throws Exception {
+    // The root pinned at start is announced with the first batch (10 s): the servers store a
+    // provider record for the relay with its addresses (not only the server-mode answer).
+    final byte[] key = Multihash.sha2_256(PINNED).bytes();
+    await().atMost(Duration.ofSeconds(30)).until(() -> dhts.stream().anyMatch(d ->
+        d.providers().providers(key, 64).stream()
+            .anyMatch(p -> p.id().equals(identity.peerId()) && !p.addresses().isEmpty())));
+
+    final HttpResponse<String> metrics = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+        URI.create("http://127.0.0.1:" + relay.http().port().getAsInt() + "/metrics")).build(),
+        HttpResponse.BodyHandlers.ofString());
+    final PrometheusTextParser.Exposition exposition =
+        PrometheusTextParser.parse(metrics.body());
+    assertThat(exposition.samples("relay_dht_provide_keys")).anyMatch(s -> s.value() == 1);
+    assertThat(exposition.samples("relay_dht_provide_total"))
+        .anyMatch(s -> "provided".equals(s.labels().get("result")) && s.value() >= 1);
+    assertThat(exposition.samples("relay_dht_provide_backlog")).isNotEmpty();
+    assertThat(relay.network().dht()).isPresent();
   }
 }

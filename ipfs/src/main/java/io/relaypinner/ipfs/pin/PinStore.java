@@ -66,6 +66,18 @@ import org.slf4j.LoggerFactory;
  * per token); {@link #holders} reads at most {@link #MAX_LISTED_HOLDERS}.
  */
 public final class PinStore {
+  /**
+   * Told when a root gets a hold ({@link #pin}, {@link #pinDeferred}, {@link #holdIfPinned}: maybe
+   * one it had) and when its last hold is released; called on the pinning thread (under the GC
+   * read lock for pins), so it must be quick and must not call back into the store's pins.
+   */
+  public interface Listener {
+    void pinned(Cid root);
+
+    void unpinned(Cid root);
+  }
+
+  private final List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
   /** Datastore key prefix of pins. */
   public static final String PREFIX = "/pins/";
   /** Default bound on one pin's DAG. */
@@ -202,6 +214,14 @@ public final class PinStore {
     } else {
       datastore.put(key, canonical.bytes());
     }
+    for (final Listener listener : listeners) {
+      listener.pinned(canonical);
+    }
+  }
+
+  /** Adds a listener of pins and releases (the relay's DHT providing). */
+  public void listen(final Listener listener) {
+    listeners.add(Objects.requireNonNull(listener, "listener"));
   }
 
   /**
@@ -211,7 +231,14 @@ public final class PinStore {
    */
   public boolean release(final Cid root, final PinHolder holder) {
     Objects.requireNonNull(holder, "holder");
-    return datastore.delete(key(root.canonical(), holder));
+    final Cid canonical = root.canonical();
+    final boolean released = datastore.delete(key(canonical, holder));
+    if (released && !listeners.isEmpty() && !isPinned(canonical)) {
+      for (final Listener listener : listeners) {
+        listener.unpinned(canonical);
+      }
+    }
+    return released;
   }
 
   /** Whether anything holds {@code root} (as a root; blocks inside pinned DAGs are not). */

@@ -203,6 +203,34 @@ class PinStoreTest {
   }
 
   @Test
+  void listener_shouldHearEachHold_andOnlyTheLastRelease() {
+    final Cid root = dag.node("root", dag.leaf("x"));
+    dag.putAll(blocks);
+    final List<String> heard = new ArrayList<>();
+    pins.listen(new PinStore.Listener() {
+      @Override
+      public void pinned(final Cid pinned) {
+        heard.add("pinned " + pinned);
+      }
+
+      @Override
+      public void unpinned(final Cid unpinned) {
+        heard.add("unpinned " + unpinned);
+      }
+    });
+    final PinHolder other = PinHolder.of("test", "other");
+
+    pins.pin(root, HOLDER);
+    assertThat(pins.holdIfPinned(root, other, true)).isTrue();
+    pins.release(root, HOLDER);
+    assertThat(heard).containsExactly("pinned " + root.canonical(), "pinned " + root.canonical());
+    pins.release(root, other);
+    pins.release(root, other);
+
+    assertThat(heard).hasSize(3).endsWith("unpinned " + root.canonical());
+  }
+
+  @Test
   void release_shouldRemoveOnlyTheHold() {
     final Cid root = dag.node("root", dag.leaf("x"));
     dag.putAll(blocks);

@@ -61,6 +61,11 @@ public final class KadClient {
     }
   }
 
+  /** Where requests go (the reprovider sends its ADD_PROVIDERs through it). */
+  KadLookup.Network network() {
+    return network;
+  }
+
   public RoutingTable table() {
     return table;
   }

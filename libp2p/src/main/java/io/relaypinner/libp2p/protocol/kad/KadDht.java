@@ -180,12 +180,25 @@ public final class KadDht implements AutoCloseable {
     server.holds(holds);
   }
 
+  /**
+   * A {@link Reprovider} on this DHT: our id with the advertised addresses (at most
+   * {@link KadConfig#maxProviderAddresses}, read at each send), the host's clock and event loops.
+   * Not started: the owner adds its keys, calls {@link Reprovider#start} and closes it before
+   * the DHT.
+   */
+  public Reprovider reprovider(final Reprovider.Settings settings) {
+    return new Reprovider(client, config, host.clock(), this::schedule, this::self, settings);
+  }
+
+  private KadPeer self() {
+    final List<Multiaddr> addresses = advertised.get();
+    return new KadPeer(host.peerId(), addresses.size() <= config.maxProviderAddresses()
+        ? addresses : addresses.subList(0, config.maxProviderAddresses()));
+  }
+
   /** Announces us as a provider of {@code multihash} with the advertised addresses. */
   public CompletableFuture<KadClient.ProvideResult> provide(final byte[] multihash) {
-    final List<Multiaddr> addresses = advertised.get();
-    return client.provide(multihash, new KadPeer(host.peerId(),
-        addresses.size() <= config.maxProviderAddresses() ? addresses
-            : addresses.subList(0, config.maxProviderAddresses())));
+    return client.provide(multihash, self());
   }
 
   /** Every counter of the engines, prefixed {@code server_}, {@code client_}, {@code table_}. */

@@ -77,6 +77,11 @@ public final class KadKey {
     return 0;
   }
 
+  /** Bit {@code index} of the point (0 = the most significant bit of the first byte). */
+  boolean bit(final int index) {
+    return (point[index >>> 3] & (0x80 >>> (index & 7))) != 0;
+  }
+
   /** Orders points by their distance to this one, closest first. */
   public Comparator<KadKey> byDistance() {
     return this::compareDistance;

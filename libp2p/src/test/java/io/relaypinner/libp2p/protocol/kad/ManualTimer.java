@@ -4,14 +4,17 @@ import io.relaypinner.testkit.MutableClock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 
 /** A {@link KadLookup.Timer} whose tasks run when the test advances its clock. */
 final class ManualTimer implements KadLookup.Timer {
   private record Task(Instant due, Runnable run, boolean[] cancelled) {}
 
   private final MutableClock clock;
-  private final List<Task> tasks = new ArrayList<>();
+  /** Cancelled tasks leave at once: a reprovider cancels a timeout per send, by the thousand. */
+  private final Set<Task> tasks = new LinkedHashSet<>();
 
   ManualTimer(final MutableClock clock) {
     this.clock = clock;
@@ -20,10 +23,12 @@ final class ManualTimer implements KadLookup.Timer {
   @Override
   public synchronized Runnable schedule(final Runnable task, final Duration delay) {
     final boolean[] cancelled = {false};
-    tasks.add(new Task(clock.instant().plus(delay), task, cancelled));
+    final Task scheduled = new Task(clock.instant().plus(delay), task, cancelled);
+    tasks.add(scheduled);
     return () -> {
       synchronized (ManualTimer.this) {
         cancelled[0] = true;
+        tasks.remove(scheduled);
       }
     };
   }
