@@ -183,9 +183,16 @@ public final class RelayNode implements AutoCloseable {
           registry, clock, tuning, budget));
       // GET_PROVIDERS for a root the relay has pinned lists the relay (server mode).
       network.dht().ifPresent(dht -> dht.holds(new PinnedContent(storage.pins())));
-      // Every pinned root is announced (ADD_PROVIDER) and re-provided in region batches.
+      // Every pinned root is announced (ADD_PROVIDER) and re-provided in region batches, as many
+      // as a 64th of the heap holds.
+      final Reprovider.Settings provideDefaults = Reprovider.Settings.defaults();
+      final Reprovider.Settings provideSettings = new Reprovider.Settings(
+          provideDefaults.interval(), provideDefaults.batchDelay(),
+          PinnedProviding.maxKeysFor(Runtime.getRuntime().maxMemory()),
+          provideDefaults.maxLookups(), provideDefaults.maxSends(),
+          provideDefaults.sendsPerSecond());
       providing = network.dht().map(dht -> PinnedProviding.start(dht, storage.pins(),
-          Reprovider.Settings.defaults(), registry)).orElse(null);
+          provideSettings, registry)).orElse(null);
       network.dialBootstrapPeers();
       http = add(new HttpSubsystem(new HttpSubsystem.Settings(config, identity, status,
           httpsEndpoint, responses, autoTlsOptions), certificates, storage, network, content,

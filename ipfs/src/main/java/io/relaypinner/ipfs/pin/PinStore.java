@@ -299,7 +299,7 @@ public final class PinStore {
    * (a root with a legacy entry too may come twice), one datastore page at a time; true when a
    * legacy entry was seen.
    */
-  private boolean forEachRoot(final Consumer<Cid> visitor) {
+  public boolean forEachRoot(final Consumer<Cid> visitor) {
     boolean legacy = false;
     Cid last = null;
     String after = null;

@@ -33,6 +33,14 @@ public final class PinnedProviding implements AutoCloseable {
   }
 
   /** Starts providing the roots of {@code pins} on {@code dht}; metrics on {@code registry}. */
+  /**
+   * The keys providing keeps on a heap of {@code maxHeap} bytes: a 64th of it at ~160 bytes a
+   * key (16,384 on the launcher's 160 MiB), at least 1,024, at most the engine's default 100,000.
+   */
+  public static int maxKeysFor(final long maxHeap) {
+    return (int) Math.max(1_024, Math.min(100_000, maxHeap / 64 / 160));
+  }
+
   public static PinnedProviding start(final KadDht dht, final PinStore pins,
       final Reprovider.Settings settings, final PrometheusRegistry registry) {
     final PinnedProviding providing = new PinnedProviding(
@@ -52,18 +60,20 @@ public final class PinnedProviding implements AutoCloseable {
 
   private void load(final PinStore pins) {
     try {
-      final List<Cid> roots = pins.list();
-      int refused = 0;
-      for (final Cid root : roots) {
+      // A page of the datastore at a time: the roots are never all in the heap at once.
+      final int[] counts = new int[2];
+      pins.forEachRoot(root -> {
         if (closed) {
           return;
         }
-        if (!reprovider.add(root.multihash().bytes())) {
-          refused++;
+        if (reprovider.add(root.multihash().bytes())) {
+          counts[0]++;
+        } else {
+          counts[1]++;
         }
-      }
-      LOG.info("Kad-DHT providing: {} pinned roots queued{}", roots.size() - refused,
-          refused > 0 ? ", " + refused + " refused (the key bound)" : "");
+      });
+      LOG.info("Kad-DHT providing: {} pinned roots queued{}", counts[0],
+          counts[1] > 0 ? ", " + counts[1] + " refused (the key bound)" : "");
     } catch (final RuntimeException e) {
       LOG.warn("Kad-DHT providing: reading the pinned roots failed: {}", e.toString());
     }
