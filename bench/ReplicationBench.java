@@ -112,7 +112,8 @@ public final class ReplicationBench {
         NodeIdentity.servingZone(key.publicKey().peerId(), "libp2p.direct"),
         NodeIdentity.Source.ENVIRONMENT);
     try (RelayNode relay = new RelayNode(RelayConfig.builder().dataDir(dir)
-        .metricsDisabled(true).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).ipv6Disabled(true)
+        .metricsDisabled(true).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+        .quicPort(0).ipv6Disabled(true)
         .build(), identity, new PrometheusRegistry(), Clock.systemUTC())) {
       relay.start();
       Thread.sleep(2_000);

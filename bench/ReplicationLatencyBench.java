@@ -156,6 +156,7 @@ public final class ReplicationLatencyBench {
       env.put("RELAY_DISABLE_IPV6", "true");
       env.put("RELAY_TCP_PORT", "0");
       env.put("RELAY_WS_PORT", "0");
+      env.put("RELAY_QUIC_PORT", "0");
       final Relay relay = new Relay(builder.start(), port, data);
       final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
       while (true) {

@@ -255,6 +255,7 @@ public final class ScaleOutBench {
       env.put("RELAY_DISABLE_IPV6", "true");
       env.put("RELAY_TCP_PORT", "0");
       env.put("RELAY_WS_PORT", "0");
+      env.put("RELAY_QUIC_PORT", "0");
       env.putAll(extraEnv);
       final Relay relay = new Relay(builder.start(), port, data);
       CLEANUP.add(relay);

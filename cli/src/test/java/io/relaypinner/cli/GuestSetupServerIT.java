@@ -34,6 +34,7 @@ class GuestSetupServerIT {
   /** The relay's own listeners: ephemeral, loopback only. */
   static final Map<String, String> RELAY_ENV = Map.of("METRICS_PORT", "0",
       "METRICS_HOST", "127.0.0.1", "RELAY_TCP_PORT", "0", "RELAY_WS_PORT", "0",
+      "RELAY_QUIC_PORT", "0",
       "RELAY_LISTEN_IPV4", "127.0.0.1", "RELAY_DISABLE_IPV6", "true");
   private static final ObjectMapper JSON = new ObjectMapper();
 

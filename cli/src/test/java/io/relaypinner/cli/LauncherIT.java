@@ -93,6 +93,7 @@ class LauncherIT {
     env.put("RELAY_DISABLE_IPV6", "true");
     env.put("RELAY_TCP_PORT", "0");
     env.put("RELAY_WS_PORT", "0");
+    env.put("RELAY_QUIC_PORT", "0");
     return env;
   }
 

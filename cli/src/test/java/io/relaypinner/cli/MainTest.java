@@ -125,7 +125,8 @@ class MainTest {
   void unreachableStore_shouldExit1(@TempDir final Path dir) {
     assertThat(run(Map.of("DATASTORE_PATH", dir.toString(), "RELAY_DATASTORE", "postgres",
         "RELAY_POSTGRES_URL", "jdbc:postgresql://127.0.0.1:9/relay",
-        "METRICS_PORT", "0", "RELAY_TCP_PORT", "0", "RELAY_WS_PORT", "0")))
+        "METRICS_PORT", "0", "RELAY_TCP_PORT", "0", "RELAY_WS_PORT", "0",
+        "RELAY_QUIC_PORT", "0")))
         .isEqualTo(Main.EXIT_FAILURE);
   }
 

@@ -315,6 +315,7 @@ public final class RelayProcess implements AutoCloseable {
       out.put("RELAY_DISABLE_IPV6", "true");
       out.put("RELAY_TCP_PORT", Integer.toString(tcpPort));
       out.put("RELAY_WS_PORT", Integer.toString(wsPort));
+      out.put("RELAY_QUIC_PORT", "0");
       out.putAll(env);
       if (!jvmOptions.isEmpty()) {
         out.put("RELAY_JAVA_OPTS", String.join(" ", jvmOptions));

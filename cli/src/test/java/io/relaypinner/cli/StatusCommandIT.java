@@ -36,6 +36,7 @@ class StatusCommandIT {
         NodeIdentity.Source.ENVIRONMENT);
     try (RelayNode relay = new RelayNode(RelayConfig.builder().dataDir(dir)
         .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+        .quicPort(0)
         .ipv6Disabled(true).build(), identity, new PrometheusRegistry(), Clock.systemUTC())) {
       relay.start();
       final int port = relay.http().port().getAsInt();

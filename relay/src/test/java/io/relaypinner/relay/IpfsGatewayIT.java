@@ -81,7 +81,7 @@ class IpfsGatewayIT {
   private RelayNode start() {
     final RelayConfig config = RelayConfig.builder().dataDir(dataDir)
         .metricsHost("127.0.0.1").metricsPort(0)
-        .listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).ipv6Disabled(true).build();
+        .listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).quicPort(0).ipv6Disabled(true).build();
     final RelayNode node = new RelayNode(config, identity(), new PrometheusRegistry(), CLOCK);
     toClose.add(node);
     node.start();

@@ -49,7 +49,7 @@ class PinningServiceIT {
         NodeIdentity.servingZone(key.publicKey().peerId(), "libp2p.direct"),
         NodeIdentity.Source.ENVIRONMENT);
     node = new RelayNode(RelayConfig.builder().dataDir(dataDir).metricsHost("127.0.0.1")
-        .metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).ipv6Disabled(true)
+        .metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).quicPort(0).ipv6Disabled(true)
         .pinningServiceTokens(tokens).build(), identity, new PrometheusRegistry(),
         Clock.systemUTC());
     node.start();

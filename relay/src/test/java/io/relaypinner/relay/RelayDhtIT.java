@@ -86,6 +86,7 @@ class RelayDhtIT {
         NodeIdentity.Source.ENVIRONMENT);
     final RelayConfig config = RelayConfig.builder().dataDir(dir.resolve("relay"))
         .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+        .quicPort(0)
         .ipv6Disabled(true).bootstrapPeers(bootstrap).dhtMode(DhtMode.SERVER).build();
     relay = new RelayNode(config, identity, new PrometheusRegistry(), Clock.systemUTC());
     relay.start();

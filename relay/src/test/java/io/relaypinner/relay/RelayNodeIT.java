@@ -94,7 +94,7 @@ class RelayNodeIT {
       throw new UncheckedIOException(e);
     }
     return RelayConfig.builder().dataDir(dataDir).metricsHost("127.0.0.1").metricsPort(0)
-        .listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).ipv6Disabled(true);
+        .listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).quicPort(0).ipv6Disabled(true);
   }
 
   private RelayNode start(final RelayConfig config) {
@@ -447,7 +447,8 @@ class RelayNodeIT {
     final Multiaddr tcp = relayHost.listenAddresses().stream()
         .filter(a -> !a.toString().endsWith("/ws")).findFirst().orElseThrow();
     assertThat(tcp.toString()).startsWith("/ip4/127.0.0.1/tcp/").doesNotEndWith("/tcp/0");
-    assertThat(health(node).get("multiaddrs").asInt()).isEqualTo(2);
+    // TCP, WebSocket, QUIC.
+    assertThat(health(node).get("multiaddrs").asInt()).isEqualTo(3);
 
     final EventLoops loops = EventLoops.create(1, "health-client");
     try (Host client = new Host(Keys.generate(KeyType.ED25519, new SecureRandom()),
@@ -501,7 +502,13 @@ class RelayNodeIT {
     final String ws = listen.stream().filter(a -> a.toString().endsWith("/ws")).findFirst()
         .orElseThrow() + "/p2p/" + PEER_ID;
     assertThat(record.get("peerId").asText()).isEqualTo(PEER_ID);
-    assertThat(record.get("all")).hasSize(2);
+    final String quic = listen.stream().filter(a -> a.toString().endsWith("/quic-v1"))
+        .findFirst().orElseThrow() + "/p2p/" + PEER_ID;
+    assertThat(record.get("all")).hasSize(3);
+    assertThat(record.get("byTransport").get("tcp")).hasSize(1);
+    assertThat(record.get("byTransport").get("quic")).hasSize(1);
+    assertThat(record.get("byTransport").get("quic").get(0).asText()).isEqualTo(quic);
+    assertThat(record.get("best").get("quic").asText()).isEqualTo(quic);
     assertThat(record.get("byTransport").get("tcp").get(0).asText()).isEqualTo(tcp);
     assertThat(record.get("byTransport").get("websocket").get(0).asText()).isEqualTo(ws);
     assertThat(record.get("byTransport").get("webrtc")).isEmpty();
@@ -514,7 +521,7 @@ class RelayNodeIT {
         .isEqualTo(health(node).get("version").asText()).doesNotContain("${");
     assertThat(record.get("autoTlsServingZone").asText()).isEqualTo(ZONE);
     assertThat(record.get("metricsHttps").has("exampleUrl")).isTrue();
-    assertThat(health(node).get("multiaddrs").asInt()).isEqualTo(2);
+    assertThat(health(node).get("multiaddrs").asInt()).isEqualTo(3);
   }
 
   @Test

@@ -84,7 +84,7 @@ class RelayNodePinningIT {
 
   private RelayConfig.Builder local(final Path dataDir) {
     return RelayConfig.builder().dataDir(dataDir).metricsHost("127.0.0.1").metricsPort(0)
-        .listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).ipv6Disabled(true);
+        .listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).quicPort(0).ipv6Disabled(true);
   }
 
   private RelayNode start(final RelayConfig config) {

@@ -14,27 +14,33 @@ import java.util.Set;
  * @param directTcp TCP addresses
  * @param proxyWss {@code /dns4|dns6/<proxy>/tcp/443/tls/ws} addresses
  * @param plainWs plain WebSocket addresses
+ * @param quic {@code /udp/<port>/quic-v1} addresses: only when the deployment mapped a QUIC port
+ *     ({@code quic_port}) and the relay listens on QUIC
  */
 public record GuestAddresses(List<String> directTcp, List<String> proxyWss,
-    List<String> plainWs) {
+    List<String> plainWs, List<String> quic) {
 
   public GuestAddresses {
     directTcp = List.copyOf(directTcp);
     proxyWss = List.copyOf(proxyWss);
     plainWs = List.copyOf(plainWs);
+    quic = List.copyOf(quic);
   }
 
   /** No configuration yet: nothing is reachable from outside. */
-  public static final GuestAddresses NONE = new GuestAddresses(List.of(), List.of(), List.of());
+  public static final GuestAddresses NONE = new GuestAddresses(List.of(), List.of(), List.of(),
+      List.of());
 
   /**
    * The addresses for a configuration.
    *
    * @param internalTcpPort the relay's {@code RELAY_TCP_PORT} (IPv6 is not port-mapped)
    * @param internalWsPort the relay's {@code RELAY_WS_PORT}
+   * @param internalQuicPort the relay's {@code RELAY_QUIC_PORT}, or -1 when it has no QUIC
+   *     listener ({@code RELAY_DISABLE_QUIC})
    */
   public static GuestAddresses predict(final ConfigureRequest config, final String peerId,
-      final int internalTcpPort, final int internalWsPort) {
+      final int internalTcpPort, final int internalWsPort, final int internalQuicPort) {
     final String p2p = "/p2p/" + peerId;
     final List<String> tcp = new ArrayList<>();
     final List<String> proxy = new ArrayList<>();
@@ -48,7 +54,14 @@ public record GuestAddresses(List<String> directTcp, List<String> proxyWss,
     ws.add("/ip4/" + config.publicIpv4() + "/tcp/" + config.wsPort() + "/ws" + p2p);
     config.publicIpv6().ifPresent(v6 ->
         ws.add("/ip6/" + v6 + "/tcp/" + internalWsPort + "/ws" + p2p));
-    return new GuestAddresses(tcp, proxy, ws);
+    final List<String> quic = new ArrayList<>();
+    if (internalQuicPort > 0 && config.quicPort().isPresent()) {
+      quic.add("/ip4/" + config.publicIpv4() + "/udp/" + config.quicPort().getAsInt()
+          + "/quic-v1" + p2p);
+      config.publicIpv6().ifPresent(v6 ->
+          quic.add("/ip6/" + v6 + "/udp/" + internalQuicPort + "/quic-v1" + p2p));
+    }
+    return new GuestAddresses(tcp, proxy, ws, quic);
   }
 
   /** Every address, secure browser-dialable ones first. */
@@ -56,6 +69,7 @@ public record GuestAddresses(List<String> directTcp, List<String> proxyWss,
     final Set<String> all = new LinkedHashSet<>(proxyWss);
     all.addAll(plainWs);
     all.addAll(directTcp);
+    all.addAll(quic);
     return List.copyOf(all);
   }
 

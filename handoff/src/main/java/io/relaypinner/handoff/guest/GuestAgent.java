@@ -71,17 +71,24 @@ public final class GuestAgent implements AutoCloseable {
    *
    * @param internalTcpPort the relay's {@code RELAY_TCP_PORT} (9091 by default)
    * @param internalWsPort the relay's {@code RELAY_WS_PORT} (9092 by default)
+   * @param internalQuicPort the relay's {@code RELAY_QUIC_PORT} (9094 by default), or -1 with
+   *     {@code RELAY_DISABLE_QUIC}
    * @param autoTlsDomain {@code RELAY_AUTOTLS_DOMAIN} ({@code libp2p.direct})
    * @param profile the image profile reported in records ({@code orbitdb-relay})
    */
-  public record Settings(int internalTcpPort, int internalWsPort, String autoTlsDomain,
-      String profile) {
-    public static final Settings DEFAULT = new Settings(9091, 9092, "libp2p.direct",
+  public record Settings(int internalTcpPort, int internalWsPort, int internalQuicPort,
+      String autoTlsDomain, String profile) {
+    public static final Settings DEFAULT = new Settings(9091, 9092, 9094, "libp2p.direct",
         "orbitdb-relay");
 
     /** The guest's settings from the process environment (the same variables the relay reads). */
     public static Settings fromEnvironment(final Map<String, String> env) {
+      final boolean quicOff = Optional.ofNullable(env.get("RELAY_DISABLE_QUIC"))
+          .map(v -> v.strip().toLowerCase(java.util.Locale.ROOT))
+          .filter(v -> v.equals("true") || v.equals("1") || v.equals("yes") || v.equals("on"))
+          .isPresent();
       return new Settings(port(env, "RELAY_TCP_PORT", 9091), port(env, "RELAY_WS_PORT", 9092),
+          quicOff ? -1 : port(env, "RELAY_QUIC_PORT", 9094),
           Optional.ofNullable(env.get("RELAY_AUTOTLS_DOMAIN")).filter(s -> !s.isBlank())
               .orElse("libp2p.direct"),
           Optional.ofNullable(env.get("ALEPH_BOOTSTRAP_PROFILE")).filter(s -> !s.isBlank())
@@ -236,7 +243,7 @@ public final class GuestAgent implements AutoCloseable {
         request.wsPort(), request.proxyHostname().map(h -> " proxy " + h).orElse(""),
         request.noStart() ? " (no_start: relay not started)" : "");
     return new Configured(request, source, relay, GuestAddresses.predict(request, peerId,
-        settings.internalTcpPort(), settings.internalWsPort()));
+        settings.internalTcpPort(), settings.internalWsPort(), settings.internalQuicPort()));
   }
 
   /**
@@ -324,12 +331,13 @@ public final class GuestAgent implements AutoCloseable {
     byTransport.put("webrtc", List.of());
     byTransport.put("tcp", predicted.directTcp());
     byTransport.put("websocket", predicted.websocket());
+    byTransport.put("quic", predicted.quic());
     m.put("by_transport", byTransport);
     m.put("direct_tcp_multiaddrs", predicted.directTcp());
     m.put("autotls_wss_multiaddrs", List.of());
     m.put("proxy_wss_multiaddrs", predicted.proxyWss());
     m.put("plain_ws_multiaddrs", predicted.plainWs());
-    m.put("quic_multiaddrs", List.of());
+    m.put("quic_multiaddrs", predicted.quic());
     m.put("webtransport_multiaddrs", List.of());
     m.put("webrtc_direct_multiaddrs", List.of());
     m.put("browser_bootstrap_multiaddrs", predicted.browserBootstrap());

@@ -25,7 +25,10 @@ import java.util.Set;
  * set) private and internal listen addresses are dropped, and the deployment's public addresses
  * are added: {@code /ip4/<PUBLIC_IPV4>/tcp/<EXTERNAL_RELAY_TCP_PORT, else the bound port>} and the
  * same for {@code PUBLIC_IPV6}; with a WebSocket listener also
- * {@code /ip4/<PUBLIC_IPV4>/tcp/<EXTERNAL_RELAY_WS_PORT, else the bound WS port>/ws} (and IPv6).
+ * {@code /ip4/<PUBLIC_IPV4>/tcp/<EXTERNAL_RELAY_WS_PORT, else the bound WS port>/ws} (and IPv6);
+ * with a QUIC listener also
+ * {@code /ip4/<PUBLIC_IPV4>/udp/<EXTERNAL_RELAY_QUIC_PORT, else the bound QUIC port>/quic-v1} (and
+ * IPv6; no QUIC listener, no QUIC address, whatever {@code EXTERNAL_RELAY_QUIC_PORT} says).
  * {@code RELAY_ANNOUNCE} entries are added in both modes.
  *
  * <p><b>TLS.</b> While a certificate is available the WebSocket port also speaks TLS (detected per
@@ -157,6 +160,8 @@ public final class AdvertisedAddresses {
     if (deployed) {
       final int tcpPort = deployment.externalTcpPort().orElse(boundPort(listenAddresses, false));
       final int wsPort = deployment.externalWsPort().orElse(boundPort(listenAddresses, true));
+      final int boundQuic = boundQuicPort(listenAddresses);
+      final int quicPort = boundQuic > 0 ? deployment.externalQuicPort().orElse(boundQuic) : -1;
       deployment.proxyHostname().ifPresent(host -> {
         if (wsPort > 0) {
           final String dns = deployment.publicIpv6().isPresent()
@@ -170,6 +175,9 @@ public final class AdvertisedAddresses {
         }
         if (wsPort > 0) {
           addWebSocketAware(out, Multiaddr.parse(ip + "/tcp/" + wsPort + "/ws"), tlsAvailable);
+        }
+        if (quicPort > 0) {
+          out.add(withPeer(Multiaddr.parse(ip + "/udp/" + quicPort + "/quic-v1")));
         }
       }
     }
@@ -205,6 +213,23 @@ public final class AdvertisedAddresses {
     return -1;
   }
 
+  /** The port of the first QUIC v1 listen address ({@code /udp/<port>/quic-v1}), or -1. */
+  private static int boundQuicPort(final List<Multiaddr> listenAddresses) {
+    for (final Multiaddr address : listenAddresses) {
+      final List<MultiaddrComponent> parts = address.withoutPeerId().components();
+      if (isQuic(parts)) {
+        return parts.get(1).port();
+      }
+    }
+    return -1;
+  }
+
+  /** {@code /ip4|ip6/<ip>/udp/<port>/quic-v1}, nothing after it (no WebTransport). */
+  private static boolean isQuic(final List<MultiaddrComponent> parts) {
+    return parts.size() == 3 && parts.get(1).protocol() == MultiaddrProtocol.UDP
+        && parts.get(2).protocol() == MultiaddrProtocol.QUIC_V1;
+  }
+
   private static boolean isPlainWebSocket(final List<MultiaddrComponent> parts) {
     return parts.size() == 3 && parts.get(2).protocol() == MultiaddrProtocol.WS;
   }
@@ -225,9 +250,13 @@ public final class AdvertisedAddresses {
     return address.peerId().isPresent() ? address : address.withPeerId(peerId);
   }
 
-  /** The transport an address belongs to in {@code byTransport}: webrtc, websocket or tcp. */
+  /**
+   * The transport an address belongs to in {@code byTransport}: webrtc, websocket, tcp or quic
+   * ({@code /quic-v1} without WebTransport: those are {@code webtransport}, not listed yet).
+   */
   public static String transport(final Multiaddr address) {
     boolean tcp = false;
+    boolean quic = false;
     for (final MultiaddrComponent component : address.components()) {
       switch (component.protocol()) {
         case WEBRTC, WEBRTC_DIRECT -> {
@@ -236,13 +265,17 @@ public final class AdvertisedAddresses {
         case WS, WSS -> {
           return "websocket";
         }
+        case WEBTRANSPORT -> {
+          return "webtransport";
+        }
+        case QUIC_V1 -> quic = true;
         case TCP -> tcp = true;
         default -> {
           // other components do not decide the transport
         }
       }
     }
-    return tcp ? "tcp" : "other";
+    return tcp ? "tcp" : quic ? "quic" : "other";
   }
 
   /**

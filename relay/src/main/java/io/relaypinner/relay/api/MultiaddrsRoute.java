@@ -20,11 +20,12 @@ public final class MultiaddrsRoute implements RouteHandler {
       Best best, String autoTlsServingZone, MetricsHttpsStatus metricsHttps, String timestamp,
       boolean deployedMode, String version) {}
 
-  /** Addresses per transport. */
-  public record ByTransport(List<String> webrtc, List<String> tcp, List<String> websocket) {}
+  /** Addresses per transport: the spec's three, then {@code quic} (QUIC v1, ours). */
+  public record ByTransport(List<String> webrtc, List<String> tcp, List<String> websocket,
+      List<String> quic) {}
 
-  /** The first address of each transport, or null. */
-  public record Best(String webrtc, String websocket, String tcp) {}
+  /** The first address of each transport, or null: the spec's three, then {@code quic}. */
+  public record Best(String webrtc, String websocket, String tcp, String quic) {}
 
   private final String version;
   private final NodeStatus status;
@@ -61,6 +62,7 @@ public final class MultiaddrsRoute implements RouteHandler {
     final List<String> webrtc = new ArrayList<>();
     final List<String> tcp = new ArrayList<>();
     final List<String> websocket = new ArrayList<>();
+    final List<String> quic = new ArrayList<>();
     for (final Multiaddr address : advertised.get()) {
       final String text = address.toString();
       all.add(text);
@@ -68,13 +70,16 @@ public final class MultiaddrsRoute implements RouteHandler {
         case "webrtc" -> webrtc.add(text);
         case "websocket" -> websocket.add(text);
         case "tcp" -> tcp.add(text);
+        case "quic" -> quic.add(text);
         default -> {
           // circuit or unknown shapes are listed in `all` only
         }
       }
     }
-    return new MultiaddrRecord(status.peerId(), all, new ByTransport(webrtc, tcp, websocket),
-        new Best(first(webrtc), first(websocket), first(tcp)), status.autoTlsServingZone(),
+    return new MultiaddrRecord(status.peerId(), all,
+        new ByTransport(webrtc, tcp, websocket, quic),
+        new Best(first(webrtc), first(websocket), first(tcp), first(quic)),
+        status.autoTlsServingZone(),
         metricsHttps.get(), Timestamps.now(clock), deployedMode, version);
   }
 

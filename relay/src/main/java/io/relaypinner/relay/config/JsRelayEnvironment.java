@@ -51,8 +51,6 @@ public final class JsRelayEnvironment {
    */
   public record Variable(String name, Kind kind, String ours, String note) {}
 
-  private static final String QUIC = "relay-pinner has no QUIC listener yet (it comes under "
-      + "this name)";
   private static final String WEBRTC = "relay-pinner has no WebRTC-direct listener; browsers "
       + "reach each other with WebRTC through its circuit relay";
   private static final String DEBUG_PROTOCOLS = "orbitdb-relay's connectivity test protocols "
@@ -65,13 +63,13 @@ public final class JsRelayEnvironment {
       same("RELAY_WS_PORT", "with a certificate the same port also accepts TLS (/tls/ws)"),
       new Variable("RELAY_WEBRTC_PORT", Kind.OFF_ONLY, "",
           WEBRTC + "; accepted only with RELAY_DISABLE_WEBRTC=true"),
-      new Variable("RELAY_QUIC_PORT", Kind.OFF_ONLY, "RELAY_QUIC_PORT (later)",
-          QUIC + "; accepted only with RELAY_DISABLE_QUIC=true"),
+      same("RELAY_QUIC_PORT", "UDP, same default (9094); IPv4 and IPv6 listeners as the TCP "
+          + "ones"),
       same("RELAY_LISTEN_IPV4", ""),
       same("RELAY_LISTEN_IPV6", ""),
       same("RELAY_DISABLE_IPV6", ""),
-      new Variable("RELAY_DISABLE_QUIC", Kind.OFF_ONLY, "RELAY_DISABLE_QUIC (later)",
-          QUIC + "; only true is accepted"),
+      same("RELAY_DISABLE_QUIC", "true: no QUIC listeners (relay-pinner still dials QUIC "
+          + "addresses)"),
       new Variable("RELAY_DISABLE_WEBRTC", Kind.OFF_ONLY, "", WEBRTC + "; only true is accepted"),
       same("RELAY_DISABLE_BOOTSTRAP", "true: no bootstrap dials. relay-pinner has no built-in "
           + "public bootstrap list: it dials RELAY_BOOTSTRAP_PEERS (empty by default)"),
@@ -150,7 +148,8 @@ public final class JsRelayEnvironment {
       alias("EXTERNAL_WS_PORT", "EXTERNAL_RELAY_WS_PORT", "deployed mode, as in orbitdb-relay; "
           + "also the port of the PUBLIC_IPV4 and PROXY_HOSTNAME WebSocket addresses"),
       alias("EXTERNAL_WEBRTC_PORT", "EXTERNAL_RELAY_WEBRTC_PORT", "deployed mode"),
-      alias("EXTERNAL_QUIC_PORT", "EXTERNAL_RELAY_QUIC_PORT", "deployed mode"),
+      alias("EXTERNAL_QUIC_PORT", "EXTERNAL_RELAY_QUIC_PORT", "deployed mode; also the port of "
+          + "the PUBLIC_IPV4 QUIC address relay-pinner adds"),
       // Connectivity debug protocols
       new Variable("RELAY_CONNECTIVITY_ECHO_ENABLED", Kind.OFF_ONLY, "",
           DEBUG_PROTOCOLS + "; only false is accepted"),
@@ -252,12 +251,10 @@ public final class JsRelayEnvironment {
     final Map<String, String> refused = new LinkedHashMap<>();
     final List<String> noEffect = new ArrayList<>();
     // Switches accepted only when they ask for a feature relay-pinner does not have to be off.
-    offOnly(in, "RELAY_DISABLE_QUIC", true, refused);
     offOnly(in, "RELAY_DISABLE_WEBRTC", true, refused);
     offOnly(in, "RELAY_REQUIRE_ORBITDB_HEADS_PROTOCOL", false, refused);
     offOnly(in, "RELAY_CONNECTIVITY_ECHO_ENABLED", false, refused);
     offOnly(in, "RELAY_CONNECTIVITY_BULK_ENABLED", false, refused);
-    portWhenOff(in, "RELAY_QUIC_PORT", "RELAY_DISABLE_QUIC", refused);
     portWhenOff(in, "RELAY_WEBRTC_PORT", "RELAY_DISABLE_WEBRTC", refused);
     for (final String name : List.of("TEST_PRIVATE_KEY", "RELAY_ORBITDB_SYNC_MAX_COOLDOWN_MS",
         "RELAY_STOP_TIMEOUT_MS")) {

@@ -9,7 +9,8 @@ import java.util.Objects;
 /**
  * The libp2p listeners and the peers the relay talks to at start (CONTRACT.md:
  * {@code RELAY_LISTEN_IPV4}, {@code RELAY_LISTEN_IPV6}, {@code RELAY_DISABLE_IPV6},
- * {@code RELAY_TCP_PORT}, {@code RELAY_WS_PORT}, {@code RELAY_BOOTSTRAP_PEERS},
+ * {@code RELAY_TCP_PORT}, {@code RELAY_WS_PORT}, {@code RELAY_QUIC_PORT},
+ * {@code RELAY_DISABLE_QUIC}, {@code RELAY_BOOTSTRAP_PEERS},
  * {@code RELAY_DISABLE_BOOTSTRAP}, {@code RELAY_ANNOUNCE}), and the connection manager's limits
  * ({@code RELAY_MAX_CONNECTIONS}, {@code RELAY_MAX_STREAMS_PER_CONNECTION},
  * {@code RELAY_HANDSHAKE_TIMEOUT_MS}, {@code RELAY_IDLE_TIMEOUT_MS},
@@ -20,6 +21,8 @@ import java.util.Objects;
  * @param ipv6Disabled no IPv6 listeners
  * @param tcpPort libp2p TCP port, 0 = ephemeral
  * @param wsPort libp2p WebSocket port (also TLS when a certificate exists), 0 = ephemeral
+ * @param quicPort libp2p QUIC v1 port (UDP), 0 = ephemeral; unused when {@code quicDisabled}
+ * @param quicDisabled no QUIC listeners ({@code RELAY_DISABLE_QUIC}, as orbitdb-relay)
  * @param bootstrapPeers multiaddrs to dial at start, as configured
  * @param bootstrapDisabled ignore {@code bootstrapPeers}
  * @param announce extra multiaddrs to announce
@@ -37,6 +40,8 @@ public record NetworkConfig(
     boolean ipv6Disabled,
     int tcpPort,
     int wsPort,
+    int quicPort,
+    boolean quicDisabled,
     List<String> bootstrapPeers,
     boolean bootstrapDisabled,
     List<String> announce,
@@ -57,6 +62,9 @@ public record NetworkConfig(
   /** A peer may send this many seconds' worth of its rate at once. */
   public static final int BURST_SECONDS = 2;
 
+  /** {@code RELAY_QUIC_PORT}'s default: orbitdb-relay's. */
+  public static final int DEFAULT_QUIC_PORT = 9094;
+
   /** {@code RELAY_DHT_MODE}'s default: see {@link DhtMode#CLIENT}. */
   public static final DhtMode DEFAULT_DHT_MODE = DhtMode.CLIENT;
 
@@ -66,6 +74,7 @@ public record NetworkConfig(
     Checks.ipv6("RELAY_LISTEN_IPV6", Objects.requireNonNull(listenIpv6, "listenIpv6"));
     Checks.port("RELAY_TCP_PORT", tcpPort);
     Checks.port("RELAY_WS_PORT", wsPort);
+    Checks.port("RELAY_QUIC_PORT", quicPort);
     bootstrapPeers = Checks.multiaddrs("RELAY_BOOTSTRAP_PEERS", bootstrapPeers);
     announce = Checks.multiaddrs("RELAY_ANNOUNCE", announce);
     Checks.intRange("RELAY_MAX_CONNECTIONS", maxConnections, 1, MAX_MAX_CONNECTIONS);

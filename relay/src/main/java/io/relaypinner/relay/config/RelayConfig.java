@@ -140,6 +140,8 @@ public record RelayConfig(
     b.ipv6Disabled = network.ipv6Disabled();
     b.tcpPort = network.tcpPort();
     b.wsPort = network.wsPort();
+    b.quicPort = network.quicPort();
+    b.quicDisabled = network.quicDisabled();
     b.bootstrapPeers = network.bootstrapPeers();
     b.bootstrapDisabled = network.bootstrapDisabled();
     b.announce = network.announce();
@@ -232,6 +234,8 @@ public record RelayConfig(
     in.get("RELAY_DISABLE_IPV6").map(EnvReader::bool).ifPresent(b::ipv6Disabled);
     in.get("RELAY_TCP_PORT").map(EnvReader::port).ifPresent(b::tcpPort);
     in.get("RELAY_WS_PORT").map(EnvReader::port).ifPresent(b::wsPort);
+    in.get("RELAY_QUIC_PORT").map(EnvReader::port).ifPresent(b::quicPort);
+    in.get("RELAY_DISABLE_QUIC").map(EnvReader::bool).ifPresent(b::quicDisabled);
     multiaddrs(in.get("RELAY_BOOTSTRAP_PEERS")).ifPresent(b::bootstrapPeers);
     in.get("RELAY_DISABLE_BOOTSTRAP").map(EnvReader::bool).ifPresent(b::bootstrapDisabled);
     // RELAY_DISABLE_DHT (orbitdb-relay's switch) is applied, and checked against it, by
@@ -374,6 +378,8 @@ public record RelayConfig(
     private boolean ipv6Disabled;
     private int tcpPort = 9091;
     private int wsPort = 9092;
+    private int quicPort = NetworkConfig.DEFAULT_QUIC_PORT;
+    private boolean quicDisabled;
     private List<String> bootstrapPeers = List.of();
     private boolean bootstrapDisabled;
     private List<String> announce = List.of();
@@ -509,6 +515,18 @@ public record RelayConfig(
 
     public Builder wsPort(final int value) {
       this.wsPort = value;
+      return this;
+    }
+
+    /** {@code RELAY_QUIC_PORT}: the QUIC v1 (UDP) port; default 9094, 0 = ephemeral. */
+    public Builder quicPort(final int value) {
+      this.quicPort = value;
+      return this;
+    }
+
+    /** {@code RELAY_DISABLE_QUIC}: no QUIC listeners. */
+    public Builder quicDisabled(final boolean value) {
+      this.quicDisabled = value;
       return this;
     }
 
@@ -916,7 +934,8 @@ public record RelayConfig(
           new StorageConfig(dataDir, Optional.ofNullable(s3), Optional.ofNullable(postgres),
               storageLimits),
           new IdentityConfig(Optional.ofNullable(privateKeyHex)),
-          new NetworkConfig(listenIpv4, listenIpv6, ipv6Disabled, tcpPort, wsPort,
+          new NetworkConfig(listenIpv4, listenIpv6, ipv6Disabled, tcpPort, wsPort, quicPort,
+              quicDisabled,
               bootstrapPeers, bootstrapDisabled, announce, maxConnections,
               maxStreamsPerConnection, handshakeTimeout, idleTimeout, maxPeerInboundBytesPerSec,
               autoNatDisabled, dhtMode),

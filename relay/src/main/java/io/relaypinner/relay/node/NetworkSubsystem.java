@@ -15,6 +15,7 @@ import io.relaypinner.libp2p.protocol.relay.CircuitRelay;
 import io.relaypinner.libp2p.protocol.relay.CircuitRelayConfig;
 import io.relaypinner.libp2p.pubsub.PubSub;
 import io.relaypinner.libp2p.pubsub.discovery.PubsubPeerDiscovery;
+import io.relaypinner.libp2p.transport.quic.QuicTransport;
 import io.relaypinner.libp2p.transport.ws.ServerTlsSource;
 import io.relaypinner.multiformats.Multiaddr;
 import io.relaypinner.multiformats.PeerId;
@@ -69,9 +70,9 @@ public final class NetworkSubsystem extends Subsystem {
   private final DnsAddrResolver dnsAddr;
 
   /**
-   * Starts libp2p: the IPv4 listeners must bind (a taken port stops the node: {@link
-   * UncheckedIOException}, with what started closed again); the IPv6 ones are best effort,
-   * since some hosts have no IPv6.
+   * Starts libp2p: the IPv4 listeners (TCP, WebSocket, QUIC unless {@code RELAY_DISABLE_QUIC})
+   * must bind (a taken port stops the node: {@link UncheckedIOException}, with what started
+   * closed again); the IPv6 ones are best effort, since some hosts have no IPv6.
    *
    * @param advertiser the deployment's address rules ({@code RELAY_ANNOUNCE} already checked)
    * @param bootstrapPeers dialled by {@link #dialBootstrapPeers()}
@@ -147,9 +148,16 @@ public final class NetworkSubsystem extends Subsystem {
       final NetworkConfig network = config.network();
       bind(address(false, network.listenIpv4(), network.tcpPort(), ""), true, tuning);
       bind(address(false, network.listenIpv4(), network.wsPort(), "/ws"), true, tuning);
+      final boolean quic = quicListeners(network);
+      if (quic) {
+        bind(quicAddress(false, network.listenIpv4(), network.quicPort()), true, tuning);
+      }
       if (!network.ipv6Disabled()) {
         bind(address(true, network.listenIpv6(), network.tcpPort(), ""), false, tuning);
         bind(address(true, network.listenIpv6(), network.wsPort(), "/ws"), false, tuning);
+        if (quic) {
+          bind(quicAddress(true, network.listenIpv6(), network.quicPort()), false, tuning);
+        }
       }
       // Circuit relay v2 (hop and stop) with the RELAY_CIRCUIT_* limits; reservations carry the
       // advertised addresses, which identify (and its pushes) now advertise too.
@@ -285,6 +293,29 @@ public final class NetworkSubsystem extends Subsystem {
   private static Multiaddr address(final boolean ipv6, final String host, final int port,
       final String suffix) {
     return Multiaddr.parse((ipv6 ? "/ip6/" : "/ip4/") + host + "/tcp/" + port + suffix);
+  }
+
+  private static Multiaddr quicAddress(final boolean ipv6, final String host, final int port) {
+    return Multiaddr.parse((ipv6 ? "/ip6/" : "/ip4/") + host + "/udp/" + port + "/quic-v1");
+  }
+
+  /**
+   * Whether the relay listens on QUIC: unless {@code RELAY_DISABLE_QUIC}, and only where its
+   * native library loads (elsewhere the node runs on without QUIC, with one warning, rather than
+   * refusing to start on a platform it otherwise serves).
+   */
+  private static boolean quicListeners(final NetworkConfig network) {
+    if (network.quicDisabled()) {
+      LOG.info("QUIC off (RELAY_DISABLE_QUIC)");
+      return false;
+    }
+    if (!QuicTransport.isAvailable()) {
+      LOG.warn("QUIC off: its native library did not load ({}); set RELAY_DISABLE_QUIC=true to "
+          + "silence this", QuicTransport.unavailabilityCause().map(Throwable::toString)
+          .orElse("?"));
+      return false;
+    }
+    return true;
   }
 
   /**

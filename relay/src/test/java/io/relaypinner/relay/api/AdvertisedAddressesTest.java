@@ -148,6 +148,64 @@ class AdvertisedAddressesTest {
         .isEqualTo("websocket");
     assertThat(AdvertisedAddresses.transport(Multiaddr.parse("/ip4/1.2.3.4/udp/1/webrtc-direct")))
         .isEqualTo("webrtc");
+    assertThat(AdvertisedAddresses.transport(Multiaddr.parse("/ip4/1.2.3.4/udp/1/quic-v1")))
+        .isEqualTo("quic");
+    assertThat(AdvertisedAddresses.transport(Multiaddr.parse("/ip6/::1/udp/1/quic-v1" + P2P)))
+        .isEqualTo("quic");
+    assertThat(AdvertisedAddresses.transport(Multiaddr.parse(
+        "/ip4/1.2.3.4/udp/1/quic-v1/webtransport"))).isEqualTo("webtransport");
+  }
+
+  @Test
+  void compute_shouldKeepQuicListenAddresses_inDevelopmentMode() {
+    final AdvertisedAddresses advertised = new AdvertisedAddresses(PEER, development(),
+        List.of());
+    assertThat(texts(advertised.compute(List.of(Multiaddr.parse("/ip4/127.0.0.1/tcp/9091"),
+        Multiaddr.parse("/ip4/127.0.0.1/udp/9094/quic-v1"),
+        Multiaddr.parse("/ip4/203.0.113.9/udp/9094/quic-v1"))))).containsExactly(
+        "/ip4/203.0.113.9/udp/9094/quic-v1" + P2P,
+        "/ip4/127.0.0.1/tcp/9091" + P2P,
+        "/ip4/127.0.0.1/udp/9094/quic-v1" + P2P);
+  }
+
+  @Test
+  void compute_shouldAnnounceQuicOnThePublicIps_withTheExternalPort_inDeployedMode() {
+    final DeploymentConfig deployment = new DeploymentConfig(Optional.of("198.51.100.4"),
+        Optional.of("2001:db8::7"), Optional.empty(), OptionalInt.empty(), OptionalInt.empty(),
+        OptionalInt.empty(), OptionalInt.of(40004), OptionalInt.empty(), OptionalInt.empty());
+    final AdvertisedAddresses advertised = new AdvertisedAddresses(PEER, deployment, List.of());
+    final List<Multiaddr> listen = List.of(Multiaddr.parse("/ip4/10.0.0.5/tcp/9091"),
+        Multiaddr.parse("/ip4/10.0.0.5/udp/9094/quic-v1"));
+    assertThat(texts(advertised.compute(listen))).containsExactly(
+        "/ip4/198.51.100.4/tcp/9091" + P2P,
+        "/ip4/198.51.100.4/udp/40004/quic-v1" + P2P,
+        "/ip6/2001:db8::7/tcp/9091" + P2P,
+        "/ip6/2001:db8::7/udp/40004/quic-v1" + P2P);
+  }
+
+  @Test
+  void compute_shouldAnnounceQuicOnTheBoundPort_whenNoExternalQuicPortIsSet() {
+    final AdvertisedAddresses advertised = new AdvertisedAddresses(PEER,
+        deployed("198.51.100.4", OptionalInt.empty()), List.of());
+    final List<Multiaddr> listen = List.of(Multiaddr.parse("/ip4/10.0.0.5/tcp/9091"),
+        Multiaddr.parse("/ip4/10.0.0.5/udp/9094/quic-v1"),
+        Multiaddr.parse("/ip4/203.0.113.9/udp/9094/quic-v1"));
+    assertThat(texts(advertised.compute(listen))).containsExactly(
+        "/ip4/203.0.113.9/udp/9094/quic-v1" + P2P,
+        "/ip4/198.51.100.4/tcp/9091" + P2P,
+        "/ip4/198.51.100.4/udp/9094/quic-v1" + P2P,
+        "/ip6/2001:db8::7/tcp/9091" + P2P,
+        "/ip6/2001:db8::7/udp/9094/quic-v1" + P2P);
+  }
+
+  @Test
+  void compute_shouldAnnounceNoQuic_whenThereIsNoQuicListener_evenWithAnExternalQuicPort() {
+    final DeploymentConfig deployment = new DeploymentConfig(Optional.of("198.51.100.4"),
+        Optional.empty(), Optional.empty(), OptionalInt.empty(), OptionalInt.empty(),
+        OptionalInt.empty(), OptionalInt.of(40004), OptionalInt.empty(), OptionalInt.empty());
+    final AdvertisedAddresses advertised = new AdvertisedAddresses(PEER, deployment, List.of());
+    assertThat(texts(advertised.compute(List.of(Multiaddr.parse("/ip4/10.0.0.5/tcp/9091")))))
+        .containsExactly("/ip4/198.51.100.4/tcp/9091" + P2P);
   }
 
   @Test

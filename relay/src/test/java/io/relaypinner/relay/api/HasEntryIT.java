@@ -62,6 +62,7 @@ class HasEntryIT {
     final PrivateKey key = Keys.generate(KeyType.ED25519, new SecureRandom());
     relay = new RelayNode(RelayConfig.builder().dataDir(dir.resolve("relay"))
         .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+        .quicPort(0)
         .ipv6Disabled(true).apiToken(TOKEN).build(),
         new NodeIdentity(key, key.publicKey().peerId(),
             NodeIdentity.servingZone(key.publicKey().peerId(), "libp2p.direct"),

@@ -242,6 +242,7 @@ class AutoTlsIT {
   private RelayConfig relayConfig() {
     return RelayConfig.builder().dataDir(tempDir.resolve("data"))
         .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+        .quicPort(0)
         .ipv6Disabled(true).metricsHttpsEnabled(true).metricsHttpsPort(0)
         .autoTlsForced(true).autoTlsAcmeDirectory(pebble.directory())
         .autoTlsBrokerUrl(broker.url()).build();

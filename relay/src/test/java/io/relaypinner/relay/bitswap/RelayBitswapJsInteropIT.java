@@ -70,6 +70,7 @@ class RelayBitswapJsInteropIT {
         NodeIdentity.Source.ENVIRONMENT);
     final RelayNode node = new RelayNode(RelayConfig.builder().dataDir(dir.resolve("relay"))
         .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+        .quicPort(0)
         .ipv6Disabled(true).gatewayMode(mode).ipfsFallbackTimeout(fallbackTimeout).build(),
         identity, new PrometheusRegistry(), Clock.systemUTC());
     toClose.add(node);

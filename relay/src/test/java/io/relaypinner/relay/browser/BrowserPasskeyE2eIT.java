@@ -83,6 +83,7 @@ class BrowserPasskeyE2eIT {
         NodeIdentity.Source.ENVIRONMENT);
     final RelayNode relay = new RelayNode(RelayConfig.builder().dataDir(dir.resolve("data"))
         .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+        .quicPort(0)
         .ipv6Disabled(true).webauthnOrigins(List.of(origin)).build(),
         identity, new PrometheusRegistry(), Clock.systemUTC());
     toClose.add(relay);

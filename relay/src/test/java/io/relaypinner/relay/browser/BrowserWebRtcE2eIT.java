@@ -85,6 +85,7 @@ class BrowserWebRtcE2eIT {
     // arrives over WebRTC and the test could not tell which connection carried it.
     final RelayNode relay = new RelayNode(RelayConfig.builder().dataDir(dir)
         .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+        .quicPort(0)
         .ipv6Disabled(true)
         .orbitDbAllow(List.of("zdpuAkstgbTVGHQmMi5TC84auhJ8rL5qoC8jfk4yi5yzTGHaS")).build(),
         new NodeIdentity(key, key.publicKey().peerId(),

@@ -107,7 +107,8 @@ class RelayConfigTest {
       final Map<String, String> env = new HashMap<>();
       for (final String name : List.of("DATASTORE_PATH", "RELAY_DATASTORE_PATH", "RELAY_PRIV_KEY",
           "RELAY_LISTEN_IPV4", "RELAY_LISTEN_IPV6", "RELAY_DISABLE_IPV6", "RELAY_TCP_PORT",
-          "RELAY_WS_PORT", "RELAY_BOOTSTRAP_PEERS", "RELAY_DISABLE_BOOTSTRAP", "RELAY_ANNOUNCE",
+          "RELAY_WS_PORT", "RELAY_QUIC_PORT", "RELAY_DISABLE_QUIC", "RELAY_BOOTSTRAP_PEERS",
+          "RELAY_DISABLE_BOOTSTRAP", "RELAY_ANNOUNCE",
           "VITE_APPEND_ANNOUNCE", "PUBLIC_IPV4", "PUBLIC_IPV6", "PROXY_HOSTNAME",
           "EXTERNAL_RELAY_TCP_PORT", "EXTERNAL_RELAY_WS_PORT", "EXTERNAL_RELAY_WEBRTC_PORT",
           "EXTERNAL_RELAY_QUIC_PORT", "EXTERNAL_METRICS_PORT", "EXTERNAL_METRICS_HTTPS_PORT",
@@ -182,6 +183,19 @@ class RelayConfigTest {
       assertThat(env("METRICS_PORT", "65535").http().port()).isEqualTo(65_535);
       assertThat(env("RELAY_TCP_PORT", "4001", "RELAY_WS_PORT", "0", "METRICS_HTTPS_PORT", "8443")
           .network().tcpPort()).isEqualTo(4001);
+      assertThat(env("RELAY_QUIC_PORT", "0").network().quicPort()).isZero();
+      assertThat(env("RELAY_QUIC_PORT", "4001").network().quicPort()).isEqualTo(4001);
+    }
+
+    @Test
+    void fromEnvironment_shouldListenOnQuic9094_unlessDisabled() {
+      assertThat(RelayConfig.DEFAULT.network().quicPort()).isEqualTo(9094);
+      assertThat(RelayConfig.DEFAULT.network().quicDisabled()).isFalse();
+      assertThat(env("RELAY_DISABLE_QUIC", "true").network().quicDisabled()).isTrue();
+      assertThat(rejected("RELAY_DISABLE_QUIC", "maybe").variable())
+          .isEqualTo("RELAY_DISABLE_QUIC");
+      final RelayConfig set = env("RELAY_QUIC_PORT", "4005", "RELAY_DISABLE_QUIC", "1");
+      assertThat(set.toBuilder().build()).isEqualTo(set);
     }
 
     @ParameterizedTest
@@ -194,7 +208,8 @@ class RelayConfigTest {
 
     @ParameterizedTest
     @ValueSource(strings = {
-        "RELAY_TCP_PORT", "RELAY_WS_PORT", "METRICS_PORT", "METRICS_HTTPS_PORT"})
+        "RELAY_TCP_PORT", "RELAY_WS_PORT", "RELAY_QUIC_PORT", "METRICS_PORT",
+        "METRICS_HTTPS_PORT"})
     void fromEnvironment_shouldNameTheVariable_whenAnyListenPortIsBad(final String variable) {
       assertThat(rejected(variable, "70000").variable()).isEqualTo(variable);
     }

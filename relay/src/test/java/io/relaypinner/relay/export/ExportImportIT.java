@@ -68,6 +68,7 @@ class ExportImportIT {
     final PrivateKey key = Keys.generate(KeyType.ED25519, new SecureRandom());
     final RelayNode node = new RelayNode(RelayConfig.builder().dataDir(dir.resolve(name))
         .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+        .quicPort(0)
         .ipv6Disabled(true).apiToken(TOKEN).build(),
         new NodeIdentity(key, key.publicKey().peerId(),
             NodeIdentity.servingZone(key.publicKey().peerId(), "libp2p.direct"),

@@ -71,6 +71,7 @@ class ImportAttackIT {
     final PrivateKey key = Keys.generate(KeyType.ED25519, new SecureRandom());
     final RelayConfig.Builder config = RelayConfig.builder().dataDir(dir.resolve(name))
         .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+        .quicPort(0)
         .ipv6Disabled(true);
     settings.accept(config);
     final RelayNode node = new RelayNode(config.build(),

@@ -179,6 +179,7 @@ class CarDupsAttackIT {
         NodeIdentity.Source.ENVIRONMENT);
     final RelayNode node = new RelayNode(RelayConfig.builder().dataDir(dir)
         .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+        .quicPort(0)
         .ipv6Disabled(true).ipfsFallbackTimeout(Duration.ofSeconds(30)).build(), identity,
         new PrometheusRegistry(), Clock.systemUTC());
     toClose.add(node);

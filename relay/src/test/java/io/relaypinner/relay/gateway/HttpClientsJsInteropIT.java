@@ -98,6 +98,7 @@ class HttpClientsJsInteropIT {
     final PrivateKey key = Keys.generate(KeyType.ED25519, new SecureRandom());
     node = new RelayNode(RelayConfig.builder().dataDir(dir.resolve("relay"))
         .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+        .quicPort(0)
         .ipv6Disabled(true).gatewayMode(GatewayMode.PINNED_FIRST)
         .pinningServiceTokens(List.of(TOKEN)).build(),
         new NodeIdentity(key, key.publicKey().peerId(),

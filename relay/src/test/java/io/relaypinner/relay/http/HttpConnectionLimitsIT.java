@@ -92,7 +92,7 @@ class HttpConnectionLimitsIT {
         "RELAY_LISTEN_IPV4", "127.0.0.1", "RELAY_TCP_PORT", "0", "RELAY_WS_PORT", "0",
         "RELAY_DISABLE_IPV6", "true", "RELAY_MAX_CONNECTIONS_PER_IP", String.valueOf(PER_IP),
         "RELAY_HTTP_MAX_CONNECTIONS", String.valueOf(TOTAL),
-        "RELAY_TRUSTED_PROXIES", "127.0.0.3"));
+        "RELAY_TRUSTED_PROXIES", "127.0.0.3")).toBuilder().quicPort(0).build();
     final PrivateKey key = Keys.generate(KeyType.ED25519, random);
     node = new RelayNode(config, new NodeIdentity(key, key.publicKey().peerId(),
         NodeIdentity.servingZone(key.publicKey().peerId(), "libp2p.direct"),

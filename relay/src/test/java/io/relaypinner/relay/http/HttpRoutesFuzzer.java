@@ -88,7 +88,8 @@ class HttpRoutesFuzzer {
             NodeIdentity.servingZone(key.publicKey().peerId(), "libp2p.direct"),
             NodeIdentity.Source.ENVIRONMENT);
         node = new RelayNode(RelayConfig.builder().dataDir(dir).metricsHost("127.0.0.1")
-            .metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).ipv6Disabled(true)
+            .metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+            .quicPort(0).ipv6Disabled(true)
             .bootstrapDisabled(true).autoTlsDisabled(true)
             .pinningServiceTokens(List.of(TOKEN))
             // Bounded waits: a sync or a network fetch of a fuzzed CID gives up quickly.

@@ -74,6 +74,7 @@ class HalfOpenFloodIT {
     final RelayConfig config = RelayConfig.fromEnvironment(Map.of(
         "DATASTORE_PATH", dataDir.toString(), "METRICS_HOST", "127.0.0.1", "METRICS_PORT", "0",
         "RELAY_LISTEN_IPV4", "127.0.0.1", "RELAY_TCP_PORT", "0", "RELAY_WS_PORT", "0",
+        "RELAY_QUIC_PORT", "0",
         "RELAY_DISABLE_IPV6", "true"));
     final PrivateKey key = Keys.generate(KeyType.ED25519, random);
     node = new RelayNode(config, new NodeIdentity(key, key.publicKey().peerId(),

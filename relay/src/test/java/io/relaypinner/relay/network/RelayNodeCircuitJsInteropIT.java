@@ -55,6 +55,7 @@ class RelayNodeCircuitJsInteropIT {
     node = new RelayNode(RelayConfig.fromEnvironment(java.util.Map.of(
         "DATASTORE_PATH", tempDir.toString(), "METRICS_HOST", "127.0.0.1", "METRICS_PORT", "0",
         "RELAY_LISTEN_IPV4", "127.0.0.1", "RELAY_TCP_PORT", "0", "RELAY_WS_PORT", "0",
+        "RELAY_QUIC_PORT", "0",
         "RELAY_DISABLE_IPV6", "true", "RELAY_CIRCUIT_DEFAULT_DATA_LIMIT_BYTES", "4194304",
         "RELAY_CIRCUIT_DEFAULT_DURATION_LIMIT_MS", "600000")),
         new NodeIdentity(key, key.publicKey().peerId(), NodeIdentity.servingZone(

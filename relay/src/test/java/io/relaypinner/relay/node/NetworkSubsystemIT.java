@@ -52,7 +52,9 @@ class NetworkSubsystemIT {
     final CertificateStore certificates = NodeFixtures.certificates(dir.resolve("tls"), clock);
     final NetworkSubsystem network = network(config, certificates);
     final List<Multiaddr> listening = network.host().listenAddresses();
-    assertThat(listening).hasSize(2);
+    // TCP, WebSocket and QUIC (port 0 each), IPv4 only.
+    assertThat(listening).hasSize(3);
+    assertThat(listening.get(2).toString()).matches("/ip4/127\\.0\\.0\\.1/udp/\\d+/quic-v1");
     assertThat(network.advertisedAddresses()).isNotEmpty()
         .allMatch(address -> address.peerId().isPresent());
     // Same inputs, same list: remembered, not computed again.

@@ -40,7 +40,7 @@ final class NodeFixtures {
   /** A local relay's settings: loopback, ephemeral ports, no IPv6, data under {@code dir}. */
   static RelayConfig config(final Path dir) {
     return RelayConfig.builder().dataDir(dir).metricsHost("127.0.0.1").metricsPort(0)
-        .listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).ipv6Disabled(true).build();
+        .listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).quicPort(0).ipv6Disabled(true).build();
   }
 
   static StorageSubsystem memoryStorage(final PrometheusRegistry registry,

@@ -68,7 +68,7 @@ class PinOwnershipIT {
         NodeIdentity.servingZone(key.publicKey().peerId(), "libp2p.direct"),
         NodeIdentity.Source.ENVIRONMENT);
     node = new RelayNode(RelayConfig.builder().dataDir(dataDir).metricsHost("127.0.0.1")
-        .metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).ipv6Disabled(true)
+        .metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).quicPort(0).ipv6Disabled(true)
         .pinningServiceTokens(List.of(TENANT)).gatewayMode(GatewayMode.PINNED_ONLY)
         .storageLimits(new StorageLimits(0, StorageLimits.DEFAULT.gatewayCacheMaxBytes(),
             Duration.ZERO, Duration.ZERO))

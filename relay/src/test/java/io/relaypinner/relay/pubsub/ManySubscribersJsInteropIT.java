@@ -64,7 +64,8 @@ class ManySubscribersJsInteropIT {
         NodeIdentity.Source.ENVIRONMENT);
     final BudgetConfig budget = BudgetConfig.DEFAULT;
     final RelayNode node = new RelayNode(RelayConfig.builder().dataDir(dir)
-        .metricsDisabled(true).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).ipv6Disabled(true)
+        .metricsDisabled(true).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+        .quicPort(0).ipv6Disabled(true)
         .budget(new BudgetConfig(2 * PEERS, budget.httpMaxConnections(), budget.prefix(),
             budget.trustedProxies()))
         .build(), identity, new PrometheusRegistry(), Clock.systemUTC());

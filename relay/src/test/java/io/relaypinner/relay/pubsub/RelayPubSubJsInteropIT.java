@@ -66,7 +66,7 @@ class RelayPubSubJsInteropIT {
         NodeIdentity.servingZone(key.publicKey().peerId(), "libp2p.direct"),
         NodeIdentity.Source.ENVIRONMENT);
     final RelayNode node = new RelayNode(RelayConfig.builder().dataDir(dir)
-        .metricsDisabled(true).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+        .metricsDisabled(true).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).quicPort(0)
         .ipv6Disabled(true).build(), identity, new PrometheusRegistry(), Clock.systemUTC());
     toClose.add(node);
     node.start();

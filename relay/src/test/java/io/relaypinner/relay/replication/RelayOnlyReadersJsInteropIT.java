@@ -99,6 +99,7 @@ class RelayOnlyReadersJsInteropIT {
         NodeIdentity.Source.ENVIRONMENT);
     relay = new RelayNode(RelayConfig.builder().dataDir(dir.resolve("relay"))
         .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+        .quicPort(0)
         .ipv6Disabled(true).build(), identity, new PrometheusRegistry(), Clock.systemUTC());
     relay.start();
     relayPeer = identity.peerId().toString();

@@ -72,6 +72,7 @@ class RelayReplicationJsInteropIT {
   private RelayNode start(final Path dir, final NodeIdentity identity) {
     final RelayNode node = new RelayNode(RelayConfig.builder().dataDir(dir)
         .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+        .quicPort(0)
         .ipv6Disabled(true).build(), identity, new PrometheusRegistry(), Clock.systemUTC());
     toClose.add(node);
     node.start();

@@ -77,6 +77,7 @@ class ReplicationBoundsIT {
         NodeIdentity.Source.ENVIRONMENT);
     final RelayNode node = new RelayNode(RelayConfig.builder().dataDir(dir)
         .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+        .quicPort(0)
         .ipv6Disabled(true).pinningSyncTimeout(syncTimeout).syncCooldown(Duration.ofMinutes(5))
         .build(), identity, new PrometheusRegistry(), Clock.systemUTC());
     toClose.add(node);

@@ -57,6 +57,7 @@ class SyncRacesIT {
     // peer to speak; 10 s leaves the open as long again on a busy machine before a 504.
     relay = new RelayNode(RelayConfig.builder().dataDir(dir.resolve("relay"))
         .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+        .quicPort(0)
         .ipv6Disabled(true).apiToken(TOKEN).pinningSyncTimeout(Duration.ofSeconds(10)).build(),
         new NodeIdentity(key, key.publicKey().peerId(),
             NodeIdentity.servingZone(key.publicKey().peerId(), "libp2p.direct"),

@@ -82,6 +82,7 @@ class GatewayCacheIT {
     // No scheduled GC and a long grace: only evictions and pressure collect here.
     final RelayNode node = new RelayNode(RelayConfig.builder().dataDir(dir)
         .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+        .quicPort(0)
         .ipv6Disabled(true).ipfsFallbackTimeout(Duration.ofSeconds(20))
         .storageLimits(new StorageLimits(quota, cache, Duration.ZERO, Duration.ofHours(1)))
         .build(), identity, new PrometheusRegistry(), Clock.systemUTC());

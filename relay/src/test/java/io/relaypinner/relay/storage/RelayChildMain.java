@@ -30,6 +30,7 @@ public final class RelayChildMain {
         NodeIdentity.Source.ENVIRONMENT);
     final RelayNode node = new RelayNode(RelayConfig.builder().dataDir(Path.of(args[0]))
         .metricsHost("127.0.0.1").metricsPort(0).listenIpv4("127.0.0.1").tcpPort(0).wsPort(0)
+        .quicPort(0)
         .ipv6Disabled(true).pinningSyncTimeout(Duration.ofSeconds(5)).syncCooldown(Duration.ofSeconds(1))
         .storageLimits(new StorageLimits(0, 0, Duration.ofMinutes(10), Duration.ofMinutes(15)))
         .build(), identity, new PrometheusRegistry(), Clock.systemUTC());

@@ -56,7 +56,7 @@ public final class SharedStoresRelayMain {
         .postgres(PostgresStoreConfig.of(stores.get(5), Optional.of(stores.get(6)),
             Optional.of(stores.get(7))))
         .metricsHost("127.0.0.1").metricsPort(0)
-        .listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).ipv6Disabled(true).build();
+        .listenIpv4("127.0.0.1").tcpPort(0).wsPort(0).quicPort(0).ipv6Disabled(true).build();
     return new RelayNode(config, identity, new PrometheusRegistry(), Clock.systemUTC());
   }
 }
