@@ -17,7 +17,7 @@ wrk_pin=()
 
 start_relay() {
   DATASTORE_PATH="$data" METRICS_HOST=127.0.0.1 METRICS_PORT="$port" LOG_LEVEL=warn \
-    RELAY_LISTEN_IPV4=127.0.0.1 RELAY_DISABLE_IPV6=true RELAY_TCP_PORT=0 RELAY_WS_PORT=0 \
+    RELAY_LISTEN_IPV4=127.0.0.1 RELAY_DISABLE_IPV6=true RELAY_TCP_PORT=0 RELAY_WS_PORT=0 RELAY_QUIC_PORT=0 \
     "${relay_pin[@]}" "$root/relay-pinner" run >/dev/null 2>"$data/stderr.txt" &
   relay_pid=$!
 }

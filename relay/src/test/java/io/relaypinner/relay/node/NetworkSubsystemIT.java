@@ -119,7 +119,7 @@ class NetworkSubsystemIT {
   void network_shouldFailAndCloseTheHost_whenTheIpv4PortIsTaken() throws Exception {
     try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
       final RelayConfig config = RelayConfig.builder().dataDir(dir).listenIpv4("127.0.0.1")
-          .tcpPort(taken.getLocalPort()).wsPort(0).ipv6Disabled(true).build();
+          .tcpPort(taken.getLocalPort()).wsPort(0).quicPort(0).ipv6Disabled(true).build();
       final CertificateStore certificates = NodeFixtures.certificates(dir.resolve("tls"), clock);
       assertThatThrownBy(() -> network(config, certificates))
           .isInstanceOf(UncheckedIOException.class).hasMessageContaining("cannot listen on");
