@@ -35,6 +35,17 @@ record CountBudget(long total, AtomicLong used) {
     this(total, new AtomicLong());
   }
 
+  /**
+   * This budget's total for a heap of {@code maxHeap} bytes: the whole total from 1 GiB of heap,
+   * in proportion below (the launcher's 160 MiB: 15.6 %, so 31,250 media CIDs, 10,240 peers and
+   * 15,625 named CIDs, ~6 MB when full instead of ~40 MB), at least a 16th. A fresh budget.
+   */
+  CountBudget forHeap(final long maxHeap) {
+    final long gib = 1L << 30;
+    final long scaled = maxHeap >= gib ? total : (long) (total * ((double) maxHeap / gib));
+    return new CountBudget(Math.max(Math.max(1, total / 16), scaled));
+  }
+
   CountBudget {
     if (total < 1) {
       throw new IllegalArgumentException("budget must be positive");

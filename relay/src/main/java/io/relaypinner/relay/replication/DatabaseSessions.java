@@ -18,14 +18,20 @@ import java.util.concurrent.ConcurrentHashMap;
 final class DatabaseSessions {
   /** Sessions at most: every followed database and its controller's database. */
   static final int MAX_SESSIONS = 2 * io.relaypinner.relay.pubsub.OrbitDbTopics.MAX_TOPICS;
+  /** The heap the JVM really has, which the sessions' shared counts follow. */
+  private static final long MAX_HEAP = Runtime.getRuntime().maxMemory();
 
   private final InboxBudget budget;
-  /** The media CIDs all sessions' ledgers remember together. */
-  private final CountBudget media = CountBudget.media();
+  /**
+   * The media CIDs all sessions' ledgers remember together; this and the two below are sized
+   * from the heap ({@link CountBudget#forHeap}): fixed, they held ~40 MB when full whatever the
+   * heap, and filled the soak's heap for its whole hour.
+   */
+  private final CountBudget media = CountBudget.media().forHeap(MAX_HEAP);
   /** The peers all sessions remember together (seen on their topics, and to dial). */
-  private final CountBudget peers = CountBudget.peers();
+  private final CountBudget peers = CountBudget.peers().forHeap(MAX_HEAP);
   /** The media all sessions keep of their logs' last scans. */
-  private final CountBudget named = CountBudget.named();
+  private final CountBudget named = CountBudget.named().forHeap(MAX_HEAP);
   private final int maxSessions;
   private final Map<OrbitDbAddress, DatabaseSession> sessions = new ConcurrentHashMap<>();
   /** Controller database to the databases using it. Guarded by this. */
